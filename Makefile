@@ -1,0 +1,31 @@
+# Two commands do everything on a fresh machine (Python 3.11, Java 17, Rust):
+#   make run    set up .venv if needed, then run the whole pipeline on the sample logs
+#   make test   set up .venv if needed, then run the test suite
+PY ?= python3.11
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.iolake-setup
+NATIVE_SRC := $(wildcard native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src/*.rs native/src/*/*.rs)
+
+.PHONY: setup run test bench clean
+setup: $(STAMP)
+
+$(STAMP): requirements.lock pyproject.toml $(NATIVE_SRC)
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.lock
+	$(BIN)/pip install --quiet --no-deps -e .
+	if [ -f native/Cargo.toml ]; then $(BIN)/pip install --quiet ./native; fi
+	touch $(STAMP)
+
+run: setup
+	$(BIN)/iolake run $(ARGS)
+
+test: setup
+	MLFLOW_DISABLE_TELEMETRY=true $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/python bench/ingest_baseline.py
+
+clean:
+	rm -rf lake mlruns mlflow.db spark-warehouse

@@ -1,0 +1,176 @@
+"""Typed configuration: `conf/base.yaml` overlaid key by key by `conf/<env>.yaml`.
+
+Loaded once, validated into frozen dataclasses, and passed explicitly to every stage.
+An unknown key, a wrong type or a bad value raises `ConfigError` naming the file and the
+dotted key, e.g. ``conf/local.yaml: ingest.decodr: unknown key (known: decoder, ...)``.
+"""
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import types
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+CONF_DIR = Path(__file__).resolve().parents[1] / "conf"
+ENVS = ("local", "cluster")
+
+
+class ConfigError(ValueError):
+    pass
+
+
+@dataclass(frozen=True)
+class SparkConf:
+    master: str | None = "local[2]"
+    app_name: str = "iolake"
+    properties: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class IngestConf:
+    decoder: str = "pydarshan"  # pydarshan | native
+    isolate: bool = True  # decode in worker processes so a decoder crash costs one log
+    task_bytes: int = 64 * 1024 * 1024  # bin-packing target: trace bytes per Spark task
+    task_max_logs: int = 2000
+    decode_timeout_s: float = 120.0
+    worker_memory_mb: int = 4096
+    max_file_bytes: int = 2 * 1024**3  # larger files are quarantined without reading
+    max_nprocs: int = 100_000_000  # header sanity: more ranks than this is garbage
+    commit_retries: int = 8
+    suffixes: list[str] = field(default_factory=lambda: [".darshan", ".darshan.gz", ".darshan.bz2"])
+
+
+@dataclass(frozen=True)
+class GateConf:
+    enabled: bool = True
+    sample_rows: int = 5
+
+
+@dataclass(frozen=True)
+class MlflowConf:
+    tracking_uri: str | None = None  # default: sqlite:///<lake>/mlflow.db
+    artifact_root: str | None = None  # default: <lake>/mlruns
+
+
+@dataclass(frozen=True)
+class Config:
+    env: str = "local"
+    lake: str = "lake"
+    spark: SparkConf = field(default_factory=SparkConf)
+    ingest: IngestConf = field(default_factory=IngestConf)
+    gates: GateConf = field(default_factory=GateConf)
+    mlflow: MlflowConf = field(default_factory=MlflowConf)
+
+    def digest(self) -> str:
+        blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
+        return hashlib.sha256(blob).hexdigest()[:12]
+
+    def with_overrides(self, **changes) -> "Config":
+        return dataclasses.replace(self, **changes)
+
+
+CHOICES = {("ingest", "decoder"): ("pydarshan", "native"), ("env",): ENVS}
+
+
+def _merge(base: dict, overlay: dict, origin: dict, src: str, prefix: str = "") -> None:
+    for k, v in overlay.items():
+        key = f"{prefix}{k}"
+        if isinstance(v, dict) and isinstance(base.get(k), dict) and k != "properties":
+            _merge(base[k], v, origin, src, key + ".")
+        elif isinstance(v, dict) and isinstance(base.get(k), dict):
+            base[k].update(v)
+            for kk in v:
+                origin[f"{key}.{kk}"] = src
+        else:
+            base[k] = v
+        origin[key] = src
+
+
+def _check(value, tp, key: str, origin: dict):
+    src = origin.get(key, "defaults")
+    org = typing.get_origin(tp)
+    if dataclasses.is_dataclass(tp):
+        if not isinstance(value, dict):
+            raise ConfigError(f"{src}: {key}: expected a mapping, got {type(value).__name__}")
+        hints = typing.get_type_hints(tp)
+        known = {f.name for f in dataclasses.fields(tp)}
+        for k in value:
+            if k not in known:
+                where = origin.get(f"{key}.{k}" if key else k, src)
+                raise ConfigError(
+                    f"{where}: {key + '.' if key else ''}{k}: unknown key (known: {', '.join(sorted(known))})"
+                )
+        kwargs = {k: _check(v, hints[k], f"{key}.{k}" if key else k, origin) for k, v in value.items()}
+        return tp(**kwargs)
+    if org in (typing.Union, types.UnionType):
+        args = typing.get_args(tp)
+        if value is None and type(None) in args:
+            return None
+        inner = [a for a in args if a is not type(None)][0]
+        return _check(value, inner, key, origin)
+    if org is dict:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{src}: {key}: expected a mapping, got {type(value).__name__}")
+        return {str(k): str(v) for k, v in value.items()}
+    if org is list:
+        if not isinstance(value, list):
+            raise ConfigError(f"{src}: {key}: expected a list, got {type(value).__name__}")
+        (inner,) = typing.get_args(tp)
+        return [_check(v, inner, key, origin) for v in value]
+    if tp is bool:
+        if not isinstance(value, bool):
+            raise ConfigError(f"{src}: {key}: expected true or false, got {value!r}")
+        return value
+    if tp is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{src}: {key}: expected an integer, got {value!r}")
+        if value < 0:
+            raise ConfigError(f"{src}: {key}: must be >= 0, got {value}")
+        return value
+    if tp is float:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{src}: {key}: expected a number, got {value!r}")
+        return float(value)
+    if tp is str:
+        if not isinstance(value, str):
+            raise ConfigError(f"{src}: {key}: expected a string, got {value!r}")
+        choices = CHOICES.get(tuple(key.split(".")))
+        if choices and value not in choices:
+            raise ConfigError(f"{src}: {key}: must be one of {', '.join(choices)}, got {value!r}")
+        return value
+    raise ConfigError(f"{src}: {key}: unsupported type {tp}")
+
+
+def _read_yaml(path: Path) -> dict:
+    try:
+        data = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"{path}: not valid YAML: {e}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: top level must be a mapping")
+    return data
+
+
+def load_config(env: str = "local", conf_dir: Path | str | None = None, overrides: dict | None = None) -> Config:
+    """base.yaml, then <env>.yaml, then `overrides` (from the CLI), merged key by key."""
+    conf_dir = Path(conf_dir) if conf_dir else CONF_DIR
+    if env not in ENVS:
+        raise ConfigError(f"--env: must be one of {', '.join(ENVS)}, got {env!r}")
+    merged: dict = {}
+    origin: dict = {}
+    for name in ("base.yaml", f"{env}.yaml"):
+        path = conf_dir / name
+        if path.exists():
+            _merge(merged, _read_yaml(path), origin, str(path))
+        elif name == "base.yaml":
+            raise ConfigError(f"{path}: missing (the base configuration is required)")
+    merged["env"] = env
+    origin["env"] = "--env"
+    if overrides:
+        _merge(merged, overrides, origin, "command line")
+    return _check(merged, Config, "", origin)

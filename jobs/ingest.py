@@ -1,0 +1,204 @@
+"""ingest: trace files -> bronze Delta tables, incrementally and exactly once.
+
+Reads:  trace files under INPUT... (local paths or any URI pyarrow.fs understands),
+        bronze/logs (the ledger).
+Writes: bronze/logs, jobs, files, posix, mpiio, stdio, h5f, h5d, pnetcdf_file, pnetcdf_var,
+        dfs, daos, lustre, io_ops.
+
+1. List traces; drop those whose (uri, size, mtime) the ledger already holds (no read needed).
+2. Hash the rest in executors; drop content hashes the ledger holds, and duplicates.
+3. Bin-pack the new logs by size into Spark tasks; each task decodes its logs (in a worker
+   process when `ingest.isolate`), checks header sanity and writes one Parquet file per
+   bronze table to LAKE/_staging/<run_id>/. Bad logs become ledger rows with a reason.
+4. Gate each table's staged rows (Great Expectations), then insert-only MERGE them on
+   (job_month, log_id); the ledger is merged last, so a log is "done" only with its rows.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import sys
+import time
+from collections import Counter
+
+from iolake import faults, progress
+from iolake.config import Config, load_config
+from iolake.runinfo import RunInfo
+from readers.fsio import TraceFile, list_traces
+from schemas import BRONZE, DECODED_TABLES
+
+LEDGER = BRONZE["logs"]
+CANDIDATE_COLS = ("source_uri", "size_bytes", "mtime_ns", "kind")
+
+
+def plan_tasks(logs: list[dict], task_bytes: int, task_max_logs: int) -> list[list[dict]]:
+    """First-fit-decreasing bins of at most `task_bytes` bytes (or one big log) and `task_max_logs` logs."""
+    bins: list[list[dict]] = []
+    loads: list[int] = []
+    for log in sorted(logs, key=lambda r: (-r["size_bytes"], r["source_uri"])):
+        for i, load in enumerate(loads):
+            if load + log["size_bytes"] <= task_bytes and len(bins[i]) < task_max_logs:
+                bins[i].append(log)
+                loads[i] += log["size_bytes"]
+                break
+        else:
+            bins.append([log])
+            loads.append(log["size_bytes"])
+    return bins
+
+
+def _candidates_df(spark, traces: list[TraceFile]):
+    from pyspark.sql import types as T
+
+    schema = T.StructType(
+        [
+            T.StructField("source_uri", T.StringType(), False),
+            T.StructField("size_bytes", T.LongType(), False),
+            T.StructField("mtime_ns", T.LongType(), True),
+            T.StructField("kind", T.StringType(), False),
+        ]
+    )
+    return spark.createDataFrame([(t.uri, t.size_bytes, t.mtime_ns, t.kind) for t in traces], schema)
+
+
+def new_logs(spark, conf: Config, traces: list[TraceFile]) -> list[dict]:
+    """Traces the ledger has not seen, one per content hash, as dicts with their log_id."""
+    import pyspark.sql.functions as F
+
+    from iolake.lake import read_table, table_exists
+    from jobs.ingest_tasks import HASHED_SCHEMA, hash_partition
+
+    if not traces:
+        return []
+    cand = _candidates_df(spark, traces)
+    known = table_exists(spark, LEDGER, conf.lake)
+    if known:
+        ledger = read_table(spark, LEDGER, conf.lake)
+        seen = ledger.select("source_uri", "size_bytes", "mtime_ns")
+        cand = cand.join(
+            seen,
+            (cand.source_uri == seen.source_uri)
+            & (cand.size_bytes == seen.size_bytes)
+            & cand.mtime_ns.eqNullSafe(seen.mtime_ns),
+            "left_anti",
+        )
+    n_parts = max(1, min(64, len(traces) // 500 + 1, spark.sparkContext.defaultParallelism * 4))
+    hashed = cand.repartition(n_parts).mapInArrow(hash_partition, HASHED_SCHEMA)
+    if known:
+        hashed = hashed.join(read_table(spark, LEDGER, conf.lake).select("log_id"), "log_id", "left_anti")
+    # one row per content: the first URI in name order stands for its duplicates
+    first = hashed.groupBy("log_id").agg(F.min_by(F.struct(*CANDIDATE_COLS), "source_uri").alias("c"))
+    rows = first.select("log_id", "c.*").collect()
+    return [r.asDict() for r in rows]
+
+
+def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo):
+    """Decode `logs` in executors into staged Parquet; returns the (lazy) ledger rows."""
+    from jobs.ingest_tasks import OUTPUT_SCHEMA, make_decode_partition
+
+    bins = plan_tasks(logs, conf.ingest.task_bytes, conf.ingest.task_max_logs)
+    rdd = spark.sparkContext.parallelize(bins, numSlices=max(1, len(bins))).flatMap(lambda b: b)
+    df = spark.createDataFrame(
+        rdd.map(lambda r: (r["log_id"], r["source_uri"], r["size_bytes"], r["mtime_ns"], r["kind"])),
+        "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string",
+    )
+    fn = make_decode_partition(conf.ingest, staging, run.run_id)
+    return df.mapInArrow(fn, OUTPUT_SCHEMA), len(bins)
+
+
+def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo=print) -> dict:
+    import pyspark.sql.functions as F
+
+    from iolake import gates
+    from iolake.lake import commit_metadata, merge_new_logs
+    from jobs.ingest_tasks import cleanup_staging, staging_dir
+
+    run = run or RunInfo.new(conf)
+    t0 = time.monotonic()
+    commit_metadata(spark, run.run_id, run.config_digest, "ingest", run.git_sha)
+    traces = list_traces(inputs, conf.ingest.suffixes)
+    echo(f"[ingest] run {run.run_id}: {len(traces)} trace files under {len(inputs)} input(s)")
+    logs = new_logs(spark, conf, traces)
+    echo(f"[ingest] {len(logs)} new logs to decode ({len(traces) - len(logs)} already in the ledger or duplicates)")
+    summary = {"run_id": run.run_id, "listed": len(traces), "new": len(logs), "status": {}, "rows": {}}
+    if not logs:
+        summary["seconds"] = time.monotonic() - t0
+        return summary
+
+    staging = staging_dir(conf.lake, run.run_id)
+    ledger_df, n_tasks = transform(spark, logs, conf, staging, run)
+    with progress.SparkProgress(spark, "decode", total_items=len(logs), unit="logs", echo=echo):
+        ledger_df.write.mode("overwrite").parquet(f"{staging}/_ledger")
+    ledger = spark.read.parquet(f"{staging}/_ledger")
+    staged = sorted({f for r in ledger.select(F.explode("staged").alias("f")).distinct().collect() for f in [r.f]})
+
+    for table in DECODED_TABLES:
+        spec = BRONZE[table]
+        files = [f for f in staged if f"/{table}/" in f]
+        if not files:
+            continue
+        df = spark.read.schema(spec.struct).parquet(*files)
+        if conf.gates.enabled:
+            gates.validate(spec, df, conf.gates.sample_rows)
+        merge_new_logs(spark, spec, conf.lake, df, conf.ingest.commit_retries)
+        faults.point(f"after-merge:{table}")
+    ledger_rows = ledger.drop("staged")
+    if conf.gates.enabled:
+        gates.validate(LEDGER, ledger_rows, conf.gates.sample_rows)
+    merge_new_logs(spark, LEDGER, conf.lake, ledger_rows, conf.ingest.commit_retries)
+
+    facts = ledger.select("status", "row_counts").collect()
+    summary["status"] = dict(Counter(r.status for r in facts))
+    rows: Counter = Counter()
+    for r in facts:
+        rows.update(r.row_counts or {})
+    summary["rows"] = dict(rows)
+    summary["tasks"] = n_tasks
+    summary["seconds"] = time.monotonic() - t0
+    cleanup_staging(staging)
+    return summary
+
+
+def format_summary(s: dict) -> str:
+    lines = [f"ingest {s['run_id']}: {s['listed']} listed, {s['new']} new, {s.get('seconds', 0):.1f} s"]
+    if s["new"]:
+        lines.append(f"  rate: {s['new'] / max(s['seconds'], 1e-9):.1f} logs/s over {s.get('tasks', 0)} task(s)")
+    st = s.get("status", {})
+    lines.append("  logs: " + ", ".join(f"{k} {st.get(k, 0)}" for k in ("ok", "partial", "quarantined")))
+    for t, n in sorted(s.get("rows", {}).items()):
+        lines.append(f"  {t:<14} {n:>12,} rows")
+    return "\n".join(lines)
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="ingest", description=__doc__.split("\n\n")[0])
+    p.add_argument("inputs", nargs="+", help="trace files or folders (paths or URIs)")
+    p.add_argument("--lake", help="lake root (default: `lake` from conf)")
+    p.add_argument("--env", default="local", help="conf overlay: local | cluster")
+    p.add_argument("--conf-dir", help="configuration folder (default: the project's conf/)")
+    p.add_argument("--decoder", choices=("pydarshan", "native"), help="override ingest.decoder")
+    return p
+
+
+def conf_from_args(args) -> Config:
+    overrides: dict = {}
+    if args.lake:
+        overrides["lake"] = args.lake
+    if getattr(args, "decoder", None):
+        overrides.setdefault("ingest", {})["decoder"] = args.decoder
+    return load_config(args.env, args.conf_dir, overrides)
+
+
+def main(argv=None) -> int:
+    from iolake.spark import session_from_config
+
+    args = parser().parse_args(argv)
+    conf = conf_from_args(args)
+    spark = session_from_config(conf)
+    summary = run(spark, conf, args.inputs)
+    print(format_summary(summary))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,216 @@
+"""The executor side of ingest: hashing and decoding inside Spark tasks (`mapInArrow`).
+
+Everything here runs in Python workers on executors; nothing here touches the SparkSession.
+A task decodes its logs one by one, writes one Parquet file per bronze table to the run's
+staging folder, and yields one ledger row per log (with the staged files it wrote).
+Files from a failed task attempt are never read: the driver reads only the files named by
+the ledger rows of successful attempts.
+"""
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+import tempfile
+import time
+import uuid
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from readers.base import BadHeader, DecodeError, Decoded
+from readers.fsio import content_hash, is_local, local_path, read_bytes, resolve
+from schemas import BRONZE, DECODED_TABLES, arrow_schema
+from schemas._spec import INGEST_COLUMNS
+
+HASHED_SCHEMA = "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string"
+LEDGER_ARROW = BRONZE["logs"].arrow_schema
+OUTPUT_ARROW = LEDGER_ARROW.append(pa.field("staged", pa.list_(pa.string())))
+
+
+def _output_schema():
+    from pyspark.sql import types as T
+
+    return T.StructType(BRONZE["logs"].struct.fields + [T.StructField("staged", T.ArrayType(T.StringType()))])
+
+
+OUTPUT_SCHEMA = _output_schema()
+FLUSH_BYTES = 256 * 1024 * 1024
+
+
+def staging_dir(lake: str, run_id: str) -> str:
+    return f"{lake.rstrip('/')}/_staging/{run_id}"
+
+
+def cleanup_staging(staging: str) -> None:
+    fs, path = resolve(staging)
+    try:
+        fs.delete_dir(path)
+    except FileNotFoundError:
+        pass
+
+
+def hash_partition(batches):
+    for batch in batches:
+        d = batch.to_pydict()
+        ids = [content_hash(u, k) for u, k in zip(d["source_uri"], d["kind"])]
+        yield pa.RecordBatch.from_pydict(
+            {"log_id": ids, **{k: d[k] for k in ("source_uri", "size_bytes", "mtime_ns", "kind")}},
+            schema=pa.schema([("log_id", pa.string()), ("source_uri", pa.string()), ("size_bytes", pa.int64()),
+                              ("mtime_ns", pa.int64()), ("kind", pa.string())]),
+        )
+
+
+def job_month(start_time_sec: int | None) -> str:
+    if start_time_sec is None or start_time_sec <= 0:
+        return "1970-01"
+    try:
+        return dt.datetime.fromtimestamp(start_time_sec, dt.timezone.utc).strftime("%Y-%m")
+    except (OverflowError, OSError, ValueError):
+        return "1970-01"
+
+
+def check_header(jobs: pa.Table, max_nprocs: int) -> None:
+    """Reject headers a real job cannot have (seen in real logs: nprocs ~ 4e18, negative run times)."""
+    if jobs.num_rows != 1:
+        raise BadHeader(f"bad header: {jobs.num_rows} job records")
+    job = jobs.to_pylist()[0]
+    nprocs = job.get("nprocs")
+    if nprocs is None or not 1 <= nprocs <= max_nprocs:
+        raise BadHeader(f"bad header: nprocs={nprocs} (expected 1..{max_nprocs})")
+    start, end = job.get("start_time_sec"), job.get("end_time_sec")
+    if start is not None and end is not None and end < start:
+        raise BadHeader(f"bad header: negative run time (start {start} > end {end})")
+    rt = job.get("run_time_s")
+    if rt is not None and rt < 0:
+        raise BadHeader(f"bad header: negative run time ({rt} s)")
+
+
+def with_ingest_columns(table: str, t: pa.Table, log_id: str, month: str) -> pa.Table:
+    n = t.num_rows
+    schema = arrow_schema(BRONZE[table].struct)
+    cols = {"log_id": pa.array([log_id] * n, pa.string()), "job_month": pa.array([month] * n, pa.string())}
+    arrays = [cols[f.name] if f.name in INGEST_COLUMNS else t.column(f.name) for f in schema]
+    return pa.Table.from_arrays(arrays, schema=schema)
+
+
+class _Decoder:
+    def __init__(self, conf):
+        self.conf = conf
+        self.sandbox = None
+        if conf.isolate:
+            from readers.sandbox import SandboxedDecoder
+
+            self.sandbox = SandboxedDecoder(conf.decoder, conf.decode_timeout_s, conf.worker_memory_mb)
+
+    def darshan(self, path: str) -> Decoded:
+        if self.sandbox is not None:
+            return self.sandbox.decode(path)
+        from readers.sandbox import decode_in_process
+
+        return decode_in_process(path, self.conf.decoder)
+
+    def close(self):
+        if self.sandbox is not None:
+            self.sandbox.close()
+
+
+def _decode_one(dec: _Decoder, row: dict) -> Decoded:
+    uri, kind = row["source_uri"], row["kind"]
+    if row["size_bytes"] > dec.conf.max_file_bytes:
+        raise DecodeError(f"file too large: {row['size_bytes']} bytes > ingest.max_file_bytes")
+    if kind == "recorder":
+        try:
+            from readers.recorder import decode_recorder
+        except ImportError:
+            raise DecodeError("no Recorder decoder in this build") from None
+        if not is_local(uri):
+            raise DecodeError("Recorder trace folders are read from local or mounted paths only")
+        return decode_recorder(local_path(uri))
+    if is_local(uri):
+        return dec.darshan(local_path(uri))
+    with tempfile.NamedTemporaryFile(suffix=".darshan") as tmp:
+        tmp.write(read_bytes(uri, dec.conf.max_file_bytes + 1))
+        tmp.flush()
+        return dec.darshan(tmp.name)
+
+
+def make_decode_partition(conf, staging: str, run_id: str):
+    """The mapInArrow function of the decode stage, closed over plain (picklable) settings."""
+
+    def decode_partition(batches):
+        from pyspark import TaskContext
+
+        ctx = TaskContext.get()
+        tag = f"{ctx.partitionId():05d}-{ctx.attemptNumber()}-{uuid.uuid4().hex[:8]}" if ctx else uuid.uuid4().hex
+        fs, root = resolve(staging)
+        pending: dict[str, list[pa.Table]] = {t: [] for t in DECODED_TABLES}
+        pending_bytes = 0
+        staged: list[str] = []
+        ledger: list[dict] = []
+        dec = _Decoder(conf)
+
+        def flush():
+            nonlocal pending_bytes
+            for table, parts in pending.items():
+                if parts:
+                    path = f"{root}/{table}/part-{tag}-{len(staged):04d}.parquet"
+                    fs.create_dir(f"{root}/{table}", recursive=True)
+                    pq.write_table(pa.concat_tables(parts), path, filesystem=fs)
+                    staged.append(path if "://" not in staging else f"{staging.split('://')[0]}://{path}")
+                    parts.clear()
+            pending_bytes = 0
+
+        try:
+            for batch in batches:
+                for row in batch.to_pylist():
+                    entry, tables = _decode_row(dec, row, run_id, conf.max_nprocs)
+                    ledger.append(entry)
+                    for t, tab in tables.items():
+                        pending[t].append(tab)
+                        pending_bytes += tab.nbytes
+                    if pending_bytes > FLUSH_BYTES:
+                        flush()
+            flush()
+        finally:
+            dec.close()
+        for e in ledger:
+            e["staged"] = staged
+        if ledger:
+            yield pa.RecordBatch.from_pylist(ledger, schema=OUTPUT_ARROW)
+
+    return decode_partition
+
+
+def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int) -> tuple[dict, dict]:
+    t0 = time.monotonic()
+    entry = {
+        "log_id": row["log_id"], "job_month": None, "source_uri": row["source_uri"],
+        "size_bytes": row["size_bytes"], "mtime_ns": row["mtime_ns"], "format": row["kind"],
+        "format_version": None, "writer_version": None, "compression": None,
+        "decoder": None, "status": "quarantined", "reason": None, "modules": None,
+        "partial_modules": None, "notes": None, "row_counts": None, "decode_s": None,
+        "ingest_run_id": run_id, "ingested_at": dt.datetime.now(dt.timezone.utc),
+    }
+    tables: dict[str, pa.Table] = {}
+    try:
+        d = _decode_one(dec, row)
+        entry.update(format=d.format, format_version=d.format_version, writer_version=d.writer_version,
+                     compression=d.compression, decoder=d.decoder, modules=d.modules,
+                     partial_modules=d.partial_modules, notes=d.notes)
+        check_header(d.tables["jobs"], max_nprocs)
+        month = job_month(d.tables["jobs"].column("start_time_sec")[0].as_py())
+        for name, t in d.tables.items():
+            if t.num_rows:
+                tables[name] = with_ingest_columns(name, t, row["log_id"], month)
+        entry.update(job_month=month, status=d.status,
+                     reason=f"partial modules: {', '.join(d.partial_modules)}" if d.partial_modules else None,
+                     row_counts=[(k, v.num_rows) for k, v in tables.items()])
+    except DecodeError as e:
+        entry.update(status="quarantined", reason=str(e) or type(e).__name__)
+        tables = {}
+    except Exception as e:  # never let one log fail the stage
+        entry.update(status="quarantined", reason=f"ingest error: {type(e).__name__}: {e}")
+        tables = {}
+    entry["decode_s"] = time.monotonic() - t0
+    return entry, tables

@@ -1,0 +1,112 @@
+"""Reading trace files through pyarrow.fs, so local paths, file://, s3:// and hdfs:// work alike."""
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from urllib.parse import unquote, urlparse
+
+import pyarrow.fs as pafs
+
+
+@dataclass(frozen=True)
+class TraceFile:
+    uri: str  # what the ledger records: an absolute local path or a full URI
+    size_bytes: int
+    mtime_ns: int | None
+    kind: str  # darshan | recorder
+
+
+def resolve(uri: str) -> tuple[pafs.FileSystem, str]:
+    if "://" not in uri:
+        return pafs.LocalFileSystem(), os.path.abspath(uri)
+    if uri.startswith("file://"):
+        return pafs.LocalFileSystem(), unquote(urlparse(uri).path)
+    return pafs.FileSystem.from_uri(uri)
+
+
+def is_local(uri: str) -> bool:
+    return "://" not in uri or uri.startswith("file://")
+
+
+def local_path(uri: str) -> str:
+    return resolve(uri)[1]
+
+
+def read_bytes(uri: str, limit: int | None = None) -> bytes:
+    fs, path = resolve(uri)
+    with fs.open_input_stream(path) as f:
+        return f.read(limit) if limit is not None else f.read()
+
+
+def content_hash(uri: str, kind: str = "darshan") -> str:
+    """sha256 of a trace's content: the log's identity (`log_id`) everywhere in the lake."""
+    fs, path = resolve(uri)
+    h = hashlib.sha256()
+    if kind == "recorder":  # a trace folder: names and contents of its files, in name order
+        infos = sorted(fs.get_file_info(pafs.FileSelector(path, recursive=True)), key=lambda i: i.path)
+        for info in infos:
+            if info.type == pafs.FileType.File and "/_text/" not in info.path[len(path):] + "/":
+                h.update(info.path[len(path):].encode() + b"\0")
+                _hash_stream(fs, info.path, h)
+        return h.hexdigest()
+    _hash_stream(fs, path, h)
+    return h.hexdigest()
+
+
+def _hash_stream(fs, path: str, h) -> None:
+    with fs.open_input_stream(path) as f:
+        while chunk := f.read(1 << 20):
+            h.update(chunk)
+
+
+def _to_uri(fs, path: str, root_uri: str) -> str:
+    if isinstance(fs, pafs.LocalFileSystem):
+        return path
+    scheme = urlparse(root_uri).scheme
+    return f"{scheme}://{path}"
+
+
+def _is_recorder_dir(fs, path: str) -> bool:
+    infos = fs.get_file_info([f"{path}/recorder.mt", f"{path}/VERSION"])
+    return all(i.type == pafs.FileType.File for i in infos)
+
+
+def list_traces(inputs: list[str], suffixes: list[str]) -> list[TraceFile]:
+    """Every Darshan log (by suffix) and Recorder trace folder under the inputs, deduplicated."""
+    found: dict[str, TraceFile] = {}
+    for root in inputs:
+        fs, path = resolve(root)
+        info = fs.get_file_info(path)
+        if info.type == pafs.FileType.NotFound:
+            raise FileNotFoundError(f"input not found: {root}")
+        if info.type == pafs.FileType.File:
+            t = TraceFile(_to_uri(fs, path, root), info.size, info.mtime_ns, "darshan")
+            found[t.uri] = t
+            continue
+        if _is_recorder_dir(fs, path):
+            found[path] = _recorder_entry(fs, path, root)
+            continue
+        recorder_dirs: set[str] = set()
+        for i in sorted(fs.get_file_info(pafs.FileSelector(path, recursive=True)), key=lambda i: i.path):
+            if i.type == pafs.FileType.File and i.base_name == "recorder.mt":
+                d = i.path.rsplit("/", 1)[0]
+                if _is_recorder_dir(fs, d):
+                    recorder_dirs.add(d)
+        for d in recorder_dirs:
+            t = _recorder_entry(fs, d, root)
+            found[t.uri] = t
+        for i in fs.get_file_info(pafs.FileSelector(path, recursive=True)):
+            if i.type != pafs.FileType.File or any(i.path.startswith(d + "/") for d in recorder_dirs):
+                continue
+            if any(i.base_name.endswith(s) for s in suffixes):
+                t = TraceFile(_to_uri(fs, i.path, root), i.size, i.mtime_ns, "darshan")
+                found[t.uri] = t
+    return sorted(found.values(), key=lambda t: t.uri)
+
+
+def _recorder_entry(fs, path: str, root: str) -> TraceFile:
+    infos = [i for i in fs.get_file_info(pafs.FileSelector(path, recursive=True)) if i.type == pafs.FileType.File]
+    size = sum(i.size for i in infos)
+    mtime = max((i.mtime_ns or 0) for i in infos) if infos else None
+    return TraceFile(_to_uri(fs, path, root), size, mtime, "recorder")

@@ -1,0 +1,29 @@
+"""Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
+from schemas import files, io_ops, jobs, logs
+from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
+from schemas.modules import DARSHAN_MODULE_TABLE, LUSTRE_SPEC, MODULE_SPECS
+
+BRONZE: dict[str, TableSpec] = {
+    "logs": logs.SPEC,
+    "jobs": jobs.SPEC,
+    "files": files.SPEC,
+    **MODULE_SPECS,
+    "lustre": LUSTRE_SPEC,
+    "io_ops": io_ops.SPEC,
+}
+
+# The tables a decoder fills for one log (everything in bronze but the ledger).
+DECODED_TABLES: tuple[str, ...] = tuple(t for t in BRONZE if t != "logs")
+
+TABLES: dict[str, TableSpec] = dict(BRONZE)
+
+__all__ = [
+    "BRONZE",
+    "DARSHAN_MODULE_TABLE",
+    "DECODED_TABLES",
+    "INGEST_COLUMNS",
+    "Expectation",
+    "TABLES",
+    "TableSpec",
+    "arrow_schema",
+]

@@ -1,0 +1,92 @@
+"""The table-spec type every `schemas/<table>.py` module builds, and the one Spark -> Arrow type map.
+
+A `TableSpec` is the single place a table's shape lives: its Spark `StructType` (used to create
+the Delta table, to read it and to build test frames), its Arrow schema (used by decoders and
+`mapInArrow`), its merge keys, partition column, Delta properties and its expectations.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable
+
+import pyarrow as pa
+from pyspark.sql import types as T
+
+# Columns the ingest stage adds to every bronze row; decoders never produce them.
+LOG_ID = T.StructField("log_id", T.StringType(), nullable=False)
+JOB_MONTH = T.StructField("job_month", T.StringType(), nullable=False)
+INGEST_COLUMNS = ("log_id", "job_month")
+
+DEFAULT_PROPERTIES = {
+    "delta.appendOnly": "false",
+    "delta.autoOptimize.optimizeWrite": "true",
+}
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One data-quality rule, named like Great Expectations' expectation classes."""
+
+    kind: str  # e.g. "not_null", "unique", "in_set", "between", "compound_unique"
+    column: str | tuple[str, ...]
+    args: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TableSpec:
+    name: str
+    layer: str  # bronze | silver | gold
+    struct: T.StructType
+    keys: tuple[str, ...]  # a row's identity; MERGE de-duplicates on these
+    partition_by: tuple[str, ...] = ("job_month",)
+    properties: dict = field(default_factory=lambda: dict(DEFAULT_PROPERTIES))
+    expectations: tuple[Expectation, ...] = ()
+    doc: str = ""
+    # a function (spec) -> extra expectations, for generated tables
+    extra: Callable | None = None
+
+    @property
+    def columns(self) -> list[str]:
+        return [f.name for f in self.struct.fields]
+
+    @property
+    def arrow_schema(self) -> pa.Schema:
+        return arrow_schema(self.struct)
+
+    @property
+    def decoded_arrow_schema(self) -> pa.Schema:
+        """The schema a decoder emits for one log: the table minus the ingest-added columns."""
+        return arrow_schema(
+            T.StructType([f for f in self.struct.fields if f.name not in INGEST_COLUMNS])
+        )
+
+    def path(self, lake: str) -> str:
+        return f"{lake.rstrip('/')}/{self.layer}/{self.name}"
+
+
+def arrow_type(dt: T.DataType) -> pa.DataType:
+    if isinstance(dt, T.LongType):
+        return pa.int64()
+    if isinstance(dt, T.IntegerType):
+        return pa.int32()
+    if isinstance(dt, T.DoubleType):
+        return pa.float64()
+    if isinstance(dt, T.StringType):
+        return pa.string()
+    if isinstance(dt, T.BooleanType):
+        return pa.bool_()
+    if isinstance(dt, T.TimestampType):
+        return pa.timestamp("us", tz="UTC")
+    if isinstance(dt, T.BinaryType):
+        return pa.binary()
+    if isinstance(dt, T.ArrayType):
+        return pa.list_(arrow_type(dt.elementType))
+    if isinstance(dt, T.MapType):
+        return pa.map_(arrow_type(dt.keyType), arrow_type(dt.valueType))
+    if isinstance(dt, T.StructType):
+        return pa.struct([pa.field(f.name, arrow_type(f.dataType), f.nullable) for f in dt.fields])
+    raise TypeError(f"no Arrow mapping for Spark type {dt!r}")
+
+
+def arrow_schema(struct: T.StructType) -> pa.Schema:
+    return pa.schema([pa.field(f.name, arrow_type(f.dataType), f.nullable) for f in struct.fields])

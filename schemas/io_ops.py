@@ -1,0 +1,43 @@
+"""bronze/io_ops — one row per traced operation, from Darshan DXT segments and Recorder calls.
+
+`source` says where a row came from (`DXT_POSIX`, `DXT_MPIIO`, `RECORDER`). `op` is the
+operation class (`read`, `write`, and for Recorder also `open`, `close`, `seek`, `sync`,
+`meta`, `other`); `func` is the traced function's name where the tracer records it (Recorder).
+`seq` orders operations within (log, source, record, rank): DXT segments in the order stored
+(writes, then reads), Recorder calls in trace order. Times are seconds since job start.
+"""
+from pyspark.sql import types as T
+
+from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+
+SOURCES = ("DXT_POSIX", "DXT_MPIIO", "RECORDER")
+
+SPEC = TableSpec(
+    name="io_ops",
+    layer="bronze",
+    struct=T.StructType(
+        [
+            LOG_ID,
+            JOB_MONTH,
+            T.StructField("source", T.StringType(), False),
+            T.StructField("record_id", T.LongType(), True),
+            T.StructField("rank", T.LongType(), False),
+            T.StructField("seq", T.LongType(), False),
+            T.StructField("op", T.StringType(), False),
+            T.StructField("func", T.StringType(), True),
+            T.StructField("offset", T.LongType(), True),
+            T.StructField("length", T.LongType(), True),
+            T.StructField("start_s", T.DoubleType(), True),
+            T.StructField("end_s", T.DoubleType(), True),
+            T.StructField("thread", T.LongType(), True),
+            T.StructField("hostname", T.StringType(), True),
+        ]
+    ),
+    keys=("log_id", "source", "record_id", "rank", "op", "seq"),
+    expectations=(
+        Expectation("not_null", "log_id"),
+        Expectation("in_set", "source", {"values": list(SOURCES)}),
+        Expectation("not_null", "op"),
+    ),
+    doc=__doc__,
+)

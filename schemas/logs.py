@@ -1,0 +1,49 @@
+"""bronze/logs — the ingest ledger: one row per distinct trace file (by content hash) ever seen.
+
+Ingest is incremental against this table: a file whose content hash is here is never decoded
+again. A log is written here only after all of its rows are committed to the other bronze
+tables, so a crash between the two leaves the log to be picked up again by the next run.
+"""
+from pyspark.sql import types as T
+
+from schemas._spec import LOG_ID, Expectation, TableSpec
+
+STATUSES = ("ok", "partial", "quarantined")
+
+SPEC = TableSpec(
+    name="logs",
+    layer="bronze",
+    struct=T.StructType(
+        [
+            LOG_ID,
+            T.StructField("job_month", T.StringType(), True),  # null when quarantined
+            T.StructField("source_uri", T.StringType(), False),
+            T.StructField("size_bytes", T.LongType(), False),
+            T.StructField("mtime_ns", T.LongType(), True),
+            T.StructField("format", T.StringType(), True),  # darshan | recorder | unknown
+            T.StructField("format_version", T.StringType(), True),  # e.g. 3.41
+            T.StructField("writer_version", T.StringType(), True),  # darshan library that wrote it
+            T.StructField("compression", T.StringType(), True),  # zlib | bzip2 | none
+            T.StructField("decoder", T.StringType(), True),  # e.g. pydarshan-3.5.0
+            T.StructField("status", T.StringType(), False),
+            T.StructField("reason", T.StringType(), True),
+            T.StructField("modules", T.ArrayType(T.StringType()), True),
+            T.StructField("partial_modules", T.ArrayType(T.StringType()), True),
+            T.StructField("notes", T.ArrayType(T.StringType()), True),
+            T.StructField("row_counts", T.MapType(T.StringType(), T.LongType()), True),
+            T.StructField("decode_s", T.DoubleType(), True),
+            T.StructField("ingest_run_id", T.StringType(), False),
+            T.StructField("ingested_at", T.TimestampType(), False),
+        ]
+    ),
+    keys=("log_id",),
+    partition_by=(),  # one small row per log; looked up by log_id and source_uri
+    expectations=(
+        Expectation("not_null", "log_id"),
+        Expectation("unique", "log_id"),
+        Expectation("in_set", "status", {"values": list(STATUSES)}),
+        Expectation("not_null", "source_uri"),
+        Expectation("between", "size_bytes", {"min": 0}),
+    ),
+    doc=__doc__,
+)

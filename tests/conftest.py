@@ -1,0 +1,43 @@
+"""Session-wide fixtures: the shared data folder and one lean local SparkSession with Delta."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED_DATA = Path(os.environ.get("IOLAKE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+
+
+def shared_path(*parts: str) -> Path:
+    """A path under ../shared/data, or skip the calling test saying the data is absent."""
+    p = SHARED_DATA.joinpath(*parts)
+    if not p.exists():
+        pytest.skip(f"needs {p} (the shared data folder beside the project); it is absent here")
+    return p
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    return shared_path()
+
+
+@pytest.fixture(scope="session")
+def spark(tmp_path_factory):
+    from iolake.spark import build_session
+
+    warehouse = tmp_path_factory.mktemp("warehouse")
+    session = build_session(
+        app_name="iolake-tests",
+        master="local[2]",
+        extra={
+            "spark.sql.shuffle.partitions": "2",
+            "spark.default.parallelism": "2",
+            "spark.ui.enabled": "false",
+            "spark.sql.warehouse.dir": str(warehouse),
+            "spark.driver.memory": "1g",
+        },
+    )
+    yield session
+    session.stop()

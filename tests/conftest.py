@@ -25,6 +25,7 @@ def shared_data() -> Path:
 
 @pytest.fixture(scope="session")
 def spark(tmp_path_factory):
+    from iolake.config import load_config
     from iolake.spark import build_session
 
     warehouse = tmp_path_factory.mktemp("warehouse")
@@ -32,6 +33,7 @@ def spark(tmp_path_factory):
         app_name="iolake-tests",
         master="local[2]",
         extra={
+            **load_config("local").spark.properties,
             "spark.sql.shuffle.partitions": "2",
             "spark.default.parallelism": "2",
             "spark.ui.enabled": "false",

@@ -1,0 +1,142 @@
+"""Ingest throughput of the pydarshan path, against what a user would write instead.
+
+Runs, in one process tree and on the same corpus (default: ../shared/data/darshan):
+  baseline  a 2-process pool: pydarshan `DarshanReport(read_all=True)` + `to_df()` per log,
+            every module frame written to Parquet (crashing logs crash a pool worker, so
+            each log runs in a fresh task with `maxtasksperchild=1`... as a user would learn)
+  iolake    `python -m jobs.ingest CORPUS --lake TMP` (local[2], Delta, gates on)
+and prints logs/s, MB/s, peak RSS (sum over the process tree, sampled) and the ratio.
+
+Usage: .venv/bin/python bench/ingest_baseline.py [CORPUS] [--decoder pydarshan|native]
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _tree_rss(root: int) -> int:
+    """Summed RSS (bytes) of `root` and all its descendants, from /proc."""
+    parent, rss = {}, {}
+    for d in os.listdir("/proc"):
+        if not d.isdigit():
+            continue
+        try:
+            with open(f"/proc/{d}/stat") as fh:
+                fields = fh.read().rsplit(")", 1)[1].split()
+            parent[int(d)] = int(fields[1])
+            rss[int(d)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
+        except (OSError, IndexError, ValueError):
+            pass
+    total, todo = 0, [root]
+    while todo:
+        pid = todo.pop()
+        total += rss.get(pid, 0)
+        todo += [c for c, p in parent.items() if p == pid]
+    return total
+
+
+class TreeRSS:
+    """Peak of the summed RSS of a process tree, sampled every 0.2 s."""
+
+    def __init__(self, pid: int):
+        self.pid = pid
+        self.peak = 0
+        self._stop = threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        while not self._stop.wait(0.2):
+            self.peak = max(self.peak, _tree_rss(self.pid))
+
+    def __enter__(self):
+        self._t.start()
+        return self
+
+    def __exit__(self, *a):
+        self._stop.set()
+        self._t.join()
+
+
+def _baseline_one(args):
+    path, out = args
+    import darshan
+
+    try:
+        rep = darshan.DarshanReport(path, read_all=True)
+        for mod, recs in rep.records.items():
+            if mod in ("POSIX", "MPI-IO", "STDIO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR", "DFS", "DAOS"):
+                frames = recs.to_df()
+                for kind, df in frames.items():
+                    df.to_parquet(f"{out}/{Path(path).name}.{mod}.{kind}.parquet")
+        return True
+    except Exception:
+        return False
+
+
+def list_logs(corpus: str) -> list[str]:
+    from readers.fsio import list_traces
+
+    return [t.uri for t in list_traces([corpus], [".darshan", ".darshan.gz", ".darshan.bz2"]) if t.kind == "darshan"]
+
+
+def baseline(logs: list[str]) -> tuple[float, int, int]:
+    with tempfile.TemporaryDirectory() as out, TreeRSS(os.getpid()) as rss:
+        t0 = time.perf_counter()
+        ctx = mp.get_context("fork")
+        with ctx.Pool(2, maxtasksperchild=1) as pool:
+            res = []
+            for path in logs:  # one task per log; a segfault kills the worker, we time out and go on
+                res.append(pool.apply_async(_baseline_one, ((path, out),)))
+            ok = 0
+            for r in res:
+                try:
+                    ok += bool(r.get(timeout=60))
+                except Exception:
+                    pass
+        return time.perf_counter() - t0, ok, rss.peak
+
+
+def iolake(corpus: str, decoder: str) -> tuple[float, int, str]:
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, "-m", "jobs.ingest", corpus, "--lake", f"{tmp}/lake", "--decoder", decoder]
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        t0 = time.perf_counter()
+        p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
+        with TreeRSS(p.pid) as rss:
+            out, _ = p.communicate()
+        if p.returncode != 0:
+            raise SystemExit(f"iolake ingest failed ({p.returncode})")
+        return time.perf_counter() - t0, rss.peak, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", nargs="?", default=str(ROOT.parent / "shared" / "data" / "darshan"))
+    ap.add_argument("--decoder", default="pydarshan", choices=("pydarshan", "native"))
+    args = ap.parse_args()
+    logs = list_logs(args.corpus)
+    mb = sum(os.path.getsize(p) for p in logs) / 2**20
+    print(f"corpus: {len(logs)} logs, {mb:.1f} MiB ({args.corpus})")
+    bt, bok, brss = baseline(logs)
+    print(f"baseline (pydarshan to_df + Parquet, 2 procs): {bt:7.1f} s  {len(logs) / bt:7.1f} logs/s  "
+          f"{mb / bt:6.2f} MiB/s  peak RSS {brss / 2**20:7.0f} MiB  ({bok} logs written)")
+    it, irss, out = iolake(args.corpus, args.decoder)
+    print(f"iolake ingest ({args.decoder}, local[2], Delta):  {it:7.1f} s  {len(logs) / it:7.1f} logs/s  "
+          f"{mb / it:6.2f} MiB/s  peak RSS {irss / 2**20:7.0f} MiB")
+    print(f"ratio iolake/baseline throughput: {bt / it:.2f}x")
+    print(out.strip().splitlines()[-1] if out.strip() else "")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,286 @@
+"""Ingest into bronze Delta tables: ledger, exactly-once under re-runs, kills and concurrent runs."""
+from __future__ import annotations
+
+import csv
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from iolake.config import load_config
+from iolake.lake import GateFailed, read_table, table_version
+from jobs.ingest import plan_tasks, run
+from schemas import BRONZE, DECODED_TABLES
+from tests.conftest import ROOT, shared_path
+
+pytestmark = pytest.mark.slow
+
+# Subsets of the shared corpus for the subprocess tests: readable, partial, 2.x and bzip2 logs.
+SUBSET_A = ["darshan-logs/darshan_logs/release_logs", "converted-bzip2"]
+SUBSET_B = ["converted-bzip2", "darshan-logs/darshan_logs/partial_data_stdio", "darshan/darshan-test/2.x/perf"]
+
+
+def _conf(lake: Path):
+    return load_config("local", overrides={"lake": str(lake)})
+
+
+def _plain(v):
+    """One Python shape for nested values, whichever of Spark or Arrow produced them."""
+    import numpy as np
+    from pyspark.sql import Row
+
+    if isinstance(v, Row):
+        return {k: _plain(x) for k, x in v.asDict().items()}
+    if isinstance(v, dict):
+        return {k: _plain(x) for k, x in v.items()}
+    if isinstance(v, np.ndarray):
+        v = v.tolist()
+    if isinstance(v, list):
+        if v and all(isinstance(x, tuple) and len(x) == 2 for x in v):  # Arrow's map
+            return {k: _plain(x) for k, x in v}
+        return [_plain(x) for x in v]
+    return v
+
+
+def _normalized(pdf):
+    for c in pdf.columns:
+        if pdf[c].dtype == object:
+            pdf[c] = pdf[c].map(_plain)
+    return pdf
+
+
+def _frames(spark, lake: Path, log_ids=None) -> dict:
+    """Every bronze table as a sorted pandas frame (ingest bookkeeping columns dropped)."""
+    out = {}
+    for name, spec in BRONZE.items():
+        if table_version(spark, spec, str(lake)) is None:
+            out[name] = None
+            continue
+        df = read_table(spark, spec, str(lake))
+        if log_ids is not None:
+            df = df.where(df.log_id.isin(list(log_ids)))
+        drop = [c for c in ("ingest_run_id", "ingested_at", "decode_s", "mtime_ns", "source_uri") if c in df.columns]
+        pdf = df.drop(*drop).toPandas()
+        keys = [k for k in spec.keys if k in pdf.columns]
+        out[name] = _normalized(pdf.sort_values(keys).reset_index(drop=True))
+    return out
+
+
+def _assert_same_tables(a: dict, b: dict) -> None:
+    import pandas as pd
+
+    for name in BRONZE:
+        fa, fb = a[name], b[name]
+        if fa is None or fb is None:
+            assert (fa is None or len(fa) == 0) and (fb is None or len(fb) == 0), name
+            continue
+        pd.testing.assert_frame_equal(fa, fb, obj=name, check_dtype=False)
+
+
+@pytest.fixture(scope="module")
+def corpus_lake(spark, tmp_path_factory):
+    root = shared_path("darshan")
+    lake = tmp_path_factory.mktemp("corpus") / "lake"
+    summary = run(spark, _conf(lake), [str(root)])
+    return lake, summary
+
+
+def test_plan_tasks_bin_packs_by_size():
+    logs = [{"source_uri": f"f{i}", "size_bytes": s} for i, s in enumerate([90, 60, 50, 40, 10, 500])]
+    bins = plan_tasks(logs, task_bytes=100, task_max_logs=2)
+    assert sorted(len(b) for b in bins) == [1, 1, 2, 2]
+    assert all(sum(x["size_bytes"] for x in b) <= 100 or len(b) == 1 for b in bins)
+    assert sorted(x["source_uri"] for b in bins for x in b) == sorted(x["source_uri"] for x in logs)
+
+
+def test_ingest_ledger_matches_manifest(spark, corpus_lake):
+    lake, summary = corpus_lake
+    root = shared_path("darshan")
+    manifest = list(csv.DictReader(open(root / "MANIFEST.csv")))
+    ledger = read_table(spark, BRONZE["logs"], str(lake)).toPandas()
+    assert len(ledger) == len(manifest)
+    by_path = ledger.set_index("source_uri")
+    for r in manifest:
+        row = by_path.loc[str(root / r["path"])]
+        if r["pydarshan_3_5_0"] == "reads":
+            assert row.status in ("ok", "partial"), (r["path"], row.reason)
+        else:
+            assert row.status == "quarantined", r["path"]
+            assert row.reason and any(
+                k in row.reason for k in ("unsupported format 2.x", "bzip2", "decoder crash", "bad header", "decoder error")
+            ), (r["path"], row.reason)
+    assert summary["status"]["quarantined"] == (ledger.status == "quarantined").sum()
+    # the six logs whose header says nprocs ~ 4e18 are caught by the header check
+    assert (ledger.reason.fillna("").str.contains("bad header: nprocs=4427712942739450220")).sum() >= 5
+
+
+def test_ingest_rows_equal_the_decoder_output(spark, corpus_lake):
+    import pandas as pd
+
+    from readers.pydarshan_decoder import decode
+
+    lake, _ = corpus_lake
+    root = shared_path("darshan")
+    picks = [root / "darshan/darshan-util/pydarshan/darshan/examples/example_logs/dxt.darshan",
+             root / "darshan-logs/darshan_logs/release_logs"]
+    paths = [p for p in picks[:1]] + sorted(picks[1].glob("*.darshan"))[:3]
+    ledger = read_table(spark, BRONZE["logs"], str(lake)).select("log_id", "source_uri").toPandas()
+    for path in paths:
+        log_id = ledger.loc[ledger.source_uri == str(path), "log_id"].iloc[0]
+        decoded = decode(str(path)).tables
+        for name in DECODED_TABLES:
+            spec = BRONZE[name]
+            got = read_table(spark, spec, str(lake)).where(f"log_id = '{log_id}'").drop("log_id", "job_month").toPandas()
+            want = decoded[name].to_pandas() if name in decoded else got.iloc[0:0]
+            keys = [k for k in spec.keys if k in want.columns]
+            pd.testing.assert_frame_equal(_normalized(got.sort_values(keys).reset_index(drop=True)),
+                                          _normalized(want.sort_values(keys).reset_index(drop=True)), check_dtype=False,
+                                          obj=f"{path.name}:{name}")
+
+
+def test_ingest_second_run_adds_nothing(spark, corpus_lake):
+    lake, _ = corpus_lake
+    before = {n: table_version(spark, s, str(lake)) for n, s in BRONZE.items()}
+    summary = run(spark, _conf(lake), [str(shared_path("darshan"))])
+    assert summary["new"] == 0
+    after = {n: table_version(spark, s, str(lake)) for n, s in BRONZE.items()}
+    assert after == before
+
+
+def test_ingest_commits_carry_run_id_git_sha_and_config(spark, corpus_lake):
+    import json
+
+    from delta.tables import DeltaTable
+
+    lake, summary = corpus_lake
+    hist = DeltaTable.forPath(spark, BRONZE["posix"].path(str(lake))).history().collect()
+    metas = [json.loads(h.userMetadata) for h in hist if h.userMetadata]
+    assert any(m["run_id"] == summary["run_id"] and m["stage"] == "ingest" and m["config"] for m in metas)
+
+
+def _ingest_cmd(lake: Path, inputs: list[str]) -> list[str]:
+    return [sys.executable, "-m", "jobs.ingest", *inputs, "--lake", str(lake)]
+
+
+def _env(**extra):
+    env = dict(os.environ)
+    env.update({"PYTHONPATH": str(ROOT), "SPARK_LOCAL_IP": "127.0.0.1", **extra})
+    return env
+
+
+def _log_ids(spark, lake: Path, inputs: list[str]) -> set:
+    led = read_table(spark, BRONZE["logs"], str(lake)).toPandas()
+    return {r.log_id for r in led.itertuples() if any(r.source_uri.startswith(i) for i in inputs)}
+
+
+def test_ingest_killed_between_commits_then_rerun_equals_clean_run(spark, corpus_lake, tmp_path):
+    root = shared_path("darshan")
+    inputs = [str(root / p) for p in SUBSET_A]
+    lake = tmp_path / "lake"
+    killed = subprocess.run(_ingest_cmd(lake, inputs), env=_env(IOLAKE_FAULT="after-merge:posix"),
+                            capture_output=True, text=True, timeout=600)
+    assert killed.returncode == -9, killed.stderr[-2000:]
+    assert table_version(spark, BRONZE["posix"], str(lake)) is not None  # posix committed...
+    assert table_version(spark, BRONZE["logs"], str(lake)) is None  # ...but no log is marked done
+    rerun = subprocess.run(_ingest_cmd(lake, inputs), env=_env(), capture_output=True, text=True, timeout=600)
+    assert rerun.returncode == 0, rerun.stderr[-2000:]
+    clean_lake, _ = corpus_lake
+    ids = _log_ids(spark, clean_lake, inputs)
+    _assert_same_tables(_frames(spark, lake), _frames(spark, clean_lake, ids))
+
+
+def test_concurrent_ingests_of_overlapping_inputs_add_no_duplicates(spark, corpus_lake, tmp_path):
+    root = shared_path("darshan")
+    a = [str(root / p) for p in SUBSET_A]
+    b = [str(root / p) for p in SUBSET_B]
+    lake = tmp_path / "lake"
+    procs = [subprocess.Popen(_ingest_cmd(lake, x), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for x in (a, b)]
+    for p in procs:
+        out, err = p.communicate(timeout=900)
+        assert p.returncode == 0, err[-3000:]
+    clean_lake, _ = corpus_lake
+    ids = _log_ids(spark, clean_lake, a + b)
+    got = _frames(spark, lake)
+    for name, spec in BRONZE.items():
+        if got[name] is not None:
+            keys = [k for k in spec.keys if k in got[name].columns]
+            assert not got[name].duplicated(keys).any(), name
+    _assert_same_tables(got, _frames(spark, clean_lake, ids))
+
+
+def test_gate_failure_names_expectation_and_rows(spark):
+    from iolake.gates import validate
+
+    spec = BRONZE["files"]
+    rows = [("a" * 64, "2020-01", 1, "/x", None, None), ("a" * 64, "2020-01", 1, "/y", None, None)]
+    df = spark.createDataFrame(rows, spec.struct)
+    with pytest.raises(GateFailed) as e:
+        validate(spec, df)
+    msg = str(e.value)
+    assert "bronze.files" in msg and "compound_columns_to_be_unique" in msg and "2 offending rows" in msg
+    ok = spark.createDataFrame(rows[:1], spec.struct)
+    validate(spec, ok)  # a clean frame passes
+
+
+def test_cli_run_on_sample_logs(spark, tmp_path, capsys):
+    from iolake.cli import main
+
+    lake = tmp_path / "lake"
+    assert main(["run", "--lake", str(lake)]) == 0
+    out = capsys.readouterr().out
+    assert "logs: ok 6, partial 0, quarantined 0" in out
+    led = read_table(spark, BRONZE["logs"], str(lake)).toPandas()
+    assert len(led) == 6 and set(led.status) == {"ok"}
+
+
+def test_cli_bad_config_exits_2_naming_key(tmp_path, capsys):
+    from iolake.cli import main
+
+    (tmp_path / "base.yaml").write_text("lake: x\ningest:\n  workers: 3\n")
+    assert main(["ingest", str(tmp_path), "--conf-dir", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "base.yaml: ingest.workers: unknown key" in err
+
+
+def test_spark_submit_runs_the_ingest_job(spark, tmp_path):
+    import darshan
+    from pyspark import find_spark_home
+
+    from iolake.spark import DELTA_PACKAGE
+
+    samples = Path(darshan.__file__).parent / "examples" / "example_logs"
+    lake = tmp_path / "lake"
+    submit = Path(find_spark_home._find_spark_home()) / "bin" / "spark-submit"
+    cmd = [str(submit), "--master", "local[2]", "--packages", DELTA_PACKAGE,
+           "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
+           "--conf", "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
+           "--conf", "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
+           str(ROOT / "jobs" / "ingest.py"), str(samples), "--lake", str(lake)]
+    env = _env(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "logs: ok 6" in res.stdout
+    assert read_table(spark, BRONZE["jobs"], str(lake)).count() == 6
+
+
+def test_ingest_recorder_folders_as_logs_and_quarantines_a_corrupt_one(spark, tmp_path):
+    import shutil
+
+    src = shared_path("recorder")
+    bad = tmp_path / "traces" / "broken"
+    shutil.copytree(src / "recorder-simple", bad)
+    (bad / "0.itf").write_bytes((bad / "0.itf").read_bytes()[:7])  # truncated rank file
+    lake = tmp_path / "lake"
+    summary = run(spark, _conf(lake), [str(src), str(tmp_path / "traces")])
+    assert summary["new"] == 3
+    led = read_table(spark, BRONZE["logs"], str(lake)).toPandas().set_index("source_uri")
+    assert set(led.loc[[str(src / "recorder-ior"), str(src / "recorder-simple")], "status"]) == {"ok"}
+    assert led.loc[str(bad), "status"] == "quarantined" and led.loc[str(bad), "reason"].startswith("recorder")
+    ops = read_table(spark, BRONZE["io_ops"], str(lake))
+    assert ops.where("source = 'RECORDER'").count() > 0
+    ior_id = led.loc[str(src / "recorder-ior"), "log_id"]
+    jobs = read_table(spark, BRONZE["jobs"], str(lake)).where(f"log_id = '{ior_id}'").collect()
+    assert len(jobs) == 1 and jobs[0].nprocs == 2

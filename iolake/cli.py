@@ -82,6 +82,25 @@ def main(argv=None) -> int:
         return 3
 
 
+def stage_main(run_fn, name: str, doc: str, argv=None) -> int:
+    """The command line of a stage module that reads and writes only the lake (spark-submit-able)."""
+    from iolake.lake import GateFailed
+
+    p = argparse.ArgumentParser(prog=name, description=doc.split("\n\n")[0])
+    _common(p)
+    args = p.parse_args(argv)
+    try:
+        conf = _conf(args)
+        run_fn(_session(conf), conf)
+    except ConfigError as e:
+        print(f"{name}: configuration error: {e}", file=sys.stderr)
+        return 2
+    except GateFailed as e:
+        print(f"{name}: {e}", file=sys.stderr)
+        return 3
+    return 0
+
+
 def _session(conf):
     from iolake.spark import session_from_config
 

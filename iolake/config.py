@@ -33,8 +33,8 @@ class SparkConf:
 
 @dataclass(frozen=True)
 class IngestConf:
-    decoder: str = "pydarshan"  # pydarshan | native
-    isolate: bool = True  # decode in worker processes so a decoder crash costs one log
+    decoder: str = "native"  # native | pydarshan
+    isolate: bool = False  # decode in worker processes; pydarshan always is (it can segfault)
     task_bytes: int = 64 * 1024 * 1024  # bin-packing target: trace bytes per Spark task
     task_max_logs: int = 2000
     decode_timeout_s: float = 120.0
@@ -52,6 +52,23 @@ class GateConf:
 
 
 @dataclass(frozen=True)
+class TierRule:
+    """A file is on `tier` when its path starts with `path_prefix` or its mount's fs type is `fs_type`."""
+
+    tier: str
+    path_prefix: str | None = None
+    fs_type: str | None = None
+
+
+@dataclass(frozen=True)
+class FeaturesConf:
+    default_tier: str = "pfs"
+    tier_rules: list[TierRule] = field(default_factory=list)
+    random_fraction: float = 0.2  # a file is "random access" above this share of non-sequential ops
+    small_request_bytes: int = 1024  # DCA-IO's small requests: < 1 KiB and 1-100 KiB
+
+
+@dataclass(frozen=True)
 class MlflowConf:
     tracking_uri: str | None = None  # default: sqlite:///<lake>/mlflow.db
     artifact_root: str | None = None  # default: <lake>/mlruns
@@ -64,6 +81,7 @@ class Config:
     spark: SparkConf = field(default_factory=SparkConf)
     ingest: IngestConf = field(default_factory=IngestConf)
     gates: GateConf = field(default_factory=GateConf)
+    features: FeaturesConf = field(default_factory=FeaturesConf)
     mlflow: MlflowConf = field(default_factory=MlflowConf)
 
     def digest(self) -> str:

@@ -91,3 +91,18 @@ def table_version(spark, spec: TableSpec, lake: str) -> int | None:
     if not table_exists(spark, spec, lake):
         return None
     return DeltaTable.forPath(spark, spec.path(lake)).history(1).collect()[0]["version"]
+
+
+def read_or_empty(spark, spec: TableSpec, lake: str):
+    """The table, or an empty frame of its schema when no run has written it yet."""
+    if table_exists(spark, spec, lake):
+        return read_table(spark, spec, lake)
+    return spark.createDataFrame([], spec.struct)
+
+
+def unprocessed_logs(spark, source: TableSpec, done: TableSpec, lake: str):
+    """log_ids (with job_month) in `source` that `done` does not hold yet: a stage's new work."""
+    todo = read_or_empty(spark, source, lake).select("log_id", "job_month").distinct()
+    if table_exists(spark, done, lake):
+        todo = todo.join(read_table(spark, done, lake).select("log_id").distinct(), "log_id", "left_anti")
+    return todo

@@ -31,8 +31,16 @@ LEDGER = BRONZE["logs"]
 CANDIDATE_COLS = ("source_uri", "size_bytes", "mtime_ns", "kind")
 
 
-def plan_tasks(logs: list[dict], task_bytes: int, task_max_logs: int) -> list[list[dict]]:
-    """First-fit-decreasing bins of at most `task_bytes` bytes (or one big log) and `task_max_logs` logs."""
+def plan_tasks(logs: list[dict], task_bytes: int, task_max_logs: int, min_tasks: int = 1) -> list[list[dict]]:
+    """First-fit-decreasing bins of at most `task_bytes` bytes (or one big log) and `task_max_logs` logs.
+
+    The byte target shrinks so that there are at least `min_tasks` bins when there are that many
+    logs: a small nightly drop must still keep every core busy.
+    """
+    total = sum(r["size_bytes"] for r in logs)
+    if min_tasks > 1 and logs:
+        task_bytes = max(1, min(task_bytes, -(-total // min_tasks)))
+        task_max_logs = max(1, min(task_max_logs, -(-len(logs) // min_tasks)))
     bins: list[list[dict]] = []
     loads: list[int] = []
     for log in sorted(logs, key=lambda r: (-r["size_bytes"], r["source_uri"])):
@@ -96,7 +104,8 @@ def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo)
     """Decode `logs` in executors into staged Parquet; returns the (lazy) ledger rows."""
     from jobs.ingest_tasks import OUTPUT_SCHEMA, make_decode_partition
 
-    bins = plan_tasks(logs, conf.ingest.task_bytes, conf.ingest.task_max_logs)
+    bins = plan_tasks(logs, conf.ingest.task_bytes, conf.ingest.task_max_logs,
+                      min_tasks=2 * spark.sparkContext.defaultParallelism)
     rdd = spark.sparkContext.parallelize(bins, numSlices=max(1, len(bins))).flatMap(lambda b: b)
     df = spark.createDataFrame(
         rdd.map(lambda r: (r["log_id"], r["source_uri"], r["size_bytes"], r["mtime_ns"], r["kind"])),

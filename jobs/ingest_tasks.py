@@ -95,10 +95,12 @@ def with_ingest_columns(table: str, t: pa.Table, log_id: str, month: str) -> pa.
 
 
 class _Decoder:
+    """Decodes in-process (native, memory-safe) or in a sandbox worker (pydarshan, always)."""
+
     def __init__(self, conf):
         self.conf = conf
         self.sandbox = None
-        if conf.isolate:
+        if conf.isolate or conf.decoder == "pydarshan":
             from readers.sandbox import SandboxedDecoder
 
             self.sandbox = SandboxedDecoder(conf.decoder, conf.decode_timeout_s, conf.worker_memory_mb)

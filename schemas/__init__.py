@@ -1,5 +1,5 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
-from schemas import files, io_ops, jobs, logs
+from schemas import covering_sets, file_features, files, io_ops, job_features, jobs, logs
 from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
 from schemas.modules import DARSHAN_MODULE_TABLE, LUSTRE_SPEC, MODULE_SPECS
 
@@ -15,13 +15,20 @@ BRONZE: dict[str, TableSpec] = {
 # The tables a decoder fills for one log (everything in bronze but the ledger).
 DECODED_TABLES: tuple[str, ...] = tuple(t for t in BRONZE if t != "logs")
 
-TABLES: dict[str, TableSpec] = dict(BRONZE)
+SILVER: dict[str, TableSpec] = {
+    "file_features": file_features.SPEC,
+    "job_features": job_features.SPEC,
+    "covering_sets": covering_sets.SPEC,
+}
+
+TABLES: dict[str, TableSpec] = {**BRONZE, **SILVER}
 
 __all__ = [
     "BRONZE",
     "DARSHAN_MODULE_TABLE",
     "DECODED_TABLES",
     "INGEST_COLUMNS",
+    "SILVER",
     "Expectation",
     "TABLES",
     "TableSpec",

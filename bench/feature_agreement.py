@@ -1,0 +1,60 @@
+"""Per-feature agreement of silver/file_features with the true IOR parameters, over the whole sweep.
+
+Ingests every Darshan log and Recorder trace of ../shared/data/iosweep into a scratch lake,
+runs the features stage, scores each run's IOR test files against runs.csv
+(`features.ground_truth`), and prints the table and the mismatch classes; it also times the
+two stages.
+
+Usage: .venv/bin/python bench/feature_agreement.py [--lake DIR] [--keep]
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def main() -> None:
+    import pandas as pd
+
+    from features.ground_truth import agreement, summary
+    from iolake.config import load_config
+    from iolake.lake import read_table
+    from iolake.spark import session_from_config
+    from jobs import features, ingest
+    from schemas import BRONZE, SILVER
+
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--sweep", default=str(ROOT.parent / "shared" / "data" / "iosweep"))
+    ap.add_argument("--lake", default=None)
+    args = ap.parse_args()
+    lake = args.lake or tempfile.mkdtemp(prefix="iolake-sweep-") + "/lake"
+    conf = load_config("local", overrides={"lake": lake})
+    spark = session_from_config(conf)
+    sweep = Path(args.sweep)
+    t0 = time.perf_counter()
+    ingest.run(spark, conf, [str(sweep / "darshan"), str(sweep / "recorder")])
+    t1 = time.perf_counter()
+    features.run(spark, conf)
+    t2 = time.perf_counter()
+    ff = read_table(spark, SILVER["file_features"], lake).toPandas()
+    led = read_table(spark, BRONZE["logs"], lake).select("log_id", "source_uri").toPandas()
+    ff = ff.merge(led, on="log_id")
+    ff["run_id"] = ff.source_uri.str.extract(r"/([a-z]+_c\d+_(?:r\d|rec))(?:\.darshan)?$")[0]
+    runs = pd.read_csv(sweep / "runs.csv")
+    scored = agreement(ff, runs)
+    print(summary(scored).to_string())
+    bad = scored[~scored.agree].drop_duplicates(["run_id", "feature"]).merge(
+        runs[["run_id", "tracer", "api", "io_type", "file_per_proc", "collective"]], on="run_id")
+    print("\nmismatch classes (runs):")
+    print(bad.groupby(["feature", "tracer", "api", "io_type"]).size().to_string())
+    print(f"\ningest {t1 - t0:.1f} s, features {t2 - t1:.1f} s, lake {lake}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,311 @@
+"""Per-file I/O features (PrismIO Table I) from the bronze module tables: pure Spark transforms.
+
+Rules (each a column below; `L` is the file's data layer: MPI-IO when the file has MPI-IO
+records — HDF5 files included, IOR and most HDF5 builds go through MPI-IO — else POSIX,
+else STDIO):
+- interface: HDF5 if the file has an H5F record (or H5F calls in a Recorder trace), else MPI-IO,
+  POSIX or STDIO by the records present. The data layer is MPI-IO only if MPI-IO moved bytes.
+- n_ranks: all `nprocs` for a record Darshan reduced over ranks (rank -1), else distinct ranks.
+  file_per_process: one rank touched it in a job of more than one rank... or of one rank.
+- unique_dir: a file-per-process file alone (among the log's data files) in its directory.
+- collective: MPI-IO collective reads or writes > 0. file_view: MPI-IO set_view calls > 0.
+- fsync_per_write: POSIX fsyncs >= POSIX writes > 0. fsync: any sync that is not part of a
+  whole number per write (IOR's `-Y` issues two per write; `-e` adds one per write phase),
+  or MPI_File_sync.
+- preallocate: an MPI-IO file whose first POSIX write precedes its first MPI-IO write (ROMIO's
+  MPI_File_preallocate writes the extent outside any MPI-IO write call).
+- transfer_size: L's most frequent access size (Darshan's ACCESS1), over the file's ranks.
+- rw_per_open: data operations per open-to-close session. HDF5: H5D reads + writes per H5F open.
+  Otherwise L's reads + writes over its sessions, where sessions = min(opens, passes x ranks):
+  applications (IOR, ROMIO) also open files to stat or size them, and a pass over the file
+  (bytes moved / extent, rounded, at least 1) needs at least one open per rank. MPI-IO opens
+  are the collective ones when there are any.
+- io_type: from the bytes L moved against the file's extent (POSIX max byte + 1) and the order
+  of first write and first read: RO/RAR (reads only; RAR when more than 1.5 extents were read),
+  WO/WAW likewise, RAW when the first write precedes the first read, WAR otherwise.
+- consecutive/sequential/random ops and the RAW/WAR order: from `io_ops` where the log has DXT
+  segments at the file's data layer (`io_type_source = ops`): per rank and direction, data-sized
+  operations (length = transfer size, so HDF5 metadata does not count) in time order; an op is
+  consecutive when it starts where the previous ended, sequential when it starts after the
+  previous start, random otherwise. Without DXT, Darshan's POSIX CONSEC/SEQ counters
+  (sequential excludes consecutive). random_access: random ops above `features.random_fraction`.
+- io_time_s: the slowest rank's I/O time for a shared record, else read + write + meta time;
+  bandwidth_mib_s = bytes moved / io_time_s.
+"""
+from __future__ import annotations
+
+from functools import reduce
+
+import pyspark.sql.functions as F
+from pyspark.sql import DataFrame
+
+from schemas import SILVER
+
+KEY = ["log_id", "job_month", "record_id"]
+NOT_DATA = ("<STDIN>", "<STDOUT>", "<STDERR>")
+
+
+def _s(*cols: str):
+    return reduce(lambda a, b: a + b, [F.coalesce(F.col(c), F.lit(0)) for c in cols])
+
+
+def _first_ts(col: str):
+    return F.min(F.when(F.col(col) > 0, F.col(col)))
+
+
+def posix_per_file(posix: DataFrame) -> DataFrame:
+    p = posix
+    return p.groupBy(*KEY).agg(
+        F.max((F.col("rank") == -1).cast("int")).alias("px_shared"),
+        F.countDistinct("rank").alias("px_ranks"),
+        F.sum("POSIX_OPENS").alias("px_opens"),
+        F.sum("POSIX_READS").alias("px_reads"),
+        F.sum("POSIX_WRITES").alias("px_writes"),
+        F.sum(_s("POSIX_FSYNCS", "POSIX_FDSYNCS")).alias("px_syncs"),
+        F.sum("POSIX_BYTES_READ").alias("px_bytes_read"),
+        F.sum("POSIX_BYTES_WRITTEN").alias("px_bytes_written"),
+        F.max(F.greatest("POSIX_MAX_BYTE_READ", "POSIX_MAX_BYTE_WRITTEN")).alias("px_max_byte"),
+        F.sum("POSIX_CONSEC_READS").alias("px_consec_r"),
+        F.sum("POSIX_CONSEC_WRITES").alias("px_consec_w"),
+        F.sum("POSIX_SEQ_READS").alias("px_seq_r"),
+        F.sum("POSIX_SEQ_WRITES").alias("px_seq_w"),
+        F.max_by("POSIX_ACCESS1_ACCESS", "POSIX_ACCESS1_COUNT").alias("px_access1"),
+        F.sum("POSIX_F_READ_TIME").alias("px_read_time"),
+        F.sum("POSIX_F_WRITE_TIME").alias("px_write_time"),
+        F.sum("POSIX_F_META_TIME").alias("px_meta_time"),
+        F.max("POSIX_F_SLOWEST_RANK_TIME").alias("px_slowest"),
+        _first_ts("POSIX_F_READ_START_TIMESTAMP").alias("px_first_read"),
+        _first_ts("POSIX_F_WRITE_START_TIMESTAMP").alias("px_first_write"),
+    )
+
+
+def mpiio_per_file(mpiio: DataFrame) -> DataFrame:
+    return mpiio.groupBy(*KEY).agg(
+        F.max((F.col("rank") == -1).cast("int")).alias("mp_shared"),
+        F.countDistinct("rank").alias("mp_ranks"),
+        F.sum("MPIIO_INDEP_OPENS").alias("mp_indep_opens"),
+        F.sum("MPIIO_COLL_OPENS").alias("mp_coll_opens"),
+        F.sum(_s("MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS", "MPIIO_NB_READS")).alias("mp_reads"),
+        F.sum(_s("MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES")).alias("mp_writes"),
+        F.sum(_s("MPIIO_COLL_READS", "MPIIO_COLL_WRITES")).alias("mp_coll_ops"),
+        F.sum("MPIIO_VIEWS").alias("mp_views"),
+        F.sum("MPIIO_SYNCS").alias("mp_syncs"),
+        F.sum("MPIIO_BYTES_READ").alias("mp_bytes_read"),
+        F.sum("MPIIO_BYTES_WRITTEN").alias("mp_bytes_written"),
+        F.max_by("MPIIO_ACCESS1_ACCESS", "MPIIO_ACCESS1_COUNT").alias("mp_access1"),
+        F.sum("MPIIO_F_READ_TIME").alias("mp_read_time"),
+        F.sum("MPIIO_F_WRITE_TIME").alias("mp_write_time"),
+        F.sum("MPIIO_F_META_TIME").alias("mp_meta_time"),
+        F.max("MPIIO_F_SLOWEST_RANK_TIME").alias("mp_slowest"),
+        _first_ts("MPIIO_F_READ_START_TIMESTAMP").alias("mp_first_read"),
+        _first_ts("MPIIO_F_WRITE_START_TIMESTAMP").alias("mp_first_write"),
+    )
+
+
+def stdio_per_file(stdio: DataFrame) -> DataFrame:
+    return stdio.groupBy(*KEY).agg(
+        F.max((F.col("rank") == -1).cast("int")).alias("st_shared"),
+        F.countDistinct("rank").alias("st_ranks"),
+        F.sum("STDIO_OPENS").alias("st_opens"),
+        F.sum("STDIO_READS").alias("st_reads"),
+        F.sum("STDIO_WRITES").alias("st_writes"),
+        F.sum("STDIO_FLUSHES").alias("st_syncs"),
+        F.sum("STDIO_BYTES_READ").alias("st_bytes_read"),
+        F.sum("STDIO_BYTES_WRITTEN").alias("st_bytes_written"),
+        F.max(F.greatest("STDIO_MAX_BYTE_READ", "STDIO_MAX_BYTE_WRITTEN")).alias("st_max_byte"),
+        F.sum("STDIO_F_READ_TIME").alias("st_read_time"),
+        F.sum("STDIO_F_WRITE_TIME").alias("st_write_time"),
+        F.sum("STDIO_F_META_TIME").alias("st_meta_time"),
+        F.max("STDIO_F_SLOWEST_RANK_TIME").alias("st_slowest"),
+        _first_ts("STDIO_F_READ_START_TIMESTAMP").alias("st_first_read"),
+        _first_ts("STDIO_F_WRITE_START_TIMESTAMP").alias("st_first_write"),
+    )
+
+
+def tier_expr(rules, default: str):
+    expr = None
+    for r in rules:
+        conds = []
+        if r.path_prefix:
+            conds.append(F.col("file_name").startswith(r.path_prefix))
+        if r.fs_type:
+            conds.append(F.col("fs_type") == F.lit(r.fs_type))
+        if not conds:
+            continue
+        cond = reduce(lambda a, b: a | b, conds)
+        expr = F.when(cond, F.lit(r.tier)) if expr is None else expr.when(cond, F.lit(r.tier))
+    return F.lit(default) if expr is None else expr.otherwise(F.lit(default))
+
+
+def transform(tables: dict[str, DataFrame], fconf) -> DataFrame:
+    """bronze tables (jobs, files, posix, mpiio, stdio, h5f) -> silver/file_features rows."""
+    jobs = tables["jobs"].select("log_id", "nprocs")
+    files = tables["files"].select(
+        "log_id", "record_id", F.col("name").alias("file_name"), "mount_point", "fs_type"
+    )
+    px = posix_per_file(tables["posix"])
+    mp = mpiio_per_file(tables["mpiio"])
+    st = stdio_per_file(tables["stdio"])
+    h5_calls = tables["io_ops"].where(F.col("func").startswith("H5F") & F.col("record_id").isNotNull())
+    h5 = (tables["h5f"].select(*KEY).unionByName(h5_calls.select(*KEY)).distinct()
+          .withColumn("is_h5", F.lit(True)))
+    h5rw = _h5_ops_per_file(tables["h5f"], tables["h5d"], tables["files"])
+
+    recs = px.select(*KEY).unionByName(mp.select(*KEY)).unionByName(st.select(*KEY)).distinct()
+    df = (
+        recs.join(px, KEY, "left").join(mp, KEY, "left").join(st, KEY, "left").join(h5, KEY, "left")
+        .join(h5rw, ["log_id", "record_id"], "left")
+        .join(files, ["log_id", "record_id"], "left").join(jobs, ["log_id"], "left")
+        .where(~F.coalesce(F.col("file_name"), F.lit("")).isin(*NOT_DATA))
+        .where(~F.coalesce(F.col("file_name"), F.lit("")).startswith("heatmap:"))
+    )
+    has_mp = (F.coalesce(F.col("mp_bytes_read"), F.lit(0)) + F.coalesce(F.col("mp_bytes_written"), F.lit(0))) > 0
+    has_px = F.col("px_ranks").isNotNull()
+    layer = F.when(has_mp, "MPI-IO").when(has_px, "POSIX").otherwise("STDIO")
+    df = df.withColumn("layer", layer)
+
+    def by_layer(mp_col, px_col, st_col):
+        return (F.when(F.col("layer") == "MPI-IO", F.col(mp_col))
+                .when(F.col("layer") == "POSIX", F.col(px_col)).otherwise(F.col(st_col)))
+
+    shared = F.greatest(*[F.coalesce(F.col(c), F.lit(0)) for c in ("px_shared", "mp_shared", "st_shared")]) == 1
+    ranks = F.greatest(*[F.coalesce(F.col(c), F.lit(0)) for c in ("px_ranks", "mp_ranks", "st_ranks")])
+    df = (
+        df.withColumn("interface", F.when(F.col("is_h5"), "HDF5").otherwise(F.col("layer")))
+        .withColumn("n_ranks", F.when(shared, F.greatest(F.col("nprocs"), F.lit(1))).otherwise(ranks).cast("long"))
+        .withColumn("file_per_process", ~shared & (F.col("n_ranks") == 1))
+        .withColumn("reads", F.coalesce(by_layer("mp_reads", "px_reads", "st_reads"), F.lit(0)).cast("long"))
+        .withColumn("writes", F.coalesce(by_layer("mp_writes", "px_writes", "st_writes"), F.lit(0)).cast("long"))
+        .withColumn(
+            "opens",
+            F.coalesce(
+                F.when(F.col("layer") == "MPI-IO",
+                       F.when(F.col("mp_coll_opens") > 0, F.col("mp_coll_opens")).otherwise(F.col("mp_indep_opens")))
+                .when(F.col("layer") == "POSIX", F.col("px_opens")).otherwise(F.col("st_opens")),
+                F.lit(0),
+            ).cast("long"),
+        )
+        .withColumn("bytes_read", F.coalesce(by_layer("mp_bytes_read", "px_bytes_read", "st_bytes_read"), F.lit(0)).cast("long"))
+        .withColumn("bytes_written",
+                    F.coalesce(by_layer("mp_bytes_written", "px_bytes_written", "st_bytes_written"), F.lit(0)).cast("long"))
+        .withColumn("extent", F.coalesce(F.col("px_max_byte"), F.col("st_max_byte")) + 1)
+        .withColumn("transfer_size", F.coalesce(
+            F.when(F.col("layer") == "MPI-IO", F.col("mp_access1")).when(F.col("layer") == "POSIX", F.col("px_access1")),
+            F.when(F.col("reads") + F.col("writes") > 0,
+                   ((F.col("bytes_read") + F.col("bytes_written")) / (F.col("reads") + F.col("writes"))).cast("long")),
+        ).cast("long"))
+    )
+    df = _io_type(df)
+    df = _with_ops_pattern(df, tables["io_ops"])
+    px_writes = F.coalesce(F.col("px_writes"), F.lit(0))
+    px_syncs = F.coalesce(F.col("px_syncs"), F.lit(0))
+    fpw = (px_writes > 0) & (px_syncs >= px_writes)
+    random_ops = _s("px_reads", "px_writes") - _s("px_seq_r", "px_seq_w")
+    consec = _s("px_consec_r", "px_consec_w")
+    total_px = _s("px_reads", "px_writes")
+    prealloc = (F.col("layer") == "MPI-IO") & (F.col("px_first_write") < F.col("mp_first_write"))
+    read_t = by_layer("mp_read_time", "px_read_time", "st_read_time")
+    write_t = by_layer("mp_write_time", "px_write_time", "st_write_time")
+    meta_t = by_layer("mp_meta_time", "px_meta_time", "st_meta_time")
+    slowest = by_layer("mp_slowest", "px_slowest", "st_slowest")
+    io_time = F.when(shared & (slowest > 0), slowest).otherwise(
+        F.coalesce(read_t, F.lit(0.0)) + F.coalesce(write_t, F.lit(0.0)) + F.coalesce(meta_t, F.lit(0.0)))
+    moved = F.col("bytes_read") + F.col("bytes_written")
+    df = (
+        df.withColumn("collective", F.coalesce(F.col("mp_coll_ops") > 0, F.lit(False)))
+        .withColumn("file_view", F.coalesce(F.col("mp_views") > 0, F.lit(False)))
+        .withColumn("fsync_per_write", fpw)
+        .withColumn("fsync", (F.when(fpw, (px_syncs % px_writes) != 0).otherwise(px_syncs > 0))
+                    | (F.coalesce(F.col("mp_syncs"), F.lit(0)) > 0))
+        .withColumn("preallocate", F.coalesce(prealloc, F.lit(False)))
+        .withColumn("_passes", F.greatest(
+            F.lit(1.0), F.round(F.col("bytes_read") / F.col("extent")) + F.round(F.col("bytes_written") / F.col("extent"))))
+        .withColumn("_sessions", F.least(F.col("opens").cast("double"), F.col("_passes") * F.col("n_ranks")))
+        .withColumn("rw_per_open", F.when(
+            F.col("is_h5") & (F.col("h5_opens") > 0) & (F.col("h5_rw") > 0), F.col("h5_rw") / F.col("h5_opens")).when(
+            F.col("_sessions") > 0, (F.col("reads") + F.col("writes")) / F.col("_sessions")))
+        .withColumn("consecutive_ops", F.coalesce(F.col("op_consec"), F.when(has_px, consec)).cast("long"))
+        .withColumn("sequential_ops", F.coalesce(
+            F.col("op_seq"), F.when(has_px, _s("px_seq_r", "px_seq_w") - consec)).cast("long"))
+        .withColumn("random_ops", F.coalesce(F.col("op_random"), F.when(has_px, random_ops)).cast("long"))
+        .withColumn("read_time_s", read_t)
+        .withColumn("write_time_s", write_t)
+        .withColumn("meta_time_s", meta_t)
+        .withColumn("io_time_s", io_time)
+        .withColumn("bandwidth_mib_s", F.when(io_time > 0, moved / 1048576.0 / io_time))
+        .withColumn("random_access", F.coalesce(
+            F.when(F.col("op_n") > 0, F.col("op_random") / F.col("op_n") > F.lit(fconf.random_fraction)),
+            F.when(total_px > 0, random_ops / total_px > F.lit(fconf.random_fraction)), F.lit(False)))
+        .withColumn("unique_dir_name", F.regexp_extract(F.col("file_name"), r"^(.*)/[^/]*$", 1))
+        .withColumn("tier", tier_expr(fconf.tier_rules, fconf.default_tier))
+    )
+    data = (F.col("reads") + F.col("writes")) > 0
+    per_dir = df.where(data & (F.col("layer") != "STDIO")).groupBy("log_id", "unique_dir_name").agg(
+        F.count("*").alias("_files_in_dir"))
+    df = df.join(per_dir, ["log_id", "unique_dir_name"], "left").withColumn(
+        "unique_dir", F.coalesce(F.col("file_per_process") & (F.col("_files_in_dir") == 1)
+                                 & (F.col("nprocs") > 1), F.lit(False)))
+    return df.select(*[f.name for f in SILVER["file_features"].struct.fields])
+
+
+def _io_type(df: DataFrame) -> DataFrame:
+    first_read = F.coalesce(F.when(F.col("layer") == "MPI-IO", F.col("mp_first_read")), F.col("px_first_read"),
+                            F.col("st_first_read"))
+    first_write = F.coalesce(F.when(F.col("layer") == "MPI-IO", F.col("mp_first_write")), F.col("px_first_write"),
+                             F.col("st_first_write"))
+    rpass = F.col("bytes_read") / F.col("extent")
+    wpass = F.col("bytes_written") / F.col("extent")
+    r = F.col("bytes_read") > 0
+    w = F.col("bytes_written") > 0
+    io_type = (
+        F.when(r & w, F.when(F.coalesce(first_write < first_read, F.lit(True)), "RAW").otherwise("WAR"))
+        .when(r, F.when(rpass > 1.5, "RAR").otherwise("RO"))
+        .when(w, F.when(wpass > 1.5, "WAW").otherwise("WO"))
+        .otherwise("none")
+    )
+    return df.withColumn("io_type", io_type).withColumn("io_type_source", F.lit("counters"))
+
+
+def _h5_ops_per_file(h5f: DataFrame, h5d: DataFrame, files: DataFrame) -> DataFrame:
+    """HDF5 data operations (H5D reads + writes of the file's datasets) and H5F opens per file."""
+    names = files.select("log_id", "record_id", "name")
+    ds = h5d.join(names, ["log_id", "record_id"], "inner").select(
+        "log_id", F.regexp_extract("name", r"^(.*):/", 1).alias("file_name"),
+        (F.coalesce(F.col("H5D_READS"), F.lit(0)) + F.coalesce(F.col("H5D_WRITES"), F.lit(0))).alias("rw"))
+    ds = ds.groupBy("log_id", "file_name").agg(F.sum("rw").alias("h5_rw"))
+    opens = h5f.groupBy("log_id", "record_id").agg(F.sum("H5F_OPENS").alias("h5_opens"))
+    opens = opens.join(names, ["log_id", "record_id"], "inner").withColumnRenamed("name", "file_name")
+    return opens.join(ds, ["log_id", "file_name"], "left").select("log_id", "record_id", "h5_opens", "h5_rw")
+
+
+def _with_ops_pattern(df: DataFrame, io_ops: DataFrame) -> DataFrame:
+    """Access pattern and RAW/WAR order from DXT segments at the file's data layer, where present."""
+    from pyspark.sql import Window
+
+    want = df.select(
+        "log_id", "record_id", "transfer_size",
+        F.when(F.col("layer") == "MPI-IO", "DXT_MPIIO").otherwise("DXT_POSIX").alias("source"))
+    ops = io_ops.where(F.col("op").isin("read", "write")).join(want, ["log_id", "record_id", "source"], "inner")
+    data = ops.where(F.col("length") == F.col("transfer_size"))
+    w = Window.partitionBy("log_id", "record_id", "rank", "op").orderBy("start_s", "seq")
+    data = data.withColumn("prev_off", F.lag("offset").over(w)).withColumn(
+        "prev_end", F.lag(F.col("offset") + F.col("length")).over(w))
+    has_prev = F.col("prev_off").isNotNull()
+    consec = has_prev & (F.col("offset") == F.col("prev_end"))
+    seq = has_prev & ~consec & (F.col("offset") > F.col("prev_off"))
+    stats = data.groupBy("log_id", "record_id").agg(
+        F.sum(has_prev.cast("long")).alias("op_n"),
+        F.sum(consec.cast("long")).alias("op_consec"),
+        F.sum(seq.cast("long")).alias("op_seq"),
+        F.sum((has_prev & ~consec & ~seq).cast("long")).alias("op_random"),
+        F.min(F.when(F.col("op") == "read", F.col("start_s"))).alias("op_first_read"),
+        F.min(F.when(F.col("op") == "write", F.col("start_s"))).alias("op_first_write"),
+    )
+    df = df.join(stats, ["log_id", "record_id"], "left")
+    both = (F.col("io_type").isin("RAW", "WAR")) & F.col("op_first_read").isNotNull() & F.col(
+        "op_first_write").isNotNull()
+    return (
+        df.withColumn("io_type", F.when(both, F.when(F.col("op_first_write") < F.col("op_first_read"), "RAW")
+                                        .otherwise("WAR")).otherwise(F.col("io_type")))
+        .withColumn("io_type_source", F.when(F.col("op_n").isNotNull(), "ops").otherwise(F.col("io_type_source")))
+    )

@@ -1,0 +1,195 @@
+"""The native Darshan decoder: `iolake_native` (Rust, PyO3) -> bronze Arrow tables.
+
+Memory-safe and in-process: the Rust side bounds every read, caps decompressed sizes
+(a decompression bomb is a `ResourceLimit`), never panics across into Python, and hands back
+little-endian column buffers that become pyarrow arrays here without a copy. Its tables equal
+the pydarshan decoder's (`readers.pydarshan_decoder`) on every log pydarshan reads; it also
+reads bzip2-compressed and big-endian logs. Darshan 1.x/2.x logs raise `UnsupportedFormat`.
+"""
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+
+import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
+
+from readers.base import DecodeError, Decoded, DecoderCrash, ResourceLimit, UnsupportedFormat
+from schemas import BRONZE
+from schemas.darshan_counters import LUSTRE_COMPONENT_COUNTERS, MODULE_COUNTERS
+from schemas.modules import DARSHAN_MODULE_TABLE
+
+try:  # the extension is built from native/ (`pip install ./native`)
+    import iolake_native as _native
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    _native = None
+    _IMPORT_ERROR = exc
+
+DECODER = "iolake-native-" + (getattr(_native, "__version__", "?") if _native else "?")
+COMPRESSION = {0: "zlib", 1: "bzip2", 2: "none"}
+_ERRORS = {"corrupt": DecodeError, "unsupported": UnsupportedFormat, "limit": ResourceLimit, "crash": DecoderCrash}
+
+
+@lru_cache(maxsize=None)
+def _schema(table: str) -> pa.Schema:
+    return BRONZE[table].decoded_arrow_schema
+
+
+def _i64(buf, n: int) -> pa.Array:
+    return pa.Array.from_buffers(pa.int64(), n, [None, pa.py_buffer(buf)])
+
+
+def _columns(typ: pa.DataType, buf, ncols: int, n: int) -> list[pa.Array]:
+    """`ncols` columns of `n` values stored one after the other (column-major) in `buf`."""
+    whole = pa.Array.from_buffers(typ, ncols * n, [None, pa.py_buffer(buf)])
+    return [whole.slice(i * n, n) for i in range(ncols)]
+
+
+def _strings(pair, n: int) -> pa.Array:
+    offsets, data = pair
+    return pa.Array.from_buffers(pa.string(), n, [None, pa.py_buffer(offsets), pa.py_buffer(data)])
+
+
+def _read_bytes(source) -> bytes:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    path = os.fspath(source)
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
+def _decode_raw(data: bytes, **limits) -> dict:
+    if _native is None:
+        raise DecoderCrash(f"iolake_native is not installed (pip install ./native): {_IMPORT_ERROR}")
+    try:
+        return _native.decode_log(data, **limits)
+    except _native.NativeDecodeError as err:
+        kind, msg = err.args if len(err.args) == 2 else ("corrupt", str(err))
+        raise _ERRORS.get(kind, DecodeError)(msg) from None
+
+
+def _counter_table(table: str, t: dict) -> pa.Table:
+    _, counters, fcounters = MODULE_COUNTERS[table]
+    n = t["n"]
+    if t["nints"] != len(counters) or t["nflts"] != len(fcounters):
+        raise DecoderCrash(f"native decoder and schema disagree on the {table} counters")
+    arrays = [_i64(t["ids"], n), _i64(t["ranks"], n)]
+    arrays += _columns(pa.int64(), t["ints"], len(counters), n)
+    arrays += _columns(pa.float64(), t["flts"], len(fcounters), n)
+    return pa.Table.from_arrays(arrays, schema=_schema(table))
+
+
+def _lustre_table(t: dict) -> pa.Table:
+    n = t["n"]
+    arrays = [
+        _i64(t["record_id"], n),
+        _i64(t["rank"], n),
+        pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(t["component"])]),
+    ]
+    arrays += _columns(pa.int64(), t["counters"], len(LUSTRE_COMPONENT_COUNTERS), n)
+    arrays.append(_strings(t["pool_name"], n))
+    offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(t["ost_offsets"])])
+    values = pa.Array.from_buffers(pa.int64(), len(t["ost_ids"]) // 8, [None, pa.py_buffer(t["ost_ids"])])
+    arrays.append(pa.ListArray.from_arrays(offsets, values))
+    return pa.Table.from_arrays(arrays, schema=_schema("lustre"))
+
+
+_SOURCES = pa.array(["DXT_POSIX", "DXT_MPIIO"], pa.string())
+_OPS = pa.array(["write", "read"], pa.string())
+
+
+def _io_ops_table(t: dict) -> pa.Table:
+    n = t["n"]
+    schema = _schema("io_ops")
+    source = _SOURCES.take(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(t["source"])]))
+    op = _OPS.take(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(t["op"])]))
+    hosts = pa.array(t["hostnames"], pa.string())
+    host = hosts.take(pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(t["host_idx"])]))
+    cols = {
+        "source": source,
+        "record_id": _i64(t["record_id"], n),
+        "rank": _i64(t["rank"], n),
+        "seq": _i64(t["seq"], n),
+        "op": op,
+        "func": pa.nulls(n, pa.string()),
+        "offset": _i64(t["offset"], n),
+        "length": _i64(t["length"], n),
+        "start_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["start"])]),
+        "end_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["end"])]),
+        "thread": pa.nulls(n, pa.int64()),
+        "hostname": host,
+    }
+    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+def _files_table(raw: dict, mounts: list[tuple[str, str]]) -> pa.Table:
+    n = raw["n_names"]
+    idx = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(raw["name_mount"])])
+    # -1 (no mount) -> null
+    idx = pa.compute.if_else(pa.compute.less(idx, 0), pa.scalar(None, pa.int32()), idx)
+    mps = pa.array([m[0] for m in mounts], pa.string())
+    fss = pa.array([m[1] for m in mounts], pa.string())
+    arrays = [_i64(raw["name_ids"], n), _strings(raw["names"], n), mps.take(idx), fss.take(idx)]
+    return pa.Table.from_arrays(arrays, schema=_schema("files"))
+
+
+def _jobs_table(raw: dict) -> pa.Table:
+    job = raw["job"]
+    schema = _schema("jobs")
+    mounts = [{"mount_point": p, "fs_type": t} for p, t in job["mounts"]]
+    cols = {
+        "jobid": [job["jobid"]],
+        "uid": [job["uid"]],
+        "nprocs": [job["nprocs"]],
+        "start_time_sec": [job["start_time_sec"]],
+        "start_time_nsec": [job["start_time_nsec"]],
+        "end_time_sec": [job["end_time_sec"]],
+        "end_time_nsec": [job["end_time_nsec"]],
+        "run_time_s": [job["run_time"]],
+        "exe": [job["exe"]],
+        "metadata": [job["metadata"]],
+        "log_ver": [raw["version"]],
+        "mounts": [mounts],
+    }
+    return pa.Table.from_arrays([pa.array(cols[f.name], f.type) for f in schema], schema=schema)
+
+
+def decode(source, **limits) -> Decoded:
+    """Decodes one Darshan log (a path or the file's bytes) into bronze tables."""
+    data = _read_bytes(source)
+    raw = _decode_raw(data, **limits)
+    tables: dict[str, pa.Table] = {"jobs": _jobs_table(raw), "files": _files_table(raw, raw["job"]["mounts"])}
+    by_module = {t["module"]: t for t in raw["counter_tables"]}
+    for name, _idx, _ver, _len, _partial in raw["modules"]:
+        if name in by_module:
+            table = DARSHAN_MODULE_TABLE[name]
+            tables[table] = _counter_table(table, by_module[name])
+        elif name == "LUSTRE" and raw["lustre"] is not None:
+            tables["lustre"] = _lustre_table(raw["lustre"])
+        elif name in ("DXT_POSIX", "DXT_MPIIO") and raw["io_ops"] is not None and "io_ops" not in tables:
+            tables["io_ops"] = _io_ops_table(raw["io_ops"])
+    meta = dict(raw["job"]["metadata"])
+    return Decoded(
+        tables=tables,
+        format="darshan",
+        format_version=raw["version"],
+        writer_version=meta.get("lib_ver"),
+        compression=COMPRESSION.get(raw["comp_type"]),
+        decoder=DECODER,
+        modules=sorted(m[0] for m in raw["modules"]),
+        partial_modules=sorted(m[0] for m in raw["modules"] if m[4]),
+        notes=list(raw["notes"]) + (["big-endian log (byte-swapped)"] if raw["swapped"] else []),
+    )
+
+
+def decode_darshan(source) -> dict[str, pa.Table]:
+    """The bronze tables of one Darshan log (path or bytes)."""
+    return decode(source).tables
+
+
+def header_facts(source) -> dict:
+    """Raw header and job values of a log, for the caller's sanity checks."""
+    raw = _decode_raw(_read_bytes(source))
+    facts = {k: raw[k] for k in ("version", "major", "minor", "magic", "comp_type", "swapped", "partial_flag")}
+    facts.update({k: v for k, v in raw["job"].items() if k not in ("metadata", "mounts")})
+    return facts

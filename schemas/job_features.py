@@ -1,0 +1,59 @@
+"""silver/job_features — one row per decoded log: DCA-IO Table I plus metadata share and rank skew.
+
+I/O time is the slowest process's (DCA-IO): per rank, the summed read, write and metadata time
+of the files it alone opened, plus the slowest rank's time on each shared file; throughput is
+bytes moved over that time. Counts are over POSIX records (the layer all I/O reaches), with
+STDIO added where POSIX is absent.
+"""
+from pyspark.sql import types as T
+
+from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+
+F = T.StructField
+SPEC = TableSpec(
+    name="job_features",
+    layer="silver",
+    struct=T.StructType(
+        [
+            LOG_ID,
+            JOB_MONTH,
+            F("jobid", T.LongType(), True),
+            F("uid", T.LongType(), True),
+            F("program", T.StringType(), True),
+            F("start_time", T.TimestampType(), True),
+            F("run_time_s", T.DoubleType(), True),
+            F("nprocs", T.LongType(), True),
+            F("stripe_count", T.LongType(), True),  # of the job's largest Lustre file
+            F("stripe_size", T.LongType(), True),
+            F("file_count", T.LongType(), False),  # files with reads or writes
+            F("shared_file_count", T.LongType(), False),
+            F("seq_pct", T.DoubleType(), True),
+            F("small_requests", T.LongType(), True),  # < 1 KiB
+            F("medium_requests", T.LongType(), True),  # 1 KiB - 100 KiB
+            F("read_requests", T.LongType(), False),
+            F("write_requests", T.LongType(), False),
+            F("bytes_read", T.LongType(), False),
+            F("bytes_written", T.LongType(), False),
+            F("read_time_s", T.DoubleType(), True),
+            F("write_time_s", T.DoubleType(), True),
+            F("meta_time_s", T.DoubleType(), True),
+            F("meta_time_share", T.DoubleType(), True),
+            F("io_time_s", T.DoubleType(), True),
+            F("throughput_mib_s", T.DoubleType(), True),
+            F("slowest_rank_time_s", T.DoubleType(), True),
+            F("fastest_rank_time_s", T.DoubleType(), True),
+            F("rank_time_ratio", T.DoubleType(), True),
+            F("interfaces", T.ArrayType(T.StringType()), True),
+            F("tiers", T.ArrayType(T.StringType()), True),
+        ]
+    ),
+    keys=("log_id",),
+    expectations=(
+        Expectation("not_null", "log_id"),
+        Expectation("unique", "log_id"),
+        Expectation("between", "nprocs", {"min": 1}),
+        Expectation("between", "bytes_read", {"min": 0}),
+        Expectation("between", "seq_pct", {"min": 0, "max": 100}),
+    ),
+    doc=__doc__,
+)

@@ -1,0 +1,35 @@
+"""Job features (DCA-IO Table I): the slowest-process I/O time and counts, checked by hand."""
+from features import file_features, job_features
+from iolake.config import load_config
+from tests.frames import bronze
+
+JOB = {"jobid": 42, "uid": 7, "nprocs": 2, "exe": "/opt/bin/ior -a POSIX -w", "start_time_sec": 1_700_000_000,
+       "end_time_sec": 1_700_000_060, "run_time_s": 60.0}
+
+
+def test_job_features_io_time_is_the_slowest_process(spark):
+    posix = [
+        # rank 0 owns a file: 1 s of I/O; rank 1 owns a file: 3 s; a shared file: slowest 2 s, fastest 0.5 s
+        {"record_id": 1, "rank": 0, "POSIX_READS": 10, "POSIX_WRITES": 0, "POSIX_BYTES_READ": 500,
+         "POSIX_F_READ_TIME": 0.75, "POSIX_F_META_TIME": 0.25, "POSIX_SEQ_READS": 10,
+         "POSIX_SIZE_READ_0_100": 10, "POSIX_OPENS": 1},
+        {"record_id": 2, "rank": 1, "POSIX_READS": 0, "POSIX_WRITES": 4, "POSIX_BYTES_WRITTEN": 8 * 1048576,
+         "POSIX_F_WRITE_TIME": 3.0, "POSIX_SEQ_WRITES": 2, "POSIX_SIZE_WRITE_1M_4M": 4, "POSIX_OPENS": 1},
+        {"record_id": 3, "rank": -1, "POSIX_READS": 6, "POSIX_WRITES": 0, "POSIX_BYTES_READ": 6 * 2048,
+         "POSIX_F_READ_TIME": 2.5, "POSIX_F_SLOWEST_RANK_TIME": 2.0, "POSIX_F_FASTEST_RANK_TIME": 0.5,
+         "POSIX_SIZE_READ_1K_10K": 6, "POSIX_SEQ_READS": 6, "POSIX_OPENS": 2},
+    ]
+    files = [{"record_id": i, "name": f"/p/f{i}"} for i in (1, 2, 3)]
+    tables = bronze(spark, jobs=[JOB], posix=posix, files=files)
+    ff = file_features.transform(tables, load_config("local").features)
+    j = job_features.transform(tables, ff).collect()[0]
+    assert j.program == "ior" and j.nprocs == 2 and j.jobid == 42
+    assert j.io_time_s == 3.0 + 2.0  # slowest own time (rank 1) + slowest time on the shared file
+    assert j.fastest_rank_time_s == 1.0 + 0.5 and abs(j.rank_time_ratio - 5.0 / 1.5) < 1e-12
+    assert (j.read_requests, j.write_requests) == (16, 4)
+    assert (j.small_requests, j.medium_requests) == (10, 6)
+    assert j.bytes_read == 500 + 12288 and j.bytes_written == 8 * 1048576
+    assert abs(j.seq_pct - 100.0 * 18 / 20) < 1e-9
+    assert abs(j.meta_time_share - 0.25 / (0.75 + 0.25 + 3.0 + 2.5)) < 1e-12
+    assert abs(j.throughput_mib_s - (500 + 12288 + 8 * 1048576) / 1048576 / 5.0) < 1e-9
+    assert (j.file_count, j.shared_file_count) == (3, 1)

@@ -1,0 +1,199 @@
+"""covering stage: items from DXT, Recorder and counters; covers on real logs; exactly-once re-runs."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from features.covering_sets import intervals, iominer_greedy, merged_union, minimum_cover
+from iolake.config import load_config
+from iolake.lake import read_table, table_version
+from jobs import covering
+from schemas import BRONZE, SILVER
+from tests.conftest import shared_path
+
+SPEC = SILVER["covering_sets"]
+MONTH = "2024-01"
+
+
+def _df(spark, table: str, rows: list[dict]):
+    """A bronze frame of `table`'s schema; columns a row leaves out are null."""
+    spec = BRONZE[table]
+    full = [{"job_month": MONTH, **r} for r in rows]
+    return spark.createDataFrame([tuple(r.get(c) for c in spec.columns) for r in full], spec.struct)
+
+
+def _op(log, record_id, rank, seq, op, start, end, source="DXT_POSIX"):
+    return {"log_id": log, "source": source, "record_id": record_id, "rank": rank, "seq": seq, "op": op,
+            "start_s": start, "end_s": end}
+
+
+def _ts(module: str, log, record_id, rank, read=(0.0, 0.0), write=(0.0, 0.0)):
+    p = module.upper()
+    return {"log_id": log, "record_id": record_id, "rank": rank,
+            f"{p}_F_READ_START_TIMESTAMP": read[0], f"{p}_F_READ_END_TIMESTAMP": read[1],
+            f"{p}_F_WRITE_START_TIMESTAMP": write[0], f"{p}_F_WRITE_END_TIMESTAMP": write[1]}
+
+
+@pytest.fixture(scope="module")
+def bronze(spark):
+    """Four tiny logs: DXT with a counters-only shared file, counters only, Recorder, no I/O."""
+    io_ops = _df(spark, "io_ops", [
+        # log A: IOMiner's counter-example as (rank, file) items, one of them from two ops
+        _op("A", 1, 0, 0, "write", 0.0, 4.0), _op("A", 1, 0, 1, "write", 3.0, 10.0),
+        _op("A", 2, 1, 0, "read", 0.5, 11.5),
+        _op("A", 3, 0, 0, "write", 9.0, 19.0), _op("A", 3, 0, 0, "read", 9.5, 12.0, "DXT_MPIIO"),
+        # log C: Recorder calls; only reads and writes count
+        _op("C", 9, 0, 0, "open", 0.0, 0.5, "RECORDER"), _op("C", 9, 0, 1, "read", 1.0, 2.0, "RECORDER"),
+        _op("C", None, 0, 2, "meta", 0.0, 9.0, "RECORDER"),
+    ])
+    posix = _df(spark, "posix", [
+        _ts("posix", "A", 1, 0, write=(0.0, 30.0)),  # the file has DXT ops: these counters are not used
+        _ts("posix", "A", 4, -1, read=(20.0, 25.0)),  # shared, no DXT
+        _ts("posix", "B", 5, 0, write=(2.0, 6.0)),
+        _ts("posix", "B", 8, 0),  # opened, never read or written
+        _ts("posix", "C", 9, 0, read=(1.0, 2.5)),  # Recorder's roll-up of the traced file
+        _ts("posix", "D", 10, 0),
+    ])
+    mpiio = _df(spark, "mpiio", [_ts("mpiio", "B", 5, 0, read=(1.5, 6.5))])
+    stdio = _df(spark, "stdio", [_ts("stdio", "B", 6, 0, read=(3.0, 4.0)), _ts("stdio", "B", 7, 0, write=(0.1, 99.0))])
+    files = _df(spark, "files", [{"log_id": "B", "record_id": 7, "name": "<STDOUT>"},
+                                 {"log_id": "B", "record_id": 6, "name": "/in.txt"}])
+    return {"io_ops": io_ops, "posix": posix, "mpiio": mpiio, "stdio": stdio, "files": files}
+
+
+def test_intervals_take_ops_first_then_counters_merged_over_modules(spark, bronze):
+    got = {(r.log_id, r.record_id, r.rank): (r.start_s, r.end_s, r.interval_source)
+           for r in intervals(**bronze).collect()}
+    assert got == {
+        ("A", 1, 0): (0.0, 10.0, "dxt"),
+        ("A", 2, 1): (0.5, 11.5, "dxt"),
+        ("A", 3, 0): (9.0, 19.0, "dxt"),
+        ("A", 4, -1): (20.0, 25.0, "counters"),
+        ("B", 5, 0): (1.5, 6.5, "counters"),
+        ("B", 6, 0): (3.0, 4.0, "counters"),
+        ("C", 9, 0): (1.0, 2.0, "recorder"),
+    }
+
+
+def test_transform_keeps_the_minimum_cover_with_shares(spark, bronze):
+    from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
+
+    out = covering.transform(**bronze)
+    assertSchemaEqual(out.schema, SPEC.struct)
+    expected = spark.createDataFrame([
+        ("A", MONTH, 0, 1, 0.0, 10.0, 10.0, "dxt", 4, 24.0, 3),
+        ("A", MONTH, 0, 3, 9.0, 19.0, 9.0, "dxt", 4, 24.0, 3),
+        ("A", MONTH, -1, 4, 20.0, 25.0, 5.0, "counters", 4, 24.0, 3),
+        ("B", MONTH, 0, 5, 1.5, 6.5, 5.0, "counters", 2, 5.0, 1),
+        ("C", MONTH, 0, 9, 1.0, 2.0, 1.0, "recorder", 1, 1.0, 1),
+    ], SPEC.struct)
+    assertDataFrameEqual(out, expected)
+
+
+def test_transform_without_files_keeps_standard_streams(spark, bronze):
+    out = covering.transform(bronze["io_ops"], bronze["posix"], bronze["mpiio"], bronze["stdio"])
+    b = out.where("log_id = 'B'").collect()
+    assert [(r.record_id, r.end_s) for r in b] == [(7, 99.0)]
+
+
+def test_transform_of_empty_bronze_is_empty(spark):
+    empty = {t: spark.createDataFrame([], BRONZE[t].struct) for t in covering.INPUTS}
+    assert covering.transform(**empty).count() == 0
+
+
+# -- real logs ---------------------------------------------------------------------------------
+
+
+def _ingest(spark, lake: Path, inputs: list[str]) -> dict:
+    """Bronze for these tests; ingest's own gates are tested in test_ingest and halve its time."""
+    from jobs.ingest import run
+
+    conf = load_config("local", overrides={"lake": str(lake), "gates": {"enabled": False}})
+    return run(spark, conf, inputs, echo=lambda *_: None)
+
+
+def _check_lake(spark, lake: Path) -> dict:
+    """Every job's cover against all its items: same union, pure time = its measure, minimum."""
+    conf = load_config("local", overrides={"lake": str(lake)})
+    tables = {t: read_table(spark, BRONZE[t], conf.lake) for t in covering.INPUTS}
+    items = intervals(**tables).toPandas()
+    members = read_table(spark, SPEC, conf.lake).toPandas()
+    assert not members.duplicated(["log_id", "record_id", "rank"]).any()
+    assert set(members.log_id) == set(items.log_id)
+    figures = {"jobs": 0, "items": 0, "cover": 0, "iominer": 0, "iominer_larger": 0}
+    for log_id, its in items.groupby("log_id"):
+        mem = members[members.log_id == log_id]
+        ivs = list(zip(its.start_s, its.end_s))
+        union = merged_union(ivs)
+        got = merged_union(list(zip(mem.start_s, mem.end_s)))
+        assert len(got) == len(union), log_id
+        assert [x for c in got for x in c] == pytest.approx([x for c in union for x in c]), log_id
+        pure = mem.pure_io_time_s.iloc[0]
+        assert pure == pytest.approx(sum(b - a for a, b in union), rel=1e-9, abs=1e-9), log_id
+        assert mem.share_s.sum() == pytest.approx(pure, rel=1e-9, abs=1e-9), log_id
+        assert (mem.cover_size == len(mem)).all() and (mem.n_intervals == len(its)).all()
+        assert len(mem) == len(minimum_cover(ivs)[0])
+        greedy = len(iominer_greedy(ivs))
+        assert greedy >= len(mem)
+        figures["jobs"] += 1
+        figures["items"] += len(its)
+        figures["cover"] += len(mem)
+        figures["iominer"] += greedy
+        figures["iominer_larger"] += greedy > len(mem)
+    return figures
+
+
+@pytest.fixture(scope="module")
+def sample_lake(spark, tmp_path_factory):
+    import darshan
+
+    lake = tmp_path_factory.mktemp("covering_sample_lake")
+    _ingest(spark, lake, [str(Path(darshan.__file__).parent / "examples" / "example_logs")])
+    conf = load_config("local", overrides={"lake": str(lake)})
+    return lake, covering.run(spark, conf, echo=lambda *_: None)
+
+
+def test_covering_run_on_sample_logs_covers_every_job(spark, sample_lake):
+    lake, summary = sample_lake
+    assert summary["covered"] >= 4 and summary["members"] >= summary["covered"]
+    figures = _check_lake(spark, lake)
+    assert figures["jobs"] == summary["covered"]
+    sources = {r.interval_source for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()}
+    assert sources == {"dxt", "counters"}  # dxt.darshan has DXT segments
+
+
+def test_covering_rerun_adds_nothing(spark, sample_lake, capsys):
+    lake, _ = sample_lake
+    before = table_version(spark, SPEC, str(lake))
+    assert covering.main(["--lake", str(lake)]) == 0
+    assert table_version(spark, SPEC, str(lake)) == before
+    assert covering.run(spark, load_config("local", overrides={"lake": str(lake)}), echo=lambda *_: None)["members"] == 0
+
+
+@pytest.fixture(scope="module")
+def corpus_lake(spark, tmp_path_factory):
+    """Every shared Darshan log and Recorder trace, ingested once, then covered."""
+    lake = tmp_path_factory.mktemp("covering_corpus_lake")
+    _ingest(spark, lake, [str(shared_path("darshan")), str(shared_path("recorder"))])
+    return lake, covering.run(spark, load_config("local", overrides={"lake": str(lake)}), echo=lambda *_: None)
+
+
+@pytest.mark.slow
+def test_covering_over_every_shared_log_matches_pure_io_time(spark, corpus_lake):
+    lake, summary = corpus_lake
+    f = _check_lake(spark, lake)
+    print(f"\n[covering] {summary['logs']} logs, {f['jobs']} with intervals, {f['items']} items; "
+          f"mean cover {f['cover'] / f['jobs']:.2f} vs IOMiner greedy {f['iominer'] / f['jobs']:.2f}; "
+          f"IOMiner larger on {f['iominer_larger']} jobs")
+    assert f["jobs"] > 50 and f["iominer_larger"] > 0
+    sources = {r.interval_source for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()}
+    assert sources == {"dxt", "recorder", "counters"}
+
+
+@pytest.mark.slow
+def test_covering_over_the_corpus_rerun_adds_nothing(spark, corpus_lake):
+    lake, _ = corpus_lake
+    before = table_version(spark, SPEC, str(lake))
+    assert covering.run(spark, load_config("local", overrides={"lake": str(lake)}), echo=lambda *_: None)["members"] == 0
+    assert table_version(spark, SPEC, str(lake)) == before

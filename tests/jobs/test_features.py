@@ -1,0 +1,71 @@
+"""The features stage on real IOR runs: extracted features equal the IOR parameters (>= 95%)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from features.ground_truth import agreement, summary
+from iolake.config import load_config
+from iolake.lake import read_table, table_version
+from jobs import features, ingest
+from schemas import BRONZE, SILVER
+from tests.conftest import shared_path
+
+pytestmark = pytest.mark.slow
+
+
+def _subset(root) -> tuple[list[str], pd.DataFrame]:
+    """Repetition 1 of every 4th configuration on both tiers, and its Recorder traces (~150 runs)."""
+    runs = pd.read_csv(root / "runs.csv")
+    runs = runs[(runs.config_id % 4 == 0) & ((runs.tracer == "recorder") | (runs.rep == 1))]
+    paths = [str(root / (r.darshan_log if r.tracer == "darshan" else r.recorder_dir)) for r in runs.itertuples()]
+    return paths, runs
+
+
+@pytest.fixture(scope="module")
+def sweep_lake(spark, tmp_path_factory):
+    root = shared_path("iosweep")
+    paths, runs = _subset(root)
+    lake = tmp_path_factory.mktemp("sweep") / "lake"
+    conf = load_config("local", overrides={"lake": str(lake)})
+    ingest.run(spark, conf, paths)
+    summary_ = features.run(spark, conf)
+    return conf, runs, summary_
+
+
+def test_features_agree_with_ior_parameters(spark, sweep_lake):
+    conf, runs, _ = sweep_lake
+    ff = read_table(spark, SILVER["file_features"], conf.lake).toPandas()
+    led = read_table(spark, BRONZE["logs"], conf.lake).select("log_id", "source_uri").toPandas()
+    ff = ff.merge(led, on="log_id")
+    ff["run_id"] = ff.source_uri.str.extract(r"/([a-z]+_c\d+_(?:r\d|rec))(?:\.darshan)?$")[0]
+    scored = agreement(ff, runs)
+    table = summary(scored)
+    print("\n" + table.to_string())
+    assert set(table.index) == {"interface", "nprocs", "io_type", "file_per_process", "unique_dir", "collective",
+                                "file_view", "fsync", "fsync_per_write", "preallocate", "random_access",
+                                "transfer_size", "rw_per_open"}
+    assert table.runs.min() > 20
+    low = table[table.pct < 95.0]
+    assert low.empty, f"features below 95% agreement:\n{low}"
+
+
+def test_features_job_table_and_rerun_adds_nothing(spark, sweep_lake):
+    conf, runs, summary_ = sweep_lake
+    jf = read_table(spark, SILVER["job_features"], conf.lake).toPandas()
+    jobs = read_table(spark, BRONZE["jobs"], conf.lake).count()
+    assert len(jf) == jobs == summary_["logs"]
+    assert set(jf.nprocs) == {2, 4} and (jf.io_time_s > 0).all()
+    assert all(set(t) <= {"bb", "pfs"} for t in jf.tiers)
+    before = table_version(spark, SILVER["file_features"], conf.lake)
+    again = features.run(spark, conf)
+    assert again["logs"] == 0
+    assert table_version(spark, SILVER["file_features"], conf.lake) == before
+
+
+def test_features_tier_follows_the_conf_rules(spark, sweep_lake):
+    conf, _, _ = sweep_lake
+    ff = read_table(spark, SILVER["file_features"], conf.lake).where("file_name like '%ior_testfile%'").toPandas()
+    assert (ff[ff.file_name.str.startswith("/dev/shm/")].tier == "bb").all()
+    assert (ff[ff.file_name.str.startswith("/srv/")].tier == "pfs").all()
+    assert {"bb", "pfs"} <= set(ff.tier)

@@ -3,6 +3,7 @@
   iolake run [INPUT...] [--lake DIR] [--env local|cluster]   every available stage, in pipeline order
   iolake ingest INPUT... [--lake DIR] [--env local|cluster]  trace files -> bronze tables
   iolake stages                                             the stages of pipeline.yaml
+  iolake predict TRACE... [--lake DIR]                      per-file placement plan from the champion models
 
 With no INPUT, `run` ingests the sample Darshan logs shipped in the `darshan` wheel; with no
 --lake, the lake is `lake/` in the working directory.
@@ -45,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("inputs", nargs="+", help="trace files or folders (paths or URIs)")
     _common(i)
     sub.add_parser("stages", help="list the pipeline's stages")
+    pr = sub.add_parser("predict", help="per-file placement plan of Darshan logs (champion models)")
+    pr.add_argument("inputs", nargs="+", help="Darshan log files")
+    _common(pr)
     return p
 
 
@@ -70,6 +74,15 @@ def main(argv=None) -> int:
         conf = _conf(args)
         if args.cmd == "ingest":
             return _ingest(conf, args.inputs)
+        if args.cmd == "predict":
+            from iolake.predict import main as predict_main
+            from models.registry import ModelAliasMissing
+
+            try:
+                return predict_main(conf, args.inputs)
+            except ModelAliasMissing as e:
+                print(f"iolake predict: {e}", file=sys.stderr)
+                return 2
         return _run(conf, args.inputs or sample_inputs())
     except ConfigError as e:
         print(f"iolake: configuration error: {e}", file=sys.stderr)

@@ -69,9 +69,64 @@ class FeaturesConf:
 
 
 @dataclass(frozen=True)
+class TagsConf:
+    """Thresholds of the bottleneck tags (`features/bottleneck_tags.py`).
+
+    Names and defaults follow Drishti's `thresholds` (drishti/includes/config.py) where it has
+    the rule; the rest are iolake's own and say so in conf/base.yaml.
+    """
+
+    small_bytes: int = 1048576  # Drishti: a request below this is small (Darshan size bins)
+    small_requests: float = 0.1  # Drishti: share of reads (writes) that are small
+    small_requests_absolute: int = 1000  # Drishti: and more small reads (writes) than this
+    misaligned_requests: float = 0.1  # Drishti: share of requests not aligned (file / memory)
+    random_operations: float = 0.2  # Drishti: share of reads (writes) neither consecutive nor sequential
+    random_operations_absolute: int = 1000  # Drishti
+    imbalance_stragglers: float = 0.15  # Drishti: |slowest - fastest rank bytes| / bytes of a shared file
+    imbalance_size: float = 0.3  # Drishti: (max - min) / max bytes over the ranks of one file
+    interface_stdio: float = 0.1  # Drishti: share of bytes through STDIO
+    metadata_time_rank: float = 30.0  # Drishti: seconds of metadata time on one rank
+    collective_operations: float = 0.5  # Drishti: share of independent MPI-IO ops (shared files)
+    collective_operations_absolute: int = 1000  # Drishti
+    metadata_time_share: float = 0.5  # own: metadata share of the job's I/O time
+    straggler_time_ratio: float = 2.0  # own: slowest / fastest rank I/O time
+    rank0_bytes_share: float = 0.5  # own: rank 0's share of the job's bytes
+    single_stripe_min_bytes: int = 1073741824  # own: a shared one-stripe Lustre file moving more
+    ost_coverage: float = 0.5  # own: distinct OSTs / OSTs the stripes could have spread over
+    ost_count: int = 0  # own: OSTs of the site's file system; 0: the job's highest OST index + 1
+    io_phase_gap_s: float = 1.0  # own: an idle gap longer than this starts a new I/O phase
+    io_phases: int = 10  # own: more phases than this is frequent
+    read_after_write_share: float = 0.1  # own: share of bytes on files read after written
+    redundant_read_ratio: float = 1.0  # Drishti P09: bytes read / (highest offset read + 1)
+    min_io_time_s: float = 1.0  # own: time-share rules ignore jobs with less I/O time
+    evidence_max: int = 10  # Drishti DETAILS_MAX_SIZE: files / ranks listed per tag
+
+
+@dataclass(frozen=True)
 class MlflowConf:
     tracking_uri: str | None = None  # default: sqlite:///<lake>/mlflow.db
     artifact_root: str | None = None  # default: <lake>/mlruns
+
+
+@dataclass(frozen=True)
+class ModelsConf:
+    """Placement labels, training and scoring (`jobs/labels.py`, `jobs/train.py`, `jobs/score.py`)."""
+
+    label_min_margin: float = 0.05  # drop a label group when (best - other) / other tier bandwidth <= this
+    label_formats: list[str] = field(default_factory=lambda: ["darshan"])  # trace formats whose bandwidths label
+    benchmark_table: str | None = None  # CSV or Delta path: features + per-tier bandwidth; replaces lake labels
+    ground_truth: str | None = None  # labels.csv of a sweep: agreement of lake labels is reported against it
+    splits: int = 10  # random train/test splits per classifier / regressor
+    test_fraction: float = 0.1
+    seed: int = 42
+    classifiers: list[str] = field(default_factory=lambda: ["decision_tree", "random_forest", "gradient_boosting",
+                                                            "lightgbm", "logistic_regression", "knn", "svm",
+                                                            "naive_bayes", "mlp", "adaboost"])
+    regressors: list[str] = field(default_factory=lambda: ["linear", "decision_tree", "random_forest",
+                                                           "gradient_boosting", "xgboost", "lightgbm"])
+    placement_model: str = "iolake-placement"  # registered model names
+    bandwidth_model: str = "iolake-bandwidth"
+    alias: str = "champion"  # the alias scoring loads
 
 
 @dataclass(frozen=True)
@@ -82,7 +137,9 @@ class Config:
     ingest: IngestConf = field(default_factory=IngestConf)
     gates: GateConf = field(default_factory=GateConf)
     features: FeaturesConf = field(default_factory=FeaturesConf)
+    tags: TagsConf = field(default_factory=TagsConf)
     mlflow: MlflowConf = field(default_factory=MlflowConf)
+    models: ModelsConf = field(default_factory=ModelsConf)
 
     def digest(self) -> str:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()

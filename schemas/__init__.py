@@ -1,5 +1,6 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
 from schemas import covering_sets, file_features, files, io_ops, job_features, jobs, logs
+from schemas import bandwidth_predictions, placement_labels, placement_predictions
 from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
 from schemas.modules import DARSHAN_MODULE_TABLE, LUSTRE_SPEC, MODULE_SPECS
 
@@ -21,7 +22,13 @@ SILVER: dict[str, TableSpec] = {
     "covering_sets": covering_sets.SPEC,
 }
 
-TABLES: dict[str, TableSpec] = {**BRONZE, **SILVER}
+GOLD: dict[str, TableSpec] = {
+    "placement_labels": placement_labels.SPEC,
+    "placement_predictions": placement_predictions.SPEC,
+    "bandwidth_predictions": bandwidth_predictions.SPEC,
+}
+
+TABLES: dict[str, TableSpec] = {**BRONZE, **SILVER, **GOLD}
 
 __all__ = [
     "BRONZE",
@@ -30,6 +37,7 @@ __all__ = [
     "INGEST_COLUMNS",
     "SILVER",
     "Expectation",
+    "GOLD",
     "TABLES",
     "TableSpec",
     "arrow_schema",

@@ -1,0 +1,355 @@
+"""`IOFrame`: PrismIO's analysis API (§IV) over jobs in the lake, or over one trace read directly.
+
+Reads (`from_lake`): bronze/io_ops, files, jobs, posix, mpiio, stdio; silver/covering_sets when
+the lake has it. With a SparkSession through Spark; without one through the Delta log
+(`iolake.deltaread`). `from_darshan` / `from_recorder` decode one trace with the ingest
+decoders, no Spark. Every constructor yields the same frames and columns:
+
+- `ops` (OPS_COLUMNS): one row per traced operation (DXT segment or Recorder call) with its
+  file's name; `layer` is the interface (posix, stdio, mpiio, hdf5, mpi, other).
+- `counters` (COUNTER_COLUMNS): the module tables in long form, one row per
+  (log, module, record, rank, op kind read|write|meta): count, bytes and time_s
+  (`<M>_READS`/`_BYTES_READ`/`_F_READ_TIME`, writes alike, meta: opens and `<M>_F_META_TIME`).
+- `jobs` (JOB_COLUMNS), `covering` (COVER_COLUMNS; empty unless from a lake with covering sets).
+
+Rules every method follows:
+- `rank=` keeps the listed ranks, then `filter=` (a callable on the frame returning a mask, as
+  in PrismIO: `filter=lambda x: x["op"] == "read"`) keeps matching rows.
+- One layer per file: an MPI-IO file's POSIX operations are the same bytes again, so a file
+  counts only the ops of its top layer (mpiio over posix/stdio over hdf5) — likewise counters.
+- Times come from the ops where the trace timed them, else from Darshan's counters: a file
+  with DXT segments takes read/write time from them and meta time from `<M>_F_META_TIME`;
+  Recorder traces time every call, so their counters (roll-ups of the same calls) are never
+  used. Filters given to such methods see the counter frame too, so should use the columns
+  the two share: log_id, rank, file_name, record_id, op.
+- A frame over more than one log puts `log_id` first in every index.
+"""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+from iolake.analysis import patterns, timeline as _timeline
+
+OPS_COLUMNS = ["log_id", "rank", "file_name", "record_id", "source", "layer", "op", "func", "offset", "length",
+               "start_s", "end_s", "duration_s", "seq", "thread", "hostname"]
+COUNTER_COLUMNS = ["log_id", "rank", "file_name", "record_id", "module", "op", "count", "bytes", "time_s"]
+JOB_COLUMNS = ["log_id", "nprocs", "run_time_s"]
+COVER_COLUMNS = ["log_id", "rank", "record_id", "file_name", "start_s", "end_s", "share_s", "interval_source"]
+DTYPES = {"rank": "int64", "record_id": "Int64", "offset": "Int64", "length": "Int64", "seq": "Int64",
+          "thread": "Int64", "count": "Int64", "bytes": "Int64", "nprocs": "Int64", "start_s": "float64",
+          "end_s": "float64", "duration_s": "float64", "time_s": "float64", "share_s": "float64",
+          "run_time_s": "float64"}
+
+META_OPS = ("open", "close", "sync", "meta", "seek")
+KINDS = ("io", "read", "write", "meta")
+LEVEL = {"mpiio": 2, "hdf5": 0}  # every other layer: 1
+# (count columns, bytes column, time column) per module and op kind
+COUNTERS = {
+    module: {
+        "read": ([f"{p}_READS"] if module != "mpiio" else [f"{p}_{m}_READS" for m in ("INDEP", "COLL", "SPLIT", "NB")],
+                 f"{p}_BYTES_READ", f"{p}_F_READ_TIME"),
+        "write": ([f"{p}_WRITES"] if module != "mpiio" else [f"{p}_{m}_WRITES" for m in ("INDEP", "COLL", "SPLIT", "NB")],
+                  f"{p}_BYTES_WRITTEN", f"{p}_F_WRITE_TIME"),
+        "meta": ([f"{p}_OPENS"] if module != "mpiio" else [f"{p}_INDEP_OPENS", f"{p}_COLL_OPENS"], None, f"{p}_F_META_TIME"),
+    }
+    for module, p in (("posix", "POSIX"), ("mpiio", "MPIIO"), ("stdio", "STDIO"))
+}
+SOURCE_TABLES = ("io_ops", "files", "jobs", *COUNTERS)
+
+
+def _columns(table: str) -> list[str] | None:
+    """The columns IOFrame reads of a lake table (None: all)."""
+    if table in COUNTERS:
+        cols = {c for spec in COUNTERS[table].values() for c in [*spec[0], *spec[1:]] if c}
+        return ["log_id", "record_id", "rank", *sorted(cols)]
+    return {"jobs": ["log_id", "nprocs", "run_time_s"], "files": ["log_id", "record_id", "name"],
+            "covering_sets": ["log_id", "rank", "record_id", "start_s", "end_s", "share_s", "interval_source"]}.get(table)
+
+
+def _typed(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
+    for c in columns:
+        if c not in df.columns:
+            df[c] = None
+    df = df[columns].reset_index(drop=True)
+    return df.astype({c: t for c, t in DTYPES.items() if c in columns})
+
+
+def _layer(source: pd.Series, func: pd.Series) -> pd.Series:
+    from readers.recorder_ops import layer
+
+    rec = func.map(lambda f: layer(f) if isinstance(f, str) else "other")
+    return source.map({"DXT_POSIX": "posix", "DXT_MPIIO": "mpiio"}).fillna(rec)
+
+
+def _top_layer(df: pd.DataFrame, layer_col: str) -> pd.DataFrame:
+    if df.empty:
+        return df
+    level = df[layer_col].map(LEVEL).fillna(1)
+    top = level.groupby([df["log_id"], df["record_id"]], dropna=False).transform("max")
+    return df[level == top]
+
+
+def _mask(df: pd.DataFrame, rank, filter) -> pd.DataFrame:
+    if rank is not None:
+        df = df[df["rank"].isin(list(rank))]
+    if filter is not None and len(df):
+        got = filter(df)
+        df = got if isinstance(got, pd.DataFrame) else df[np.asarray(got, dtype=bool)]
+    return df
+
+
+class IOFrame:
+    """Trace data of one or more jobs as pandas frames, with PrismIO's analysis methods."""
+
+    def __init__(self, ops: pd.DataFrame, counters: pd.DataFrame, jobs: pd.DataFrame, covering: pd.DataFrame):
+        self.ops, self.counters, self.jobs, self.covering = ops, counters, jobs, covering
+
+    # ---- constructors -------------------------------------------------------------------
+    @classmethod
+    def from_tables(cls, tables: dict[str, pa.Table]) -> "IOFrame":
+        """From Arrow tables of the bronze schemas (with `log_id`): io_ops, files, jobs, posix,
+        mpiio, stdio and optionally covering_sets. Every other constructor ends here."""
+        pdf = {name: t.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get) for name, t in tables.items()}
+        names = pdf["files"][["log_id", "record_id", "name"]].drop_duplicates(["log_id", "record_id"])
+        names = names.rename(columns={"name": "file_name"})
+
+        def named(df):
+            df = df.merge(names, on=["log_id", "record_id"], how="left")
+            missing = df["file_name"].isna() & df["record_id"].notna()
+            df.loc[missing, "file_name"] = "<record " + df.loc[missing, "record_id"].astype(str) + ">"
+            return df
+
+        ops = named(pdf["io_ops"])
+        ops["layer"] = _layer(ops["source"], ops["func"])
+        ops["duration_s"] = ops["end_s"] - ops["start_s"]
+        ops = _typed(ops, OPS_COLUMNS).sort_values(["log_id", "rank", "start_s", "seq"], kind="stable")
+        longs = []
+        for module, kinds in COUNTERS.items():
+            t = pdf.get(module)
+            if t is None or t.empty:
+                continue
+            for kind, (counts, nbytes, time) in kinds.items():
+                longs.append(pd.DataFrame({
+                    "log_id": t["log_id"], "rank": t["rank"], "record_id": t["record_id"], "module": module,
+                    "op": kind, "count": sum(t[c] for c in counts),
+                    "bytes": t[nbytes] if nbytes else pd.Series(0, index=t.index, dtype="Int64"),
+                    "time_s": t[time].astype("float64"),
+                }))
+        counters = named(pd.concat(longs, ignore_index=True)) if longs else pd.DataFrame(columns=COUNTER_COLUMNS)
+        counters = _typed(counters, COUNTER_COLUMNS).sort_values(["log_id", "record_id", "rank", "module", "op"])
+        jobs = _typed(pdf["jobs"], JOB_COLUMNS).sort_values("log_id")
+        cover = pdf.get("covering_sets")
+        cover = named(cover) if cover is not None else pd.DataFrame(columns=COVER_COLUMNS)
+        cover = _typed(cover, COVER_COLUMNS).sort_values(["log_id", "start_s", "rank"])
+        return cls(*(f.reset_index(drop=True) for f in (ops, counters, jobs, cover)))
+
+    @classmethod
+    def from_frames(cls, ops: pd.DataFrame | None = None, counters: pd.DataFrame | None = None,
+                    jobs: pd.DataFrame | None = None, covering: pd.DataFrame | None = None) -> "IOFrame":
+        """From pandas frames already in IOFrame's columns; missing columns are null, `layer` and
+        `duration_s` derived when absent (for literal data in tests and notebooks)."""
+        ops = pd.DataFrame(columns=OPS_COLUMNS) if ops is None else ops.copy()
+        for c, v in (("log_id", "L"), ("source", "RECORDER"), ("func", None)):
+            if c not in ops.columns:
+                ops[c] = v
+        if "layer" not in ops.columns:
+            ops["layer"] = _layer(ops["source"], ops["func"])
+        if "duration_s" not in ops.columns:
+            ops["duration_s"] = ops["end_s"] - ops["start_s"]
+        if "seq" not in ops.columns:
+            ops["seq"] = range(len(ops))
+        frames = [(ops, OPS_COLUMNS), (counters, COUNTER_COLUMNS), (jobs, JOB_COLUMNS), (covering, COVER_COLUMNS)]
+        out = []
+        for df, cols in frames:
+            df = pd.DataFrame(columns=cols) if df is None else df.copy()
+            if "log_id" not in df.columns:
+                df["log_id"] = "L"
+            out.append(_typed(df, cols))
+        return cls(*out)
+
+    @classmethod
+    def from_darshan(cls, path, decoder: str = "native") -> "IOFrame":
+        """One Darshan log, decoded as ingest decodes it (same `log_id`: the content hash)."""
+        from readers.darshan import decode_darshan
+        from readers.fsio import content_hash
+
+        tables = decode_darshan(os.fspath(path), decoder)
+        return cls.from_tables(_with_log_id(tables, content_hash(os.fspath(path), "darshan")))
+
+    @classmethod
+    def from_recorder(cls, folder) -> "IOFrame":
+        """One Recorder trace folder, decoded as ingest decodes it."""
+        from readers.fsio import content_hash
+        from readers.recorder import decode_recorder
+
+        tables = decode_recorder(os.fspath(folder)).tables
+        return cls.from_tables(_with_log_id(tables, content_hash(os.fspath(folder), "recorder")))
+
+    @classmethod
+    def from_lake(cls, spark, lake: str, log_id: str | list[str] | None = None) -> "IOFrame":
+        """The given log(s) of the lake (None: all of them). `spark=None` reads the Delta logs directly."""
+        from schemas import TABLES
+
+        ids = [log_id] if isinstance(log_id, str) else (list(log_id) if log_id is not None else None)
+        read = _read_spark if spark is not None else _read_delta
+        tables = {name: read(spark, TABLES[name], lake, ids, _columns(name))
+                  for name in (*SOURCE_TABLES, "covering_sets")}
+        return cls.from_tables(tables)
+
+    def __repr__(self) -> str:
+        return (f"IOFrame({len(self.log_ids)} log(s), {len(self.ops)} ops, "
+                f"{self.counters['record_id'].nunique()} counter records)")
+
+    @property
+    def log_ids(self) -> list[str]:
+        return sorted(set(self.jobs["log_id"]) | set(self.ops["log_id"]) | set(self.counters["log_id"]))
+
+    # ---- selection ----------------------------------------------------------------------
+    def _keys(self, *keys: str) -> list[str]:
+        return ["log_id", *keys] if len(self.log_ids) > 1 else list(keys)
+
+    def _data_ops(self, rank, filter) -> pd.DataFrame:
+        return _top_layer(_mask(self.ops, rank, filter), "layer")
+
+    def _timed(self, rank, filter) -> pd.DataFrame:
+        """(log_id, rank, file_name, record_id, op read|write|meta, bytes, time_s) from ops where
+        the trace timed them, else from counters."""
+        ops = self._data_ops(rank, filter)
+        ops = ops[ops["file_name"].notna()]
+        kind = ops["op"].where(ops["op"].isin(["read", "write"]), np.where(ops["op"].isin(META_OPS), "meta", None))
+        timed = ops.assign(op=kind, bytes=ops["length"].where(kind.isin(["read", "write"]), 0), time_s=ops["duration_s"])
+        timed = timed[timed["op"].notna()]
+        # which (log, record, kind) the ops cover — decided on all ops, not the filtered ones
+        every = self.ops[self.ops["record_id"].notna()]
+        recorder_logs = set(every.loc[every["source"] == "RECORDER", "log_id"])
+        dxt = set(zip(every.loc[every["source"] != "RECORDER", "log_id"], every.loc[every["source"] != "RECORDER", "record_id"]))
+        c = _mask(self.counters, rank, filter)
+        c = _top_layer(c.assign(layer=c["module"]), "layer")
+        covered = c["log_id"].isin(recorder_logs) | (
+            c["op"].isin(["read", "write"]) & pd.Series([k in dxt for k in zip(c["log_id"], c["record_id"])],
+                                                       index=c.index, dtype=bool))
+        cols = ["log_id", "rank", "file_name", "record_id", "op", "bytes", "time_s"]
+        return pd.concat([timed[cols], c.loc[~covered, cols]], ignore_index=True)
+
+    # ---- PrismIO §IV --------------------------------------------------------------------
+    def io_bandwidth(self, rank=None, filter=None) -> pd.DataFrame:
+        """Bytes / summed I/O time per (rank, file_name) of reads and writes: column `io_bandwidth` (bytes/s)."""
+        t = self._timed(rank, filter)
+        t = t[t["op"].isin(["read", "write"])]
+        g = t.groupby(self._keys("rank", "file_name")).agg(bytes=("bytes", "sum"), time_s=("time_s", "sum"))
+        bw = g["bytes"].astype("float64") / g["time_s"].where(g["time_s"] > 0)
+        return bw.rename("io_bandwidth").to_frame()
+
+    def io_time(self, rank=None, filter=None, kind: str = "io") -> pd.DataFrame:
+        """Time in `kind` ops (io = read + write + meta) per (file_name, rank); `rank time` is the
+        rank's time in all its I/O (the rank= selection applies, filter= not) and `percentage`
+        the share of it, as a fraction (PrismIO's Fig. 3)."""
+        if kind not in KINDS:
+            raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
+        t = self._timed(rank, filter)
+        if kind != "io":
+            t = t[t["op"] == kind]
+        label = f"{kind} time"
+        out = t.groupby(self._keys("file_name", "rank"))["time_s"].sum().rename(label).to_frame()
+        total = self._timed(rank, None).groupby(self._keys("rank"))["time_s"].sum().rename("rank time")
+        out = out.join(total, how="left")
+        out["percentage"] = out[label] / out["rank time"].where(out["rank time"] > 0)
+        return out
+
+    def shared_files(self, rank=None, filter=None) -> pd.DataFrame:
+        """Ranks touching each file (ops and counter records; rank -1 = all of the job's ranks)."""
+        seen = pd.concat([_mask(df, rank, filter)[["log_id", "file_name", "rank"]]
+                          for df in (self.ops, self.counters)], ignore_index=True)
+        seen = seen[seen["file_name"].notna()]
+        nprocs = dict(zip(self.jobs["log_id"], self.jobs["nprocs"]))
+        lists = {key: _ranks(g, nprocs) for key, g in seen.groupby(["log_id", "file_name"], sort=True)}
+        index = pd.MultiIndex.from_tuples(list(lists), names=["log_id", "file_name"])
+        out = pd.DataFrame({"ranks sharing the file": list(lists.values())}, index=index)
+        if len(self.log_ids) <= 1:
+            out.index = out.index.droplevel(0)
+        out["num ranks"] = out["ranks sharing the file"].map(len).astype("int64")
+        return out.sort_index()
+
+    def access_pattern(self, rank=None, filter=None) -> pd.DataFrame:
+        """consecutive / sequential / random / total accesses per file (see `patterns`)."""
+        ops = self._data_ops(rank, filter)
+        ops = ops[ops["op"].isin(["read", "write"]) & ops["offset"].notna() & ops["length"].notna()]
+        out = patterns.access_counts(ops, self._keys("file_name"))
+        return out if len(out) else _empty(self._keys("file_name"), patterns.ACCESS_COLUMNS)
+
+    def readwrite_pattern(self, rank=None, filter=None) -> pd.DataFrame:
+        """Bytes read or written after a read or a write of the same bytes: RAR RAW WAR WAW, and
+        first-touch read / write bytes, per file (see `patterns`)."""
+        ops = self._data_ops(rank, filter)
+        ops = ops[ops["op"].isin(["read", "write"]) & ops["offset"].notna() & (ops["length"] > 0)]
+        out = patterns.readwrite_table(ops, self._keys("file_name"))
+        return out if len(out) else _empty(self._keys("file_name"), patterns.RW_COLUMNS)
+
+    def timeline(self, path, highlight_covering: bool = True, rank=None, filter=None, title=None) -> str:
+        """Save a PNG of every op as a bar on its rank's row, coloured read / write / meta / other;
+        covering-set members (silver/covering_sets) outlined. Returns `path`."""
+        if len(self.log_ids) > 1:
+            raise ValueError("timeline draws one job; build the IOFrame with one log_id")
+        ops = _mask(self.ops, rank, filter)
+        cover = self.covering if highlight_covering and len(self.covering) else None
+        if cover is not None and rank is not None:
+            cover = cover[cover["rank"].isin(list(rank)) | (cover["rank"] == -1)]
+        title = title or (f"log {self.log_ids[0][:12]}" if self.log_ids else None)
+        return _timeline.draw(ops, cover, os.fspath(path), title)
+
+
+def _ranks(g: pd.DataFrame, nprocs: dict) -> list[int]:
+    rs = {int(r) for r in g["rank"]}
+    n = nprocs.get(g["log_id"].iloc[0], pd.NA)
+    if -1 in rs and not pd.isna(n):
+        rs = (rs - {-1}) | set(range(int(n)))
+    return sorted(rs)
+
+
+def _empty(keys: list[str], columns: list[str]) -> pd.DataFrame:
+    index = pd.MultiIndex.from_tuples([], names=keys) if len(keys) > 1 else pd.Index([], name=keys[0])
+    return pd.DataFrame(index=index, columns=columns, dtype="int64")
+
+
+def _with_log_id(tables: dict[str, pa.Table], log_id: str) -> dict[str, pa.Table]:
+    out = {}
+    for name in SOURCE_TABLES:
+        t = tables.get(name)
+        if t is None:
+            from schemas import TABLES
+
+            t = TABLES[name].decoded_arrow_schema.empty_table()
+        out[name] = t.append_column("log_id", pa.array([log_id] * t.num_rows, pa.string()))
+    return out
+
+
+def _read_spark(spark, spec, lake: str, ids, columns) -> pa.Table:
+    import pyspark.sql.functions as F
+
+    from iolake.lake import read_table, table_exists
+
+    if not table_exists(spark, spec, lake):
+        t = spec.arrow_schema.empty_table()
+        return t.select(columns) if columns else t
+    df = read_table(spark, spec, lake)
+    if columns:
+        df = df.select(*columns)
+    if ids is not None:
+        df = df.where(F.col("log_id").isin(ids))
+    return df.toArrow()
+
+
+def _read_delta(_spark, spec, lake: str, ids, columns) -> pa.Table:
+    import pyarrow.dataset as ds
+
+    from iolake.deltaread import read_delta
+
+    path = spec.path(lake)
+    if not os.path.isdir(os.path.join(path, "_delta_log")):
+        t = spec.arrow_schema.empty_table()
+        return t.select(columns) if columns else t
+    return read_delta(path, columns=columns, filter=ds.field("log_id").isin(ids) if ids is not None else None)

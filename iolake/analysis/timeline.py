@@ -1,0 +1,56 @@
+"""PrismIO's timeline (Fig. 7): one row per rank, one bar per operation from start to end.
+
+Drawn on a bare `matplotlib.figure.Figure` (Agg canvas, no pyplot state), so it works in
+threads and on machines without a display. Covering-set members (silver/covering_sets) are
+outlined in red over their rank's row; a member Darshan reduced over all ranks (rank -1) sits
+on its own row labelled "all".
+"""
+from __future__ import annotations
+
+import pandas as pd
+
+COLOURS = {"read": "#1f77b4", "write": "#ff7f0e", "meta": "#2ca02c", "other": "#9a9a9a"}
+META_OPS = ("open", "close", "sync", "meta", "seek")
+
+
+def op_kind(op: pd.Series) -> pd.Series:
+    return op.where(op.isin(["read", "write"]), op.isin(META_OPS).map({True: "meta", False: "other"}))
+
+
+def draw(ops: pd.DataFrame, covering: pd.DataFrame | None, path: str, title: str | None = None) -> str:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.ticker import MaxNLocator
+
+    ops = ops[ops["start_s"].notna() & ops["end_s"].notna()]
+    ranks = sorted(set(ops["rank"]) | (set(covering["rank"]) if covering is not None else set()))
+    height = min(20.0, 1.8 + 0.3 * max(len(ranks), 1))
+    fig = Figure(figsize=(11, height), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    kinds = op_kind(ops["op"])
+    for (rank, kind), g in ops.groupby([ops["rank"], kinds]):
+        bars = list(zip(g["start_s"], (g["end_s"] - g["start_s"]).clip(lower=0)))
+        ax.broken_barh(bars, (rank - 0.35, 0.7), facecolors=COLOURS[kind], edgecolor=COLOURS[kind], linewidth=0.3)
+    handles = [Patch(color=COLOURS[k], label=k) for k in COLOURS if (kinds == k).any()]
+    if covering is not None and len(covering):
+        for r in covering.itertuples():
+            ax.add_patch(Rectangle((r.start_s, r.rank - 0.45), r.end_s - r.start_s, 0.9,
+                                   fill=False, edgecolor="red", linewidth=1.4, zorder=5))
+        handles.append(Patch(fill=False, edgecolor="red", label="covering set"))
+    ax.set_xlabel("time since job start (s)")
+    ax.set_ylabel("rank")
+    if len(ranks) <= 32:
+        ax.set_yticks(ranks, ["all" if r == -1 else str(r) for r in ranks])
+    else:
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True, nbins=20))
+    if ranks:
+        ax.set_ylim(max(ranks) + 0.6, min(ranks) - 0.6)  # rank 0 on top
+    ax.grid(axis="x", alpha=0.3)
+    ax.legend(handles=handles, loc="upper right", fontsize=8, framealpha=0.8)
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path

@@ -1,0 +1,126 @@
+"""score: silver/file_features -> gold/placement_predictions, gold/bandwidth_predictions.
+
+Reads:  silver/file_features; `models:/iolake-placement@champion`, `models:/iolake-bandwidth@champion`.
+Writes: gold/placement_predictions, gold/bandwidth_predictions, insert-only on
+        (log_id, record_id, model_name, model_version): every data file not yet scored by that
+        model version is scored once (anti-join on (log_id, model_version)), so a re-run scores
+        nothing twice and a new champion rescores everything.
+Models run in Spark through `mlflow.pyfunc.spark_udf`; every row names the model and version.
+"""
+from __future__ import annotations
+
+import sys
+import time
+
+from iolake.config import Config
+from iolake.runinfo import RunInfo
+from schemas import GOLD, SILVER
+
+
+class SchemaDrift(ValueError):
+    pass
+
+
+def signature_columns(model_uri: str) -> list[str]:
+    from mlflow.models import get_model_info
+
+    sig = get_model_info(model_uri).signature
+    return [c.name for c in sig.inputs.inputs]
+
+
+def check_columns(df, needed: list[str], model: str) -> None:
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise SchemaDrift(f"{model}: the features lack columns the model's signature needs: {', '.join(missing)} "
+                          f"(features have: {', '.join(df.columns)})")
+
+
+def todo(candidates, done_table, version: str):
+    """Rows of logs `done_table` has not scored with this model version (anti-join on log_id, version)."""
+    import pyspark.sql.functions as F
+
+    done = done_table.where(F.col("model_version") == version).select("log_id").distinct()
+    return candidates.join(done, "log_id", "left_anti")
+
+
+def predict(spark, df, model_uri: str, name: str, version: str, result_type: str, outputs: list[str], spec):
+    """Score `df` with the model in Spark; `spec`'s columns, with model name and version on every row."""
+    import mlflow.pyfunc
+    import pyspark.sql.functions as F
+
+    cols = signature_columns(model_uri)
+    check_columns(df, cols, f"{name} v{version}")
+    udf = mlflow.pyfunc.spark_udf(spark, model_uri, result_type=result_type, env_manager="local")
+    scored = df.withColumn("_p", udf(F.struct(*[F.col(c) for c in cols])))
+    for o in outputs:
+        scored = scored.withColumn(o, F.col(f"_p.{o}"))
+    return (scored.withColumn("model_name", F.lit(name)).withColumn("model_version", F.lit(str(version)))
+            .withColumn("scored_at", F.current_timestamp())
+            .select(*[F.col(f.name).cast(f.dataType) for f in spec.struct.fields]))
+
+
+def insert_new(spark, spec, lake: str, df, retries: int) -> None:
+    from delta.tables import DeltaTable
+
+    from iolake.lake import ensure_table, with_retries
+
+    ensure_table(spark, spec, lake, retries)
+    cond = " AND ".join(f"t.{k} = s.{k}" for k in spec.keys)
+    with_retries(lambda: DeltaTable.forPath(spark, spec.path(lake)).alias("t").merge(df.alias("s"), cond)
+                 .whenNotMatchedInsertAll().execute(), retries, f"merge {spec.name}")
+
+
+def _score_one(spark, conf, name, spec, result_type, outputs, candidates, echo) -> int:
+    from iolake.lake import read_or_empty
+    from models.registry import version_by_alias
+
+    mv = version_by_alias(name, conf.models.alias)
+    uri = f"models:/{name}/{mv.version}"
+    new = todo(candidates, read_or_empty(spark, spec, conf.lake), str(mv.version)).cache()
+    n = new.count()
+    if n:
+        out = predict(spark, new, uri, name, str(mv.version), result_type, outputs, spec)
+        insert_new(spark, spec, conf.lake, out, conf.ingest.commit_retries)
+    new.unpersist()
+    echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} files scored")
+    return n
+
+
+def run(spark, conf: Config, run: RunInfo | None = None, echo=print) -> dict:
+    from features.placement_labels import data_files
+    from iolake.lake import commit_metadata, read_or_empty, table_exists
+    from models import tracking
+    from models.registry import ModelAliasMissing
+
+    run = run or RunInfo.new(conf)
+    t0 = time.monotonic()
+    if not table_exists(spark, SILVER["file_features"], conf.lake):
+        echo("[score] no silver/file_features yet")
+        return {"placement": 0, "bandwidth": 0, "seconds": time.monotonic() - t0}
+    commit_metadata(spark, run.run_id, run.config_digest, "score", run.git_sha)
+    tracking.configure(conf)
+    ff = read_or_empty(spark, SILVER["file_features"], conf.lake)
+    candidates = data_files(ff, need_bandwidth=False)  # every data file, whatever the tracer
+    summary = {}
+    jobs = (("placement", conf.models.placement_model, GOLD["placement_predictions"],
+             "predicted_tier string, probability double", ["predicted_tier", "probability"]),
+            ("bandwidth", conf.models.bandwidth_model, GOLD["bandwidth_predictions"],
+             "predicted_bandwidth_mib_s double", ["predicted_bandwidth_mib_s"]))
+    for key, name, spec, rt, outs in jobs:
+        try:
+            summary[key] = _score_one(spark, conf, name, spec, rt, outs, candidates, echo)
+        except ModelAliasMissing as e:
+            echo(f"[score] skipped {name}: {e}")
+            summary[key] = 0
+    summary["seconds"] = time.monotonic() - t0
+    return summary
+
+
+def main(argv=None) -> int:
+    from iolake.cli import stage_main
+
+    return stage_main(run, "score", __doc__, argv)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,47 @@
+import numpy as np
+import pandas as pd
+import pytest
+
+from models import placement
+from schemas.placement_labels import FEATURES
+from tests.models.tiny import placement_frame
+
+
+@pytest.mark.parametrize("name", placement.CLASSIFIERS)
+def test_build_estimator_fits_raw_rows(name):
+    X, y = placement_frame()
+    est = placement.build_estimator(name, seed=1).fit(X, y)
+    pred = est.predict(X)
+    assert set(pred) <= {"bb", "pfs"}
+    assert est.predict_proba(X).shape == (len(X), 2)
+    if name != "naive_bayes":  # the two tiers are separable here
+        assert np.mean(pred == y.to_numpy()) >= 0.9
+
+
+def test_build_estimator_unknown_name_lists_known():
+    with pytest.raises(ValueError, match="random_forest"):
+        placement.build_estimator("catboost")
+
+
+def test_build_estimator_ignores_tier_and_paths():
+    X, y = placement_frame()
+    est = placement.build_estimator("decision_tree").fit(X.assign(tier="bb", file_name="/x"), y)
+    names = est.named_steps["prep"].get_feature_names_out()
+    assert not any("tier" in n or "file_name" in n for n in names)
+
+
+def test_fit_and_evaluate_reports_mean_std_and_baseline():
+    X, y = placement_frame(40)
+    r = placement.fit_and_evaluate("decision_tree", X, y, n_splits=3, test_fraction=0.25, seed=0,
+                                   strong=pd.Series(X.index % 4 == 0, index=X.index))
+    assert len(r["accuracy"]) == 3
+    assert r["accuracy_mean"] == pytest.approx(1.0)
+    assert r["baseline_mean"] == pytest.approx(0.5)
+    assert "accuracy_strong_mean" in r
+
+
+def test_eliminate_features_keeps_a_deciding_feature():
+    X, y = placement_frame(40)
+    kept, trail = placement.eliminate_features("decision_tree", X, y, n_splits=2, test_fraction=0.25, seed=0)
+    assert len(kept) < len(FEATURES)
+    assert kept and trail[-1]["accuracy"] == pytest.approx(1.0)

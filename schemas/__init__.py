@@ -1,5 +1,5 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
-from schemas import covering_sets, file_features, files, io_ops, job_features, jobs, logs
+from schemas import bottleneck_tags, covering_sets, file_features, files, io_ops, job_features, jobs, logs
 from schemas import bandwidth_predictions, placement_labels, placement_predictions
 from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
 from schemas.modules import DARSHAN_MODULE_TABLE, LUSTRE_SPEC, MODULE_SPECS
@@ -20,6 +20,7 @@ SILVER: dict[str, TableSpec] = {
     "file_features": file_features.SPEC,
     "job_features": job_features.SPEC,
     "covering_sets": covering_sets.SPEC,
+    "bottleneck_tags": bottleneck_tags.SPEC,
 }
 
 GOLD: dict[str, TableSpec] = {

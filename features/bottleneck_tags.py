@@ -163,8 +163,8 @@ def _small(i: _Inputs, rw: str) -> Tagged:
     c = i.c
     total, small = ("reads", "small_r") if rw == "read" else ("writes", "small_w")
     fired = i.px_job.where(
-        (F.col(small) > c.small_requests_absolute) & (F.col(small) / F.col(total) > c.small_requests)
-    ).withColumn("value", F.col(small) / F.col(total))
+        (F.col(small) > c.small_requests_absolute) & (F.try_divide(F.col(small), F.col(total)) > c.small_requests)
+    ).withColumn("value", F.try_divide(F.col(small), F.col(total)))
     # Drishti's detail: the files holding more than half the threshold's share of the job's requests
     job_total = F.sum(total).over(Window.partitionBy("log_id"))
     files = i.px.where(F.col(small) > 0).withColumn("job_total", job_total).where(
@@ -178,7 +178,7 @@ def _small(i: _Inputs, rw: str) -> Tagged:
 def _misaligned(i: _Inputs, kind: str) -> Tagged:
     c, col = i.c, ("file_na" if kind == "file" else "mem_na")
     ops = F.col("reads") + F.col("writes")
-    fired = i.px_job.where((ops > 0) & (F.col(col) / ops > c.misaligned_requests)).withColumn("value", F.col(col) / ops)
+    fired = i.px_job.where((ops > 0) & (F.try_divide(F.col(col), ops) > c.misaligned_requests)).withColumn("value", F.try_divide(F.col(col), ops))
     what = ("file offsets not aligned to the file system's %d-byte boundary" if kind == "file"
             else "memory buffers not aligned")
     args = [F.col(col), ops, _pct("value")] + ([_z("file_alignment")] if kind == "file" else [])
@@ -191,8 +191,8 @@ def _random(i: _Inputs, rw: str) -> Tagged:
     c = i.c
     total, seq = ("reads", "seq_r") if rw == "read" else ("writes", "seq_w")
     rnd = F.col(total) - F.col(seq)
-    fired = i.px_job.where((rnd > c.random_operations_absolute) & (rnd / F.col(total) > c.random_operations)
-                           ).withColumn("value", rnd / F.col(total)).withColumn("n_random", rnd)
+    fired = i.px_job.where((rnd > c.random_operations_absolute) & (F.try_divide(rnd, F.col(total)) > c.random_operations)
+                           ).withColumn("value", F.try_divide(rnd, F.col(total))).withColumn("n_random", rnd)
     msg = F.format_string(f"%d of %d POSIX {rw}s (%.1f%%) are random (neither consecutive nor sequential)",
                           F.col("n_random"), F.col(total), _pct("value"))
     return _emit(fired, f"random_{rw}s", "high", f"random_{rw}_share", "random_operations", c.random_operations,
@@ -203,8 +203,8 @@ def _shared_file_imbalance(i: _Inputs) -> Tagged:
     c = i.c
     recs = i.t["posix"].where(F.col("rank") == -1).select(
         *KEY, "record_id",
-        (F.abs(_z("POSIX_SLOWEST_RANK_BYTES") - _z("POSIX_FASTEST_RANK_BYTES"))
-         / (_z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN"))).alias("imb"),
+        F.try_divide(F.abs(_z("POSIX_SLOWEST_RANK_BYTES") - _z("POSIX_FASTEST_RANK_BYTES")),
+                     _z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN")).alias("imb"),
     ).where(F.col("imb") > c.imbalance_stragglers)
     fired = recs.groupBy(*KEY).agg(F.max("imb").alias("value"), F.count("*").alias("n"))
     msg = F.format_string("%d shared file(s) with rank load imbalance: on the worst, the slowest and fastest "
@@ -221,7 +221,7 @@ def _rank_size_imbalance(i: _Inputs) -> Tagged:
         "avg", F.avg("b").over(spread)).withColumn("n", F.count("*").over(spread))
     fired = ranks.where(F.col("n") > 1).groupBy(*KEY).agg(
         F.first("mx").alias("mx"), F.first("mn").alias("mn"), F.first("n").alias("n")).withColumn(
-        "value", (F.col("mx") - F.col("mn")) / F.col("mx")).where(F.col("value") > c.imbalance_size)
+        "value", F.try_divide(F.col("mx") - F.col("mn"), F.col("mx"))).where(F.col("value") > c.imbalance_size)
     msg = F.format_string("ranks' own POSIX bytes range from %s to %s over %d ranks ((max - min) / max = %.1f%%)",
                           _bytes_str(F.col("mn")), _bytes_str(F.col("mx")), F.col("n"), _pct("value"))
     return _emit(fired, "rank_size_imbalance", "high", "rank_byte_imbalance", "imbalance_size", c.imbalance_size,
@@ -260,7 +260,7 @@ def _rank0_heavy(i: _Inputs) -> Tagged:
     per_job = recs.groupBy(*KEY).agg(F.sum("b").alias("total"), F.sum("b0").alias("b0"),
                                      F.countDistinct(F.when(F.col("b0") > 0, F.col("record_id"))).alias("n_files"))
     fired = per_job.join(i.jobs.select("log_id", "nprocs"), "log_id", "inner").where(
-        (F.col("nprocs") > 1) & (F.col("total") > 0)).withColumn("value", F.col("b0") / F.col("total")).where(
+        (F.col("nprocs") > 1) & (F.col("total") > 0)).withColumn("value", F.try_divide(F.col("b0"), F.col("total"))).where(
         F.col("value") > c.rank0_bytes_share)
     msg = F.format_string("rank 0 moves %.1f%% of the job's bytes (%s of %s, %d files) among %d ranks",
                           _pct("value"), _bytes_str(F.col("b0")), _bytes_str(F.col("total")), F.col("n_files"),
@@ -278,7 +278,7 @@ def _no_collective_shared(i: _Inputs) -> Tagged:
     ).where("shared")
     fired = files.groupBy(*KEY).agg(F.sum("indep").alias("indep"), F.sum("coll").alias("coll")).where(
         F.col("indep") > c.collective_operations_absolute).withColumn(
-        "value", F.col("indep") / (F.col("indep") + F.col("coll"))).where(F.col("value") > c.collective_operations)
+        "value", F.try_divide(F.col("indep"), F.col("indep") + F.col("coll"))).where(F.col("value") > c.collective_operations)
     msg = F.format_string("%d of %d MPI-IO operations on shared files (%.1f%%) are independent, not collective",
                           F.col("indep"), F.col("indep") + F.col("coll"), _pct("value"))
     return _emit(fired, "no_collective_shared", "high", "independent_op_share", "collective_operations",
@@ -292,7 +292,7 @@ def _metadata_heavy(i: _Inputs) -> Tagged:
     own = i.ranks.groupBy("log_id").agg(F.max("meta").alias("max_own"),
                                         F.collect_list(F.struct("rank", "meta")).alias("own"))
     j = i.jobs.join(shared, "log_id", "left").join(own, "log_id", "left").withColumn(
-        "shared_avg", _z("shared_meta") / F.greatest(_z("nprocs"), F.lit(1)))  # an even split: Darshan keeps no more
+        "shared_avg", F.try_divide(_z("shared_meta"), F.greatest(_z("nprocs"), F.lit(1))))  # an even split: Darshan keeps no more
     over = F.filter("own", lambda r: r["meta"] + F.col("shared_avg") > c.metadata_time_rank)
     j = j.withColumn("max_rank", _z("max_own") + F.col("shared_avg")).withColumn(
         "n_over", F.when(F.col("shared_avg") > c.metadata_time_rank, F.col("nprocs")).otherwise(F.size(over)))
@@ -322,7 +322,7 @@ def _stdio_heavy(i: _Inputs) -> Tagged:
     both = st.select(*KEY, "b", F.lit(0).alias("px")).unionByName(
         i.px_job.select(*KEY, F.lit(0).alias("b"), (F.col("br") + F.col("bw")).alias("px")))
     fired = both.groupBy(*KEY).agg(F.sum("b").alias("stdio"), F.sum("px").alias("posix")).where(
-        F.col("stdio") + F.col("posix") > 0).withColumn("value", F.col("stdio") / (F.col("stdio") + F.col("posix"))
+        F.col("stdio") + F.col("posix") > 0).withColumn("value", F.try_divide(F.col("stdio"), F.col("stdio") + F.col("posix"))
                                                         ).where(F.col("value") > c.interface_stdio)
     msg = F.format_string("%.1f%% of the job's bytes (%s) go through STDIO, a low-performance interface",
                           _pct("value"), _bytes_str(F.col("stdio")))
@@ -352,7 +352,7 @@ def _few_osts(i: _Inputs) -> Tagged:
     fs_osts = F.lit(c.ost_count) if c.ost_count > 0 else F.max("ost") + 1
     fired = per_ost.groupBy(*KEY).agg(F.sum("stripes").alias("stripes"), F.count("*").alias("distinct"),
                                       F.least(F.sum("stripes"), fs_osts).alias("could")).withColumn(
-        "value", F.col("distinct") / F.col("could")).where(F.col("value") < c.ost_coverage)
+        "value", F.try_divide(F.col("distinct"), F.col("could"))).where(F.col("value") < c.ost_coverage)
     msg = F.format_string("the job's %d Lustre stripes sit on %d distinct OSTs of the %d they could spread over",
                           F.col("stripes"), F.col("distinct"), F.col("could"))
     return _emit(fired, "few_osts", "warn", "ost_coverage", "ost_coverage", c.ost_coverage, msg,
@@ -382,7 +382,7 @@ def _read_after_write(i: _Inputs) -> Tagged:
                      (F.col("bytes_read") + F.col("bytes_written")).alias("b"))
     fired = ff.groupBy(*KEY).agg(F.sum(F.when(F.col("raw"), F.col("b")).otherwise(0)).alias("raw_b"),
                                  F.sum("b").alias("total"), F.sum(F.col("raw").cast("long")).alias("n")).where(
-        (F.col("total") > 0) & (F.col("n") > 0)).withColumn("value", F.col("raw_b") / F.col("total")).where(
+        (F.col("total") > 0) & (F.col("n") > 0)).withColumn("value", F.try_divide(F.col("raw_b"), F.col("total"))).where(
         F.col("value") > c.read_after_write_share)
     msg = F.format_string("%d file(s) are read after being written, %.1f%% of the job's bytes",
                           F.col("n"), _pct("value"))
@@ -393,7 +393,7 @@ def _read_after_write(i: _Inputs) -> Tagged:
 def _redundant_reads(i: _Inputs) -> Tagged:
     c = i.c
     files = i.px.where((F.col("max_byte_read") >= 0) & (F.col("br") > 0)).withColumn(
-        "ratio", F.col("br") / (F.col("max_byte_read") + 1)).where(F.col("ratio") > c.redundant_read_ratio)
+        "ratio", F.try_divide(F.col("br"), F.col("max_byte_read") + 1)).where(F.col("ratio") > c.redundant_read_ratio)
     extra = F.col("br") - F.col("max_byte_read") - 1
     fired = files.groupBy(*KEY).agg(F.max("ratio").alias("value"), F.count("*").alias("n"), F.sum(extra).alias("extra"))
     msg = F.format_string("%d file(s) are read beyond their highest offset read (%s re-read; worst %.1f times)",

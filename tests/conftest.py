@@ -38,8 +38,20 @@ def spark(tmp_path_factory):
             "spark.default.parallelism": "2",
             "spark.ui.enabled": "false",
             "spark.sql.warehouse.dir": str(warehouse),
-            "spark.driver.memory": "1g",
+            # one JVM serves the whole suite, whose last tests run all seven stages: 1g ran out of heap
+            "spark.driver.memory": "4g",
         },
     )
     yield session
     session.stop()
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _release_cached_frames():
+    """Cached DataFrames of one test module must not fill the shared JVM's heap for the next."""
+    yield
+    from pyspark.sql import SparkSession
+
+    active = SparkSession.getActiveSession()
+    if active is not None:
+        active.catalog.clearCache()

@@ -7,7 +7,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.iolake-setup
 NATIVE_SRC := $(wildcard native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src/*.rs native/src/*/*.rs)
 
-.PHONY: setup run test bench clean
+.PHONY: setup run test cluster bench clean
 setup: $(STAMP)
 
 $(STAMP): requirements.lock pyproject.toml $(NATIVE_SRC)
@@ -23,6 +23,10 @@ run: setup
 
 test: setup
 	MLFLOW_DISABLE_TELEMETRY=true $(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The pipeline on a real Spark standalone cluster (master + 2 workers) started and stopped on this machine
+cluster: setup
+	cluster/standalone.sh $(ARGS)
 
 bench: setup
 	$(BIN)/python bench/ingest_baseline.py

@@ -4,6 +4,9 @@
   iolake ingest INPUT... [--lake DIR] [--env local|cluster]  trace files -> bronze tables
   iolake stages                                             the stages of pipeline.yaml
   iolake predict TRACE... [--lake DIR]                      per-file placement plan from the champion models
+  iolake maintain [--table NAME] [--dry-run] [--lake DIR]   OPTIMIZE + Z-ORDER, VACUUM, table stats
+  iolake report JOB [--out FILE_OR_DIR] [--lake DIR]        one job's HTML page: summary, tags, covering set,
+                                                            timeline, placement plan (JOB: log_id, its prefix, or jobid)
 
 With no INPUT, `run` ingests the sample Darshan logs shipped in the `darshan` wheel; with no
 --lake, the lake is `lake/` in the working directory.
@@ -49,6 +52,16 @@ def parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("predict", help="per-file placement plan of Darshan logs (champion models)")
     pr.add_argument("inputs", nargs="+", help="Darshan log files")
     _common(pr)
+    m = sub.add_parser("maintain", help="OPTIMIZE (Z-ORDER) and VACUUM every table; print table stats")
+    m.add_argument("--table", action="append", metavar="NAME",
+                   help="only this table (repeatable; `posix` or `bronze/posix`)")
+    m.add_argument("--dry-run", action="store_true", help="VACUUM DRY RUN only: list what would be deleted, no OPTIMIZE")
+    _common(m)
+    rp = sub.add_parser("report", help="write one job's self-contained HTML report (reads the lake, no Spark needed)")
+    rp.add_argument("job", metavar="JOB", help="a log_id, a unique prefix of one, or the job's jobid")
+    rp.add_argument("--out", metavar="FILE_OR_DIR", help="the HTML file, or a folder for <log_id>.html "
+                                                        "(default: reports/<log_id>.html)")
+    _common(rp)
     return p
 
 
@@ -83,6 +96,14 @@ def main(argv=None) -> int:
             except ModelAliasMissing as e:
                 print(f"iolake predict: {e}", file=sys.stderr)
                 return 2
+        if args.cmd == "report":
+            from iolake.report import main as report_main
+
+            return report_main(conf, args.job, args.out)
+        if args.cmd == "maintain":
+            from iolake.maintain import main as maintain_main
+
+            return maintain_main(_session(conf), conf, args.table, args.dry_run)
         return _run(conf, args.inputs or sample_inputs())
     except ConfigError as e:
         print(f"iolake: configuration error: {e}", file=sys.stderr)
@@ -99,9 +120,7 @@ def stage_main(run_fn, name: str, doc: str, argv=None) -> int:
     """The command line of a stage module that reads and writes only the lake (spark-submit-able)."""
     from iolake.lake import GateFailed
 
-    p = argparse.ArgumentParser(prog=name, description=doc.split("\n\n")[0])
-    _common(p)
-    args = p.parse_args(argv)
+    args = stage_parser(name, doc).parse_args(argv)
     try:
         conf = _conf(args)
         run_fn(_session(conf), conf)
@@ -114,6 +133,13 @@ def stage_main(run_fn, name: str, doc: str, argv=None) -> int:
     return 0
 
 
+def stage_parser(name: str, doc: str) -> argparse.ArgumentParser:
+    """The argument parser of a stage module (`jobs/<stage>.py`, spark-submit-able)."""
+    p = argparse.ArgumentParser(prog=name, description=doc.split("\n\n")[0])
+    _common(p)
+    return p
+
+
 def _session(conf):
     from iolake.spark import session_from_config
 
@@ -121,37 +147,53 @@ def _session(conf):
 
 
 def _ingest(conf, inputs) -> int:
+    from iolake.runs import ingest_counts, record
     from jobs.ingest import format_summary, run
 
-    summary = run(_session(conf), conf, inputs)
-    print(format_summary(summary))
-    return 0
+    def body(rec) -> int:
+        rec.spark = _session(conf)
+        t = time.monotonic()
+        summary = run(rec.spark, conf, inputs, rec.info)
+        rec.counts = ingest_counts(summary)
+        rec.stage_done("ingest", time.monotonic() - t)
+        print(format_summary(summary))
+        return 0
+
+    return record("ingest", conf, inputs, body)
 
 
-def _run(conf, inputs) -> int:
+def _run(conf, inputs, pipeline=None) -> int:
+    """Every available stage of `pipeline` (default: the project's pipeline.yaml), in order."""
     import importlib
 
     from iolake.pipeline import load_pipeline
-    from iolake.runinfo import RunInfo
+    from iolake.runs import ingest_counts, record
 
-    t0 = time.monotonic()
-    spark = _session(conf)
-    info = RunInfo.new(conf)
-    print(f"iolake run {info.run_id}: lake {conf.lake}, env {conf.env}, inputs {', '.join(inputs)}")
-    for stage in load_pipeline():
-        if not stage.available:
-            print(f"[{stage.name}] skipped: not built yet ({stage.module})")
-            continue
-        mod = importlib.import_module(stage.module)
-        t = time.monotonic()
-        if stage.name == "ingest":
-            summary = mod.run(spark, conf, inputs, info)
-            print(mod.format_summary(summary))
-        else:
-            mod.run(spark, conf, info)
-        print(f"[{stage.name}] done in {time.monotonic() - t:.1f} s")
-    print(f"iolake run {info.run_id}: finished in {time.monotonic() - t0:.1f} s; tables under {conf.lake}")
-    return 0
+    def body(rec) -> int:
+        t0 = time.monotonic()
+        spark = rec.spark = _session(conf)
+        info = rec.info
+        print(f"iolake run {info.run_id}: lake {conf.lake}, env {conf.env}, inputs {', '.join(inputs)}")
+        for stage in (load_pipeline(pipeline) if pipeline else load_pipeline()):
+            if not stage.available:
+                print(f"[{stage.name}] skipped: not built yet ({stage.module})")
+                continue
+            mod = importlib.import_module(stage.module)
+            t = time.monotonic()
+            try:
+                if stage.name == "ingest":
+                    summary = mod.run(spark, conf, inputs, info)
+                    rec.counts = ingest_counts(summary)
+                    print(mod.format_summary(summary))
+                else:
+                    mod.run(spark, conf, info)
+            finally:  # a failed stage's time is recorded too
+                rec.stage_done(stage.name, time.monotonic() - t)
+            print(f"[{stage.name}] done in {time.monotonic() - t:.1f} s")
+        print(f"iolake run {info.run_id}: finished in {time.monotonic() - t0:.1f} s; tables under {conf.lake}")
+        return 0
+
+    return record("run", conf, inputs, body)
 
 
 if __name__ == "__main__":

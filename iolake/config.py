@@ -130,6 +130,21 @@ class ModelsConf:
 
 
 @dataclass(frozen=True)
+class MaintainConf:
+    """`iolake maintain` (iolake/maintain.py): OPTIMIZE + Z-ORDER, VACUUM, table stats."""
+
+    vacuum_retention_hours: float = 168.0  # VACUUM deletes unreferenced files older than this
+    # Delta's safety limit is the table's delta.deletedFileRetentionDuration (default 7 days = 168 h):
+    # a shorter retention is a configuration error unless this is true (then the check is lifted
+    # for that VACUUM only, and the run says so). Readers or writers older than it may fail.
+    allow_short_retention: bool = False
+
+
+# Delta's default delta.deletedFileRetentionDuration ("interval 1 week")
+DELTA_RETENTION_SAFETY_HOURS = 168.0
+
+
+@dataclass(frozen=True)
 class Config:
     env: str = "local"
     lake: str = "lake"
@@ -140,6 +155,7 @@ class Config:
     tags: TagsConf = field(default_factory=TagsConf)
     mlflow: MlflowConf = field(default_factory=MlflowConf)
     models: ModelsConf = field(default_factory=ModelsConf)
+    maintain: MaintainConf = field(default_factory=MaintainConf)
 
     def digest(self) -> str:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
@@ -248,4 +264,20 @@ def load_config(env: str = "local", conf_dir: Path | str | None = None, override
     origin["env"] = "--env"
     if overrides:
         _merge(merged, overrides, origin, "command line")
-    return _check(merged, Config, "", origin)
+    conf = _check(merged, Config, "", origin)
+    _check_maintain(conf.maintain, origin)
+    return conf
+
+
+def _check_maintain(m: MaintainConf, origin: dict) -> None:
+    """A VACUUM retention below Delta's safety limit needs `maintain.allow_short_retention: true`."""
+    if m.vacuum_retention_hours < 0:
+        src = origin.get("maintain.vacuum_retention_hours", "defaults")
+        raise ConfigError(f"{src}: maintain.vacuum_retention_hours: must be >= 0, got {m.vacuum_retention_hours:g}")
+    if m.vacuum_retention_hours < DELTA_RETENTION_SAFETY_HOURS and not m.allow_short_retention:
+        src = origin.get("maintain.vacuum_retention_hours", "defaults")
+        raise ConfigError(
+            f"{src}: maintain.vacuum_retention_hours: {m.vacuum_retention_hours:g} h is below Delta's safety "
+            f"limit of {DELTA_RETENTION_SAFETY_HOURS:g} h (delta.deletedFileRetentionDuration): VACUUM could delete "
+            "files a running reader or writer still needs; set maintain.allow_short_retention: true to allow it"
+        )

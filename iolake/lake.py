@@ -8,10 +8,13 @@ concurrency) is retried; the retry sees the winner's rows and inserts only what 
 from __future__ import annotations
 
 import json
+import logging
 import random
 import time
 
 from schemas import TableSpec
+
+log = logging.getLogger(__name__)
 
 RETRYABLE = ("Concurrent", "DELTA_CONCURRENT", "ProtocolChanged", "MetadataChanged",
              "DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED", "already exists")
@@ -19,6 +22,31 @@ RETRYABLE = ("Concurrent", "DELTA_CONCURRENT", "ProtocolChanged", "MetadataChang
 
 class GateFailed(RuntimeError):
     pass
+
+
+class SchemaConflict(RuntimeError):
+    """A write would change the type of an existing column: only additive columns may evolve a table."""
+
+
+def schema_changes(table_schema, new_schema, what: str) -> list:
+    """The fields of `new_schema` the table lacks (additive, allowed); raises on a changed type.
+
+    Names compare case-insensitively (as Delta does); types compare without nullability.
+    """
+    have = {f.name.lower(): f for f in table_schema.fields}
+    added, changed = [], []
+    for f in new_schema.fields:
+        old = have.get(f.name.lower())
+        if old is None:
+            added.append(f)
+        elif old.dataType.simpleString() != f.dataType.simpleString():
+            changed.append(f"{f.name}: {old.dataType.simpleString()} -> {f.dataType.simpleString()}")
+    if changed:
+        raise SchemaConflict(
+            f"{what}: refusing to change column types ({'; '.join(changed)}); only new nullable columns "
+            "may be added to a table (rewrite the table, or give the counter a new name)"
+        )
+    return added
 
 
 def commit_metadata(spark, run_id: str, conf_digest: str, stage: str, git_sha: str) -> None:
@@ -40,9 +68,25 @@ def with_retries(fn, retries: int, what: str):
 
 
 def ensure_table(spark, spec: TableSpec, lake: str, retries: int = 8):
+    """Create the table from its spec, or add the spec's columns an existing table lacks.
+
+    A spec that gained columns (e.g. a newer Darshan's counters in `schemas/darshan_counters.py`)
+    evolves the table: the new columns are appended, nullable, and the existing rows read null.
+    """
     from delta.tables import DeltaTable
 
     path = spec.path(lake)
+    if DeltaTable.isDeltaTable(spark, path):
+        def evolve():  # re-read each attempt: a concurrent run may have added the columns already
+            table = DeltaTable.forPath(spark, path)
+            added = schema_changes(table.toDF().schema, spec.struct, f"{spec.layer}/{spec.name}")
+            if added:
+                cols = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in added)
+                log.warning("%s/%s: schema evolves, adding column(s) %s", spec.layer, spec.name, cols)
+                spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ({cols})")
+            return table
+
+        return with_retries(evolve, retries, f"evolve {spec.name}")
 
     def create():
         b = DeltaTable.createIfNotExists(spark).location(path).addColumns(spec.struct)
@@ -69,8 +113,24 @@ def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8) -> N
         cond = "t.log_id = s.log_id"
 
     def merge():
+        import pyspark.sql.functions as F
+
         target = DeltaTable.forPath(spark, spec.path(lake))
-        target.alias("t").merge(df.alias("s"), cond).whenNotMatchedInsertAll().execute()
+        tschema = target.toDF().schema
+        # rows with columns the table lacks (a newer decoder's counters) evolve it; a type change fails
+        added = schema_changes(tschema, df.schema, f"{spec.layer}/{spec.name}")
+        # columns the rows lack (older logs, or counters added by an earlier evolution) are null
+        src = df
+        present = {c.lower() for c in df.columns}
+        for f in tschema.fields:
+            if f.name.lower() not in present:
+                src = src.withColumn(f.name, F.lit(None).cast(f.dataType))
+        builder = target.alias("t").merge(src.alias("s"), cond).whenNotMatchedInsertAll()
+        if added:
+            log.warning("%s/%s: schema evolves, adding column(s) %s", spec.layer, spec.name,
+                        ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in added))
+            builder = builder.withSchemaEvolution()  # additive only (checked above); this merge only
+        builder.execute()
 
     with_retries(merge, retries, f"merge {spec.name}")
 

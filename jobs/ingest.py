@@ -115,11 +115,23 @@ def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo)
     return df.mapInArrow(fn, OUTPUT_SCHEMA), len(bins)
 
 
+def _gate_and_merge(spark, conf: Config, spec, df, echo) -> None:
+    """Gate one table's staged rows, then MERGE them; echo how long each step took."""
+    from iolake import gates
+    from iolake.lake import merge_new_logs
+
+    t0 = time.monotonic()
+    if conf.gates.enabled:
+        gates.validate(spec, df, conf.gates.sample_rows)
+    t1 = time.monotonic()
+    merge_new_logs(spark, spec, conf.lake, df, conf.ingest.commit_retries)
+    echo(f"[commit] {spec.name}: gate {t1 - t0:.1f} s, merge {time.monotonic() - t1:.1f} s")
+
+
 def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo=print) -> dict:
     import pyspark.sql.functions as F
 
-    from iolake import gates
-    from iolake.lake import commit_metadata, merge_new_logs
+    from iolake.lake import commit_metadata
     from jobs.ingest_tasks import cleanup_staging, staging_dir
 
     run = run or RunInfo.new(conf)
@@ -147,14 +159,9 @@ def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo
         if not files:
             continue
         df = spark.read.schema(spec.struct).parquet(*files)
-        if conf.gates.enabled:
-            gates.validate(spec, df, conf.gates.sample_rows)
-        merge_new_logs(spark, spec, conf.lake, df, conf.ingest.commit_retries)
+        _gate_and_merge(spark, conf, spec, df, echo)
         faults.point(f"after-merge:{table}")
-    ledger_rows = ledger.drop("staged")
-    if conf.gates.enabled:
-        gates.validate(LEDGER, ledger_rows, conf.gates.sample_rows)
-    merge_new_logs(spark, LEDGER, conf.lake, ledger_rows, conf.ingest.commit_retries)
+    _gate_and_merge(spark, conf, LEDGER, ledger.drop("staged"), echo)
 
     facts = ledger.select("status", "row_counts").collect()
     summary["status"] = dict(Counter(r.status for r in facts))
@@ -199,12 +206,25 @@ def conf_from_args(args) -> Config:
 
 
 def main(argv=None) -> int:
+    """Exit codes as `iolake`'s: 0 ok, 2 usage/configuration or a missing input, 3 gate failed, 1 other."""
+    from iolake.config import ConfigError
+    from iolake.lake import GateFailed
     from iolake.spark import session_from_config
 
     args = parser().parse_args(argv)
-    conf = conf_from_args(args)
-    spark = session_from_config(conf)
-    summary = run(spark, conf, args.inputs)
+    try:
+        conf = conf_from_args(args)
+        spark = session_from_config(conf)
+        summary = run(spark, conf, args.inputs)
+    except ConfigError as e:
+        print(f"ingest: configuration error: {e}", file=sys.stderr)
+        return 2
+    except FileNotFoundError as e:
+        print(f"ingest: {e}", file=sys.stderr)
+        return 2
+    except GateFailed as e:
+        print(f"ingest: {e}", file=sys.stderr)
+        return 3
     print(format_summary(summary))
     return 0
 

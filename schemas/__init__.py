@@ -1,6 +1,7 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
 from schemas import bottleneck_tags, covering_sets, file_features, files, io_ops, job_features, jobs, logs
 from schemas import bandwidth_predictions, placement_labels, placement_predictions
+from schemas import runs
 from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
 from schemas.modules import DARSHAN_MODULE_TABLE, LUSTRE_SPEC, MODULE_SPECS
 
@@ -29,7 +30,12 @@ GOLD: dict[str, TableSpec] = {
     "bandwidth_predictions": bandwidth_predictions.SPEC,
 }
 
-TABLES: dict[str, TableSpec] = {**BRONZE, **SILVER, **GOLD}
+# About the pipeline itself, not the traces (`LAKE/ops/`).
+OPS: dict[str, TableSpec] = {
+    "runs": runs.SPEC,
+}
+
+TABLES: dict[str, TableSpec] = {**BRONZE, **SILVER, **GOLD, **OPS}
 
 __all__ = [
     "BRONZE",
@@ -39,6 +45,7 @@ __all__ = [
     "SILVER",
     "Expectation",
     "GOLD",
+    "OPS",
     "TABLES",
     "TableSpec",
     "arrow_schema",

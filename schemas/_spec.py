@@ -44,6 +44,9 @@ class TableSpec:
     doc: str = ""
     # a function (spec) -> extra expectations, for generated tables
     extra: Callable | None = None
+    # columns `iolake maintain` Z-orders by (what analysts filter on); None: the key columns
+    # that are not partition columns, at most two; () : compaction only
+    zorder_by: tuple[str, ...] | None = None
 
     @property
     def columns(self) -> list[str]:
@@ -59,6 +62,18 @@ class TableSpec:
         return arrow_schema(
             T.StructType([f for f in self.struct.fields if f.name not in INGEST_COLUMNS])
         )
+
+    @property
+    def zorder_columns(self) -> tuple[str, ...]:
+        """Z-order columns for OPTIMIZE: never a partition column (Delta refuses those)."""
+        if self.zorder_by is not None:
+            cols = tuple(self.zorder_by)
+        else:
+            cols = tuple(k for k in self.keys if k not in self.partition_by)[:2]
+        bad = [c for c in cols if c in self.partition_by or c not in self.columns]
+        if bad:
+            raise ValueError(f"{self.layer}/{self.name}: cannot Z-order by {bad} (partition column or no such column)")
+        return cols
 
     def path(self, lake: str) -> str:
         return f"{lake.rstrip('/')}/{self.layer}/{self.name}"

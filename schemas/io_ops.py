@@ -34,6 +34,7 @@ SPEC = TableSpec(
         ]
     ),
     keys=("log_id", "source", "record_id", "rank", "op", "seq"),
+    zorder_by=("log_id", "record_id"),
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("in_set", "source", {"values": list(SOURCES)}),

@@ -29,6 +29,7 @@ SPEC = TableSpec(
         ]
     ),
     keys=("log_id",),
+    zorder_by=("log_id", "jobid", "exe"),  # what analysts filter jobs by
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("unique", "log_id"),

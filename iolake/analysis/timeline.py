@@ -39,6 +39,7 @@ def draw(ops: pd.DataFrame, covering: pd.DataFrame | None, path: str, title: str
             ax.add_patch(Rectangle((r.start_s, r.rank - 0.45), r.end_s - r.start_s, 0.9,
                                    fill=False, edgecolor="red", linewidth=1.4, zorder=5))
         handles.append(Patch(fill=False, edgecolor="red", label="covering set"))
+        ax.autoscale_view(scaley=False)  # add_patch grows the data limits but not the view
     ax.set_xlabel("time since job start (s)")
     ax.set_ylabel("rank")
     if len(ranks) <= 32:

@@ -1,0 +1,158 @@
+"""The whole pipeline on a real Spark standalone cluster (master + 2 workers on this machine)
+gives the same tables as the same pipeline run locally.
+
+One cluster run (`cluster/standalone.sh`, i.e. `iolake.standalone`) over the sample logs plus
+14 IOR-sweep configurations traced on both tiers (so that labels, train and score produce
+rows), and one local run in this process's shared SparkSession, side by side to save wall time.
+"""
+from __future__ import annotations
+
+import math
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from tests.conftest import ROOT, shared_path
+
+# IOR-sweep configurations (repetition 1, both tiers) whose files' bandwidth in the lake favours
+# pfs (6: 0.57-0.66x of bb) or bb (8: >= 2x), with distinct I/O features: enough label groups of
+# both tiers for `train` (>= 10 groups, >= 2 per tier) while keeping the run short.
+SWEEP_CONFIGS = (247, 286, 127, 334, 154, 70, 174, 101, 216, 93, 226, 230, 258, 269)
+# Small, fast models: the test is about the cluster, not model quality.
+MODELS = {"classifiers": ["decision_tree"], "regressors": ["decision_tree"], "splits": 2}
+
+# Columns whose values belong to a run, not to the data; everything else must be equal.
+RUN_SPECIFIC = {
+    # the ledger: which run ingested a log, when, and how long decoding took (wall time)
+    "logs": {"ingest_run_id", "ingested_at", "decode_s"},
+    # when a file was scored (wall time), and the predicted values (see below)
+    "bandwidth_predictions": {"scored_at", "predicted_bandwidth_mib_s"},
+    "placement_predictions": {"scored_at", "predicted_tier", "probability"},
+}
+# Predicted values are not compared: `train` fits on gold/placement_labels and silver features
+# in the row order Spark returns them (`toPandas()`, no ORDER BY), which depends on the
+# partitioning (2 standalone executors vs local[2]); the fixed-seed random splits are positional,
+# so the fitted trees may differ. What must match is which files were scored, with which model
+# name and version, and the files' tier and measured bandwidth.
+
+
+def sweep_logs() -> list[str]:
+    root = shared_path("iosweep", "darshan")
+    return [str(root / t / f"{t}_c{c:04d}_r1.darshan") for c in SWEEP_CONFIGS for t in ("bb", "pfs")]
+
+
+def _canon(v, digits: int = 12) -> str:
+    """A comparable text of a cell (maps, lists, structs, numpy scalars); floats to `digits` digits."""
+    from pyspark.sql import Row
+
+    if isinstance(v, np.generic):
+        v = v.item()
+    if isinstance(v, Row):
+        v = v.asDict()
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{k}: {_canon(x, digits)}" for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))) + "}"
+    if isinstance(v, (list, tuple, np.ndarray)):
+        return "[" + ", ".join(_canon(x, digits) for x in v) + "]"
+    if isinstance(v, float):
+        return "nan" if math.isnan(v) else format(v, f".{digits}g")
+    if v is None or v is pd.NaT:
+        return "None"
+    return str(v)
+
+
+def _rows(spark, spec, lake: str, drop: set):
+    """The table's rows as (non-float cells as text, float cells), sorted; and the column names."""
+    from pyspark.sql import types as T
+
+    from iolake.lake import read_table
+
+    df = read_table(spark, spec, lake).drop(*drop)
+    floats = [f.name for f in df.schema.fields if isinstance(f.dataType, (T.DoubleType, T.FloatType))]
+    other = [c for c in df.columns if c not in floats]
+    pdf = df.select(*other, *floats).toPandas()
+    rows = []
+    for rec in pdf.itertuples(index=False):
+        exact = tuple(_canon(x) for x in rec[: len(other)])
+        nums = tuple(np.nan if x is None else float(x) for x in rec[len(other):])
+        # sort key: floats rounded, so that last-bit differences of sums cannot reorder rows
+        rows.append((exact + tuple(_canon(x, 6) for x in nums), exact, nums))
+    rows.sort(key=lambda r: r[0])
+    return other, floats, rows
+
+
+def assert_same_table(spark, spec, lake_a: str, lake_b: str) -> int:
+    drop = RUN_SPECIFIC.get(spec.name, set())
+    other, floats, a = _rows(spark, spec, lake_a, drop)
+    _, _, b = _rows(spark, spec, lake_b, drop)
+    assert len(a) == len(b), f"{spec.name}: {len(a)} rows on the cluster, {len(b)} locally"
+    for i, ((_, ea, na), (_, eb, nb)) in enumerate(zip(a, b)):
+        if ea != eb:
+            diff = {c: (x, y) for c, x, y in zip(other, ea, eb) if x != y}
+            pytest.fail(f"{spec.name}: sorted row {i} differs (cluster, local): {diff}")
+        # float sums may be added in another order with other partitions: equal to 1e-9 relative
+        if not np.allclose(na, nb, rtol=1e-9, atol=0.0, equal_nan=True):
+            diff = {c: (x, y) for c, x, y in zip(floats, na, nb) if not np.isclose(x, y, rtol=1e-9, equal_nan=True)}
+            pytest.fail(f"{spec.name}: sorted row {i} differs (cluster, local): {diff}")
+    return len(a)
+
+
+@pytest.mark.slow
+def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
+    from iolake.cli import main, sample_inputs
+    from iolake.lake import table_exists
+    from iolake.standalone import run_conf_dir
+    from schemas import BRONZE, GOLD, SILVER
+
+    inputs = sample_inputs() + sweep_logs()
+    conf_dir = run_conf_dir(ROOT / "conf", tmp_path / "conf", {"models": MODELS})
+    # The local reference run skips the data-quality gates (they only check, never change rows,
+    # and take a third of ingest's time); the cluster run keeps them.
+    local_conf = run_conf_dir(ROOT / "conf", tmp_path / "local-conf", {"models": MODELS, "gates": {"enabled": False}})
+    cluster_lake, local_lake, run_dir = tmp_path / "cluster-lake", tmp_path / "local-lake", tmp_path / "run"
+    cmd = [str(ROOT / "cluster" / "standalone.sh"), *inputs, "--lake", str(cluster_lake),
+           "--conf-dir", str(conf_dir), "--run-dir", str(run_dir)]
+    env = dict(os.environ, PYTHON=sys.executable)
+    t0 = time.monotonic()
+    log = open(tmp_path / "standalone.out", "w")
+    # Same process group: Ctrl-C reaches it; if pytest is killed, the script notices and stops its cluster.
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+    try:
+        # The same pipeline and configuration locally, in this process's session, meanwhile.
+        # (Only the lake differs; `run` reuses the active session: no second JVM.)
+        assert main(["run", *inputs, "--env", "cluster", "--lake", str(local_lake), "--conf-dir", str(local_conf)]) == 0
+        rc = proc.wait(timeout=2400)
+    finally:
+        if proc.poll() is None:  # the script stops its cluster on SIGTERM
+            proc.terminate()
+            proc.wait(timeout=60)
+        log.close()
+    out = (tmp_path / "standalone.out").read_text()
+    print(f"cluster and local runs took {time.monotonic() - t0:.0f} s")
+    assert rc == 0, out[-5000:]
+
+    # It really ran on the standalone cluster, with the project shipped in the archive.
+    assert "workers registered" in out and "spark://127.0.0.1:" in out
+    preflight = [ln for ln in out.splitlines() if ln.startswith("[preflight]")]
+    assert preflight and all(f"{run_dir}/work-" in ln and "/iolake_app/iolake_native/" in ln
+                             for ln in preflight), out[-5000:]
+    for w in (1, 2):  # both workers ran an executor, each with its own unpacked copy of the project
+        assert list((run_dir / f"work-{w}").glob("app-*/*/iolake_app/iolake/cli.py")), f"worker {w} ran no executor"
+    assert "iolake-placement v1 -> @champion" in out and "cluster stopped" in out
+    # ... and left no daemon or executor behind.
+    ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
+    assert str(run_dir) not in ps
+
+    counts = {}
+    for spec in [*BRONZE.values(), *SILVER.values(), *GOLD.values()]:  # OPS.runs is run history: all run-specific
+        exists = table_exists(spark, spec, str(cluster_lake))
+        assert exists == table_exists(spark, spec, str(local_lake)), spec.name
+        if exists:
+            counts[spec.name] = assert_same_table(spark, spec, str(cluster_lake), str(local_lake))
+    print("equal tables (rows):", counts)
+    assert counts["logs"] == 6 + 2 * len(SWEEP_CONFIGS) and counts["placement_labels"] >= 10
+    assert counts["placement_predictions"] > 0 and counts["bandwidth_predictions"] > 0

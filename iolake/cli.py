@@ -22,7 +22,8 @@ import sys
 import time
 from pathlib import Path
 
-from iolake.config import ConfigError, load_config
+from iolake.config import load_config
+from iolake.exits import guarded
 
 
 def sample_inputs() -> list[str]:
@@ -73,11 +74,10 @@ def _conf(args):
 
 
 def main(argv=None) -> int:
-    from iolake.lake import GateFailed
-
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     args = parser().parse_args(argv)
-    try:
+
+    def body() -> int:
         if args.cmd == "stages":
             from iolake.pipeline import load_pipeline
 
@@ -105,32 +105,20 @@ def main(argv=None) -> int:
 
             return maintain_main(_session(conf), conf, args.table, args.dry_run)
         return _run(conf, args.inputs or sample_inputs())
-    except ConfigError as e:
-        print(f"iolake: configuration error: {e}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as e:
-        print(f"iolake: {e}", file=sys.stderr)
-        return 2
-    except GateFailed as e:
-        print(f"iolake: {e}", file=sys.stderr)
-        return 3
+
+    return guarded("iolake", body)
 
 
 def stage_main(run_fn, name: str, doc: str, argv=None) -> int:
     """The command line of a stage module that reads and writes only the lake (spark-submit-able)."""
-    from iolake.lake import GateFailed
-
     args = stage_parser(name, doc).parse_args(argv)
-    try:
+
+    def body() -> int:
         conf = _conf(args)
         run_fn(_session(conf), conf)
-    except ConfigError as e:
-        print(f"{name}: configuration error: {e}", file=sys.stderr)
-        return 2
-    except GateFailed as e:
-        print(f"{name}: {e}", file=sys.stderr)
-        return 3
-    return 0
+        return 0
+
+    return guarded(name, body)
 
 
 def stage_parser(name: str, doc: str) -> argparse.ArgumentParser:

@@ -6,6 +6,8 @@ stderr without ever masking the run's own error or exit code.
 """
 from __future__ import annotations
 
+from iolake.exits import exit_code_for
+
 import datetime as dt
 import sys
 import time
@@ -14,24 +16,6 @@ from dataclasses import dataclass, field
 from iolake.runinfo import RunInfo
 from schemas import TABLES
 from schemas.runs import SPEC as RUNS
-
-
-def exit_code_for(exc: BaseException | None) -> int:
-    """The exit code `iolake` returns for an exception (mirrors iolake.cli.main)."""
-    from iolake.config import ConfigError
-    from iolake.lake import GateFailed
-
-    if exc is None:
-        return 0
-    if isinstance(exc, SystemExit):
-        return exc.code if isinstance(exc.code, int) else 1
-    if isinstance(exc, (ConfigError, FileNotFoundError)):
-        return 2
-    if isinstance(exc, GateFailed):
-        return 3
-    if isinstance(exc, KeyboardInterrupt):
-        return 130
-    return 1
 
 
 def ingest_counts(summary: dict) -> dict[str, int]:

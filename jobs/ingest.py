@@ -206,27 +206,19 @@ def conf_from_args(args) -> Config:
 
 
 def main(argv=None) -> int:
-    """Exit codes as `iolake`'s: 0 ok, 2 usage/configuration or a missing input, 3 gate failed, 1 other."""
-    from iolake.config import ConfigError
-    from iolake.lake import GateFailed
+    """Exit codes as `iolake`'s (iolake/exits.py): 0 ok, 2 usage/configuration or a missing input, 3 gate failed."""
+    from iolake.exits import guarded
     from iolake.spark import session_from_config
 
     args = parser().parse_args(argv)
-    try:
+
+    def body() -> int:
         conf = conf_from_args(args)
-        spark = session_from_config(conf)
-        summary = run(spark, conf, args.inputs)
-    except ConfigError as e:
-        print(f"ingest: configuration error: {e}", file=sys.stderr)
-        return 2
-    except FileNotFoundError as e:
-        print(f"ingest: {e}", file=sys.stderr)
-        return 2
-    except GateFailed as e:
-        print(f"ingest: {e}", file=sys.stderr)
-        return 3
-    print(format_summary(summary))
-    return 0
+        summary = run(session_from_config(conf), conf, args.inputs)
+        print(format_summary(summary))
+        return 0
+
+    return guarded("ingest", body)
 
 
 if __name__ == "__main__":

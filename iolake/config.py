@@ -179,7 +179,16 @@ def _merge(base: dict, overlay: dict, origin: dict, src: str, prefix: str = "") 
                 origin[f"{key}.{kk}"] = src
         else:
             base[k] = v
+            _mark(origin, key, v, src)
         origin[key] = src
+
+
+def _mark(origin: dict, key: str, value, src: str) -> None:
+    """Record `src` as the origin of every key nested in `value` (a section set wholesale)."""
+    if isinstance(value, dict):
+        for k, v in value.items():
+            origin[f"{key}.{k}"] = src
+            _mark(origin, f"{key}.{k}", v, src)
 
 
 def _check(value, tp, key: str, origin: dict):

@@ -59,3 +59,11 @@ def test_pipeline_lists_ingest_first_and_checks_dependencies(tmp_path):
     bad.write_text("stages:\n  - name: a\n    module: m\n    depends_on: [b]\n")
     with pytest.raises(ConfigError, match="depends_on 'b' is not an earlier stage"):
         load_pipeline(bad)
+
+
+def test_unknown_key_in_base_is_blamed_on_base_even_when_the_overlay_sets_its_section(tmp_path):
+    (tmp_path / "base.yaml").write_text("lake: x\ningest:\n  decodr: native\n")
+    (tmp_path / "cluster.yaml").write_text("ingest:\n  task_bytes: 1024\n")
+    with pytest.raises(ConfigError) as e:
+        load_config("cluster", tmp_path)
+    assert str(e.value).startswith(f"{tmp_path / 'base.yaml'}: ingest.decodr: unknown key")

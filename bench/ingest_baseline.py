@@ -17,55 +17,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-
-
-def _tree_rss(root: int) -> int:
-    """Summed RSS (bytes) of `root` and all its descendants, from /proc."""
-    parent, rss = {}, {}
-    for d in os.listdir("/proc"):
-        if not d.isdigit():
-            continue
-        try:
-            with open(f"/proc/{d}/stat") as fh:
-                fields = fh.read().rsplit(")", 1)[1].split()
-            parent[int(d)] = int(fields[1])
-            rss[int(d)] = int(fields[21]) * os.sysconf("SC_PAGE_SIZE")
-        except (OSError, IndexError, ValueError):
-            pass
-    total, todo = 0, [root]
-    while todo:
-        pid = todo.pop()
-        total += rss.get(pid, 0)
-        todo += [c for c, p in parent.items() if p == pid]
-    return total
-
-
-class TreeRSS:
-    """Peak of the summed RSS of a process tree, sampled every 0.2 s."""
-
-    def __init__(self, pid: int):
-        self.pid = pid
-        self.peak = 0
-        self._stop = threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-
-    def _run(self):
-        while not self._stop.wait(0.2):
-            self.peak = max(self.peak, _tree_rss(self.pid))
-
-    def __enter__(self):
-        self._t.start()
-        return self
-
-    def __exit__(self, *a):
-        self._stop.set()
-        self._t.join()
+from rss import PeakRSS  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 
 def _baseline_one(args):
@@ -91,7 +48,7 @@ def list_logs(corpus: str) -> list[str]:
 
 
 def baseline(logs: list[str]) -> tuple[float, int, int]:
-    with tempfile.TemporaryDirectory() as out, TreeRSS(os.getpid()) as rss:
+    with tempfile.TemporaryDirectory() as out, PeakRSS(os.getpid()) as rss:
         t0 = time.perf_counter()
         ctx = mp.get_context("fork")
         with ctx.Pool(2, maxtasksperchild=1) as pool:
@@ -104,7 +61,7 @@ def baseline(logs: list[str]) -> tuple[float, int, int]:
                     ok += bool(r.get(timeout=60))
                 except Exception:
                     pass
-        return time.perf_counter() - t0, ok, rss.peak
+        return time.perf_counter() - t0, ok, rss.total
 
 
 def iolake(corpus: str, decoder: str) -> tuple[float, int, str]:
@@ -113,11 +70,11 @@ def iolake(corpus: str, decoder: str) -> tuple[float, int, str]:
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
-        with TreeRSS(p.pid) as rss:
+        with PeakRSS(p.pid) as rss:
             out, _ = p.communicate()
         if p.returncode != 0:
             raise SystemExit(f"iolake ingest failed ({p.returncode})")
-        return time.perf_counter() - t0, rss.peak, out
+        return time.perf_counter() - t0, rss.total, out
 
 
 def main() -> None:

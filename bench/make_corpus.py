@@ -1,6 +1,7 @@
 """Build a large corpus of *distinct* Darshan logs from real ones, for scale benchmarks.
 
     .venv/bin/python bench/make_corpus.py OUT --logs 100000 [--templates DIR ...] [--per-dir 1000]
+                                          [--month YYYY-MM] [--first-jobid N]
 
 Hard links or copies of the shared logs would all hash to the same 1,252 contents, and ingest
 keeps one log per content (sha256), so a 100,000-log benchmark of copies would decode 100,000
@@ -13,6 +14,9 @@ the record mix of the templates (the shared logs and the IOR sweep's logs by def
 Templates the native decoder does not read cleanly (garbage headers, unsupported versions) are
 left out; the count is printed. Output files land in OUT/dNNNN/ folders of `--per-dir` logs,
 the way a centre's nightly drop is spread over folders.
+
+`--month 2026-10` also moves every job's start (and, by the same amount, its end) into that
+month, the way one night's drop holds the jobs of one month (the templates span many months).
 """
 from __future__ import annotations
 
@@ -76,12 +80,20 @@ class Template:
         self.rest = b[job_end:]
         self.job_end = job_end
         self.jobid_at = 8 * (6 if minor >= 41 else 4)
+        # job region: uid, start_time[_sec, _nsec], end_time[_sec, _nsec], nprocs, jobid, ...
+        self.start_at, self.end_at = (8, 24) if minor >= 41 else (8, 16)
         if len(self.job) < self.jobid_at + 8:
             raise ValueError("job region too short")
 
-    def with_jobid(self, jobid: int) -> bytes:
+    def with_jobid(self, jobid: int, start: int | None = None) -> bytes:
+        """The log with `jobid`, and with its start moved to `start` (epoch seconds) when given."""
         job = bytearray(self.job)
         struct.pack_into(self.e + "q", job, self.jobid_at, jobid)
+        if start is not None:
+            (s0,) = struct.unpack_from(self.e + "q", job, self.start_at)
+            (e0,) = struct.unpack_from(self.e + "q", job, self.end_at)
+            struct.pack_into(self.e + "q", job, self.start_at, start)
+            struct.pack_into(self.e + "q", job, self.end_at, start + max(0, e0 - s0))
         blob = _deflate(self.comp, bytes(job))
         shift = (self.hdr + len(blob)) - self.job_end
         head = bytearray(self.head)
@@ -125,7 +137,13 @@ def main() -> None:
     ap.add_argument("--templates", nargs="*", type=Path, help="template logs or folders (default: shared logs + IOR sweep)")
     ap.add_argument("--per-dir", type=int, default=1000)
     ap.add_argument("--first-jobid", type=int, default=9_000_000_000)
+    ap.add_argument("--month", help="move every job's start into this month (YYYY-MM): one night's drop")
     args = ap.parse_args()
+    month0 = None
+    if args.month:
+        import datetime as dt
+
+        month0 = int(dt.datetime.strptime(args.month, "%Y-%m").replace(tzinfo=dt.timezone.utc).timestamp())
     paths = []
     for t in args.templates or []:
         paths += sorted(p for p in t.rglob("*") if p.is_file()) if t.is_dir() else [t]
@@ -143,7 +161,8 @@ def main() -> None:
         d = args.out / f"d{i // args.per_dir:04d}"
         if i % args.per_dir == 0:
             d.mkdir(exist_ok=True)
-        data = t.with_jobid(args.first_jobid + i)
+        start = None if month0 is None else month0 + (i * 7919) % (27 * 86400)  # spread over the month
+        data = t.with_jobid(args.first_jobid + i, start)
         (d / f"{i:07d}_{t.path.name}").write_bytes(data)
         total += len(data)
         if (i + 1) % 10_000 == 0:

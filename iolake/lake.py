@@ -18,6 +18,12 @@ log = logging.getLogger(__name__)
 
 RETRYABLE = ("Concurrent", "DELTA_CONCURRENT", "ProtocolChanged", "MetadataChanged",
              "DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED", "already exists")
+# While a concurrent run creates a table, its folder already exists but holds no commit yet:
+# Delta then refuses to create the table "in a non-empty location", or skips the create (the
+# log folder exists) and finds no table. A moment later the winner's commit is there and
+# `createIfNotExists` is a no-op, so creating retries on both.
+CREATE_RACE = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_TABLE_NOT_FOUND")
+CREATE_RETRYABLE = RETRYABLE + CREATE_RACE
 
 
 class GateFailed(RuntimeError):
@@ -55,14 +61,16 @@ def commit_metadata(spark, run_id: str, conf_digest: str, stage: str, git_sha: s
     spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", json.dumps(meta, sort_keys=True))
 
 
-def with_retries(fn, retries: int, what: str):
+def with_retries(fn, retries: int, what: str, retryable: tuple[str, ...] = RETRYABLE):
+    """Call `fn`, again after a jittered back-off when it fails with one of `retryable` in its error."""
     for attempt in range(retries + 1):
         try:
             return fn()
         except Exception as e:  # Delta raises JVM exceptions wrapped in several Python types
             text = f"{type(e).__name__}: {e}"
-            if attempt == retries or not any(tok in text for tok in RETRYABLE):
+            if attempt == retries or not any(tok in text for tok in retryable):
                 raise
+            log.info("%s: attempt %d lost a race (%s); retrying", what, attempt + 1, text.splitlines()[0][:200])
             time.sleep(min(8.0, 0.25 * 2**attempt) * (0.5 + random.random()))
     raise AssertionError("unreachable")
 
@@ -98,11 +106,27 @@ def ensure_table(spark, spec: TableSpec, lake: str, retries: int = 8):
             b = b.comment(spec.doc.strip().splitlines()[0][:200])
         return b.execute()
 
-    return with_retries(create, retries, f"create {spec.name}")
+    try:
+        return with_retries(create, retries, f"create {spec.name}", CREATE_RETRYABLE)
+    except Exception as e:
+        if not any(tok in str(e) for tok in CREATE_RACE + ("DELTA_MISSING_DELTA_TABLE",)):
+            raise
+        raise RuntimeError(
+            f"{spec.layer}/{spec.name}: {path} holds files but is not a Delta table, and no concurrent "
+            "run made it one; move those files away (a run killed while creating the table can leave "
+            "an empty _delta_log/ behind) and run again"
+        ) from e
 
 
-def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8) -> None:
-    """Insert the rows of logs the table does not hold yet (keyed by job_month + log_id)."""
+def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8,
+                   months: list[str] | None = None) -> None:
+    """Insert the rows of logs the table does not hold yet (keyed by job_month + log_id).
+
+    The MERGE reads only the target's partitions of the batch's `job_month`s (given, or read
+    from `df`): a nightly drop touches a month or two, so the cost of finding which logs are
+    already present stops growing with the lake. Concurrent runs that ingest the same log
+    still conflict, since its rows carry the same month.
+    """
     from delta.tables import DeltaTable
 
     ensure_table(spark, spec, lake, retries)
@@ -111,6 +135,13 @@ def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8) -> N
     )
     if spec.name == "logs":
         cond = "t.log_id = s.log_id"
+    elif "job_month" in spec.partition_by:
+        if months is None:
+            months = [r[0] for r in df.select("job_month").distinct().collect()]
+        months = sorted({m for m in months if m is not None})
+        if months:
+            quoted = ", ".join("'" + m.replace("\\", "\\\\").replace("'", "\\'") + "'" for m in months)
+            cond = f"t.job_month IN ({quoted}) AND {cond}"
 
     def merge():
         import pyspark.sql.functions as F

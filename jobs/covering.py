@@ -30,7 +30,7 @@ def run(spark, conf: Config, run: RunInfo | None = None, echo=print) -> dict:
     import pyspark.sql.functions as F
 
     from iolake import gates
-    from iolake.lake import commit_metadata, merge_new_logs, read_or_empty, unprocessed_logs
+    from iolake.lake import commit_metadata, read_or_empty, unprocessed_logs
 
     run = run or RunInfo.new(conf)
     t0 = time.monotonic()
@@ -45,9 +45,7 @@ def run(spark, conf: Config, run: RunInfo | None = None, echo=print) -> dict:
     out = transform(**tables).cache()
     facts = out.agg(F.count(F.lit(1)).alias("members"), F.countDistinct("log_id").alias("covered")).first()
     if facts.members:  # logs without any timed read or write: nothing to commit
-        if conf.gates.enabled:
-            gates.validate(SPEC, out, conf.gates.sample_rows)
-        merge_new_logs(spark, SPEC, conf.lake, out, conf.ingest.commit_retries)
+        gates.gate_and_merge(spark, conf, SPEC, out, echo)
     out.unpersist()
     todo.unpersist()
     summary = {"logs": n, "covered": facts.covered, "members": facts.members, "seconds": time.monotonic() - t0}

@@ -6,7 +6,6 @@ Rules: `features/file_features.py`, `features/job_features.py`.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 
@@ -26,7 +25,7 @@ def transform(tables: dict, conf: Config):
 
 def run(spark, conf: Config, run: RunInfo | None = None, echo=print) -> dict:
     from iolake import gates
-    from iolake.lake import commit_metadata, merge_new_logs, read_or_empty, unprocessed_logs
+    from iolake.lake import commit_metadata, read_or_empty, unprocessed_logs
 
     run = run or RunInfo.new(conf)
     t0 = time.monotonic()
@@ -41,9 +40,7 @@ def run(spark, conf: Config, run: RunInfo | None = None, echo=print) -> dict:
     ff = ff.cache()
     n_files = ff.count()
     for spec, df in ((SILVER["file_features"], ff), (SILVER["job_features"], jf)):
-        if conf.gates.enabled:
-            gates.validate(spec, df, conf.gates.sample_rows)
-        merge_new_logs(spark, spec, conf.lake, df, conf.ingest.commit_retries)
+        gates.gate_and_merge(spark, conf, spec, df, echo)
     ff.unpersist()
     todo.unpersist()
     summary = {"logs": n, "files": n_files, "seconds": time.monotonic() - t0}

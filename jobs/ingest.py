@@ -16,12 +16,11 @@ Writes: bronze/logs, jobs, files, posix, mpiio, stdio, h5f, h5d, pnetcdf_file, p
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import sys
 import time
 from collections import Counter
 
-from iolake import faults, progress
+from iolake import faults, gates, progress
 from iolake.config import Config, load_config
 from iolake.runinfo import RunInfo
 from readers.fsio import TraceFile, list_traces
@@ -115,19 +114,6 @@ def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo)
     return df.mapInArrow(fn, OUTPUT_SCHEMA), len(bins)
 
 
-def _gate_and_merge(spark, conf: Config, spec, df, echo) -> None:
-    """Gate one table's staged rows, then MERGE them; echo how long each step took."""
-    from iolake import gates
-    from iolake.lake import merge_new_logs
-
-    t0 = time.monotonic()
-    if conf.gates.enabled:
-        gates.validate(spec, df, conf.gates.sample_rows)
-    t1 = time.monotonic()
-    merge_new_logs(spark, spec, conf.lake, df, conf.ingest.commit_retries)
-    echo(f"[commit] {spec.name}: gate {t1 - t0:.1f} s, merge {time.monotonic() - t1:.1f} s")
-
-
 def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo=print) -> dict:
     import pyspark.sql.functions as F
 
@@ -149,9 +135,10 @@ def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo
     staging = staging_dir(conf.lake, run.run_id)
     ledger_df, n_tasks = transform(spark, logs, conf, staging, run)
     with progress.SparkProgress(spark, "decode", total_items=len(logs), unit="logs", echo=echo):
-        ledger_df.write.mode("overwrite").parquet(f"{staging}/_ledger")
-    ledger = spark.read.parquet(f"{staging}/_ledger")
+        ledger_df.write.mode("overwrite").parquet(f"{staging}/ledger")
+    ledger = spark.read.parquet(f"{staging}/ledger")
     staged = sorted({f for r in ledger.select(F.explode("staged").alias("f")).distinct().collect() for f in [r.f]})
+    months = [r.job_month for r in ledger.select("job_month").distinct().collect()]  # every decoded row's
 
     for table in DECODED_TABLES:
         spec = BRONZE[table]
@@ -159,9 +146,9 @@ def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo
         if not files:
             continue
         df = spark.read.schema(spec.struct).parquet(*files)
-        _gate_and_merge(spark, conf, spec, df, echo)
+        gates.gate_and_merge(spark, conf, spec, df, echo, months)
         faults.point(f"after-merge:{table}")
-    _gate_and_merge(spark, conf, LEDGER, ledger.drop("staged"), echo)
+    gates.gate_and_merge(spark, conf, LEDGER, ledger.drop("staged"), echo)
 
     facts = ledger.select("status", "row_counts").collect()
     summary["status"] = dict(Counter(r.status for r in facts))

@@ -9,8 +9,6 @@ the ledger rows of successful attempts.
 from __future__ import annotations
 
 import datetime as dt
-import os
-import shutil
 import tempfile
 import time
 import uuid

@@ -31,7 +31,7 @@ def run(spark, conf: Config, run_info: RunInfo | None = None, echo=print) -> dic
     import pyspark.sql.functions as F
 
     from iolake import gates
-    from iolake.lake import commit_metadata, merge_new_logs, read_or_empty, unprocessed_logs
+    from iolake.lake import commit_metadata, read_or_empty, unprocessed_logs
 
     run_info = run_info or RunInfo.new(conf)
     t0 = time.monotonic()
@@ -51,9 +51,7 @@ def run(spark, conf: Config, run_info: RunInfo | None = None, echo=print) -> dic
     out = transform(tables, read(SILVER["file_features"]), read(SILVER["job_features"]), conf).cache()
     facts = out.agg(F.count(F.lit(1)).alias("rows"),
                     F.countDistinct(F.when(F.col("tag") != "no_issue", F.col("log_id"))).alias("tagged")).first()
-    if conf.gates.enabled:
-        gates.validate(SPEC, out, conf.gates.sample_rows)
-    merge_new_logs(spark, SPEC, conf.lake, out, conf.ingest.commit_retries)
+    gates.gate_and_merge(spark, conf, SPEC, out, echo)
     out.unpersist()
     tables["posix"].unpersist()
     todo.unpersist()

@@ -62,7 +62,7 @@ def train_placement(labels, conf: Config, info: RunInfo, version, echo=print) ->
     held_out = float(np.mean(est.predict(Xte) == yte.to_numpy()))
     imp = placement.importances(est, X, y, seed=m.seed)  # permutation importance over all labels
     kept, trail = placement.eliminate_features("decision_tree", X, y, seed=m.seed)
-    echo(f"[train] placement importances: " + ", ".join(f"{k} {v:.3f}" for k, v in imp.head(6).items()))
+    echo("[train] placement importances: " + ", ".join(f"{k} {v:.3f}" for k, v in imp.head(6).items()))
     echo(f"[train] placement feature elimination (decision tree) keeps {len(kept)}: {', '.join(kept)}")
 
     exp = tracking.experiment(conf, m.placement_model)

@@ -200,6 +200,26 @@ def test_ingest_commits_carry_run_id_git_sha_and_config(spark, corpus_lake):
     assert any(m["run_id"] == summary["run_id"] and m["stage"] == "ingest" and m["config"] for m in metas)
 
 
+def test_ingest_merges_read_only_the_batch_months(spark, corpus_lake):
+    """Each bronze MERGE is pruned to the batch's job_months (its cost must not grow with the lake)."""
+    import re
+
+    from delta.tables import DeltaTable
+
+    lake, _ = corpus_lake
+    ledger_months = {r.job_month for r in read_table(spark, BRONZE["logs"], str(lake)).collect() if r.job_month}
+    for name in ("posix", "io_ops"):
+        spec = BRONZE[name]
+        hist = DeltaTable.forPath(spark, spec.path(str(lake))).history().collect()
+        pred = [h for h in hist if h.operation == "MERGE"][-1].operationParameters["predicate"]  # the run's merge
+        listed = re.search(r"job_month#\d+ IN \(([^)]*)\)", pred)
+        one = re.search(r"job_month#\d+ = (\d{4}-\d{2})\b", pred)
+        assert listed or one, f"{name}: the MERGE condition does not prune by month: {pred}"
+        months = set(listed[1].split(",")) if listed else {one[1]}
+        in_table = {r.job_month for r in read_table(spark, spec, str(lake)).select("job_month").distinct().collect()}
+        assert in_table <= months <= ledger_months, (name, months, in_table)
+
+
 def _ingest_cmd(lake: Path, inputs: list[str]) -> list[str]:
     return [sys.executable, "-m", "jobs.ingest", *inputs, "--lake", str(lake)]
 

@@ -107,7 +107,6 @@ def test_score_signature_drift_names_missing_columns(spark):
 def test_sweep_placement_accuracy_on_margin_configs(spark, tmp_path, shared_data):
     """Lake labels of the IOR sweep: agreement with labels.csv, and held-out accuracy on the
     configs whose sweep label is beyond the per-tier std (label_margin_gt_std=1)."""
-    import numpy as np
     import pandas as pd
 
     from features.placement_labels import config_agreement

@@ -2,6 +2,10 @@
 
 For every table of `schemas.TABLES` the lake holds (or only `--table NAME`):
 
+0. Table properties: a property its `TableSpec` declares that the table lacks or holds with
+   another value (a table created by an older version; e.g. `io_ops`'s
+   `delta.dataSkippingStatsColumns`) is set with ALTER TABLE … SET TBLPROPERTIES, and printed.
+   Properties the spec does not declare are left alone.
 1. OPTIMIZE: compact small files (nightly ingests leave one or more files per run and
    partition) and Z-ORDER BY the columns analysts filter by (`TableSpec.zorder_columns`:
    e.g. `log_id, record_id` for the counter tables, `log_id, jobid, exe` for `jobs`; a partition
@@ -12,7 +16,8 @@ For every table of `schemas.TABLES` the lake holds (or only `--table NAME`):
    is lifted for that VACUUM only, with a warning line.
 3. Stats from `DESCRIBE DETAIL` and the table: version, files before/after, rows, bytes, partitions.
 
-`--dry-run` runs `VACUUM ... DRY RUN` (lists what would be deleted) and no OPTIMIZE.
+`--dry-run` runs `VACUUM ... DRY RUN` (lists what would be deleted), no OPTIMIZE, and only
+prints the properties it would set.
 Every commit carries the usual `userMetadata` (run id, git sha, config digest; stage `maintain`).
 """
 from __future__ import annotations
@@ -43,6 +48,7 @@ class TableReport:
     disk_files_before: int = 0  # data files on storage, referenced or not
     disk_files_after: int = 0
     vacuum_files: int = 0  # deleted (or, dry run, that would be deleted)
+    properties_set: dict = field(default_factory=dict)  # declared properties the table lacked (dry run: would set)
     optimized: bool = False
     seconds: float = 0.0
 
@@ -87,6 +93,21 @@ def disk_files(path: str) -> int:
     return n
 
 
+def property_drift(spec: TableSpec, have: dict) -> dict:
+    """The spec's declared properties that `have` (the table's) lacks or holds with another value."""
+    return {k: str(v) for k, v in spec.properties.items() if have.get(k) != str(v)}
+
+
+def _sync_properties(spark, spec: TableSpec, path: str, detail, dry_run: bool, name: str, echo) -> dict:
+    drift = property_drift(spec, dict(detail["properties"] or {}))
+    if drift:
+        pairs = ", ".join(f"'{k}' = '{v}'" for k, v in sorted(drift.items()))
+        if not dry_run:
+            spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ({pairs})")
+        echo(f"[maintain] {name}: {'would set' if dry_run else 'set'} declared table properties: {pairs}")
+    return drift
+
+
 def _vacuum(spark, path: str, hours: float, dry_run: bool, allow_short: bool, table: str, echo) -> int:
     sql = f"VACUUM delta.`{path}` RETAIN {hours:g} HOURS" + (" DRY RUN" if dry_run else "")
     lift = allow_short and hours < DELTA_RETENTION_SAFETY_HOURS
@@ -123,6 +144,7 @@ def maintain_table(spark, conf: Config, spec: TableSpec, dry_run: bool = False, 
     rep = TableReport(name, path, zorder, _version(spark, path), files_before=int(before["numFiles"]),
                       bytes_before=int(before["sizeInBytes"]), partition_columns=list(before["partitionColumns"]))
     rep.disk_files_before = disk_files(path)
+    rep.properties_set = _sync_properties(spark, spec, path, before, dry_run, name, echo)
     if not dry_run:
         t = time.monotonic()
         opt = DeltaTable.forPath(spark, path).optimize()

@@ -136,3 +136,31 @@ def test_optimize_zorder_then_vacuum(spark, lake, capsys):
     assert reports["bronze/posix"].vacuum_files > 0
     # the check is back on for everyone else
     assert spark.conf.get("spark.databricks.delta.retentionDurationCheck.enabled") == "true"
+
+
+def test_declared_table_properties_are_set_on_an_older_table(spark, tmp_path, capsys):
+    """A table created before its spec declared a property (io_ops's stats columns) gets it."""
+    import dataclasses
+
+    from iolake.lake import ensure_table
+    from schemas._spec import DEFAULT_PROPERTIES
+
+    lake = str(tmp_path / "lake")
+    spec = BRONZE["io_ops"]
+    key = "delta.dataSkippingStatsColumns"
+    assert key in spec.properties
+    ensure_table(spark, dataclasses.replace(spec, properties=dict(DEFAULT_PROPERTIES)), lake)  # the older table
+
+    def props():
+        return dict(spark.sql(f"DESCRIBE DETAIL delta.`{spec.path(lake)}`").first()["properties"])
+
+    assert key not in props()
+    conf = load_config("local", overrides={"lake": lake})
+    (dry,) = run(spark, conf, ["io_ops"], dry_run=True, echo=print)
+    assert dry.properties_set == {key: spec.properties[key]} and key not in props()
+    assert "would set declared table properties" in capsys.readouterr().out
+    (done,) = run(spark, conf, ["io_ops"], echo=print)
+    assert done.properties_set == {key: spec.properties[key]}
+    assert props()[key] == spec.properties[key]
+    (again,) = run(spark, conf, ["io_ops"], echo=print)
+    assert again.properties_set == {}

@@ -22,7 +22,7 @@ run: setup
 	$(BIN)/iolake run $(ARGS)
 
 test: setup
-	MLFLOW_DISABLE_TELEMETRY=true $(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
 # The pipeline on a real Spark standalone cluster (master + 2 workers) started and stopped on this machine
 cluster: setup

@@ -28,7 +28,7 @@ DECODE = re.compile(r"^\[decode\] .* in ([\d.]+) s")
 
 
 def ingest(tree: Path, inputs: list[str], lake: Path, log: Path) -> dict:
-    env = dict(os.environ, PYTHONPATH=str(tree), MLFLOW_DISABLE_TELEMETRY="true")
+    env = dict(os.environ, PYTHONPATH=str(tree))
     t0 = time.perf_counter()
     p = subprocess.run([sys.executable, "-m", "jobs.ingest", *inputs, "--lake", str(lake)], cwd=tree, env=env,
                        capture_output=True, text=True)

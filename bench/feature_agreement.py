@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     import pandas as pd
 
-    from features.ground_truth import agreement, summary
+    from tests.ground_truth import agreement, summary
     from iolake.config import load_config
     from iolake.lake import read_table
     from iolake.spark import session_from_config
@@ -34,7 +34,7 @@ def main() -> None:
     ap.add_argument("--lake", default=None)
     args = ap.parse_args()
     lake = args.lake or tempfile.mkdtemp(prefix="iolake-sweep-") + "/lake"
-    conf = load_config("local", overrides={"lake": lake})
+    conf = load_config("local", overrides={"lake": {"root": lake}})
     spark = session_from_config(conf)
     sweep = Path(args.sweep)
     t0 = time.perf_counter()

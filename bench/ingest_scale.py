@@ -56,7 +56,7 @@ def floor(logs: list[str], sample: int, seed: int = 1) -> tuple[float, int, floa
 
 def ingest(corpus: str, lake: str) -> tuple[float, PeakRSS, str]:
     cmd = [sys.executable, "-m", "jobs.ingest", corpus, "--lake", lake]
-    env = dict(os.environ, PYTHONPATH=str(ROOT), MLFLOW_DISABLE_TELEMETRY="true")
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     lines = []

@@ -11,7 +11,6 @@ import os
 import sys
 import time
 
-os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 import pandas as pd  # noqa: E402
 
@@ -43,7 +42,7 @@ def main(argv):
     from iolake.spark import session_from_config
     from schemas import BRONZE, GOLD, SILVER
 
-    conf = load_config("local", overrides={"lake": lake, "spark": {"master": "local[2]"}})
+    conf = load_config("local", overrides={"lake": {"root": lake}, "spark": {"master": "local[2]"}})
     spark = session_from_config(conf)
     lab = read_table(spark, GOLD["placement_labels"], lake)
     agree = config_agreement(read_table(spark, SILVER["file_features"], lake), read_table(spark, BRONZE["logs"], lake),

@@ -17,7 +17,7 @@ import argparse
 import os
 import sys
 
-MODULES = ("iolake", "jobs", "features", "models", "schemas", "readers", "iolake_native")
+MODULES = ("iolake", "apps", "jobs", "features", "models", "schemas", "readers", "iolake_native")
 
 
 def _probe(_):
@@ -43,7 +43,7 @@ def preflight(spark) -> None:
         lines = [f"  {r['host']} ({r['python']}): {m}: {err}" for r in bad for m, err in r["missing"].items()]
         raise SystemExit("iolake: executors cannot import the project:\n" + "\n".join(lines) +
                          "\nShip it with --archives iolake_app.tar.gz#iolake_app and "
-                         "spark.executorEnv.PYTHONPATH=iolake_app (see iolake/standalone.py), and give every node "
+                         "spark.executorEnv.PYTHONPATH=iolake_app (see cluster/standalone.py), and give every node "
                          "the same Python with the pinned dependencies (README, 'Run on a cluster').")
     for r in {(r["cwd"], r["origins"]["iolake"], r["origins"]["iolake_native"]): r for r in reports}.values():
         print(f"[preflight] executor in {r['cwd']}: iolake from {r['origins']['iolake']}, "
@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     p.add_argument("--lake")
     known, _ = p.parse_known_args(argv)
     try:
-        conf = load_config(known.env, known.conf_dir, {"lake": known.lake} if known.lake else None)
+        conf = load_config(known.env, known.conf_dir, {"lake": {"root": known.lake}} if known.lake else None)
     except ConfigError as e:
         print(f"iolake: configuration error: {e}", file=sys.stderr)
         return 2
@@ -86,5 +86,4 @@ def run_stage(name: str, argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     sys.exit(main())

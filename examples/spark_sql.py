@@ -65,7 +65,7 @@ def queries(views: set[str], top: int) -> dict[str, str | None]:
 
 
 def run(spark, lake: str, top: int = 10) -> dict[str, list[dict] | None]:
-    from iolake.views import register_views
+    from apps.views import register_views
 
     views = set(register_views(spark, lake))
     return {name: None if sql is None else [r.asDict() for r in spark.sql(sql).collect()]

@@ -67,7 +67,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _conf(args):
-    overrides: dict = {"lake": args.lake or str(Path.cwd() / "lake")}
+    overrides: dict = {"lake": {"root": args.lake or str(Path.cwd() / "lake")}}
     if args.decoder:
         overrides["ingest"] = {"decoder": args.decoder}
     return load_config(args.env, args.conf_dir, overrides)
@@ -88,7 +88,7 @@ def main(argv=None) -> int:
         if args.cmd == "ingest":
             return _ingest(conf, args.inputs)
         if args.cmd == "predict":
-            from iolake.predict import main as predict_main
+            from apps.predict import main as predict_main
             from models.registry import ModelAliasMissing
 
             try:
@@ -97,11 +97,11 @@ def main(argv=None) -> int:
                 print(f"iolake predict: {e}", file=sys.stderr)
                 return 2
         if args.cmd == "report":
-            from iolake.report import main as report_main
+            from apps.report import main as report_main
 
             return report_main(conf, args.job, args.out)
         if args.cmd == "maintain":
-            from iolake.maintain import main as maintain_main
+            from apps.maintain import main as maintain_main
 
             return maintain_main(_session(conf), conf, args.table, args.dry_run)
         return _run(conf, args.inputs or sample_inputs())
@@ -185,5 +185,4 @@ def _run(conf, inputs, pipeline=None) -> int:
 
 
 if __name__ == "__main__":
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
     sys.exit(main())

@@ -1,6 +1,8 @@
 """Typed configuration: `conf/base.yaml` overlaid key by key by `conf/<env>.yaml`.
 
 Loaded once, validated into frozen dataclasses, and passed explicitly to every stage.
+Every default lives once, in `conf/base.yaml`, beside its comment: the dataclasses here give
+each setting's type and no value, so a key base.yaml lacks is an error naming it.
 An unknown key, a wrong type or a bad value raises `ConfigError` naming the file and the
 dotted key, e.g. ``conf/local.yaml: ingest.decodr: unknown key (known: decoder, ...)``.
 """
@@ -26,29 +28,37 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class SparkConf:
-    master: str | None = "local[2]"
-    app_name: str = "iolake"
-    properties: dict[str, str] = field(default_factory=dict)
+    master: str | None
+    app_name: str
+    properties: dict[str, str]
+
+
+@dataclass(frozen=True)
+class LakeConf:
+    """Where the lake lives and how its commits behave (`iolake/lake/`)."""
+
+    root: str  # folder or URI holding bronze/, silver/, gold/, ops/
+    commit_retries: int  # retries of a Delta commit that lost a race to a concurrent run
+    retry_backoff_s: float  # first back-off of a retried commit (doubles, jittered, at most 8 s)
 
 
 @dataclass(frozen=True)
 class IngestConf:
-    decoder: str = "native"  # native | pydarshan
-    isolate: bool = False  # decode in worker processes; pydarshan always is (it can segfault)
-    task_bytes: int = 64 * 1024 * 1024  # bin-packing target: trace bytes per Spark task
-    task_max_logs: int = 2000
-    decode_timeout_s: float = 120.0
-    worker_memory_mb: int = 4096
-    max_file_bytes: int = 2 * 1024**3  # larger files are quarantined without reading
-    max_nprocs: int = 100_000_000  # header sanity: more ranks than this is garbage
-    commit_retries: int = 8
-    suffixes: list[str] = field(default_factory=lambda: [".darshan", ".darshan.gz", ".darshan.bz2"])
+    decoder: str  # native | pydarshan
+    isolate: bool  # decode in worker processes; pydarshan always is (it can segfault)
+    task_bytes: int  # bin-packing target: trace bytes per Spark task
+    task_max_logs: int
+    decode_timeout_s: float
+    worker_memory_mb: int
+    max_file_bytes: int  # larger files are quarantined without reading
+    max_nprocs: int  # header sanity: more ranks than this is garbage
+    suffixes: list[str]
 
 
 @dataclass(frozen=True)
 class GateConf:
-    enabled: bool = True
-    sample_rows: int = 5
+    enabled: bool
+    sample_rows: int
 
 
 @dataclass(frozen=True)
@@ -56,16 +66,16 @@ class TierRule:
     """A file is on `tier` when its path starts with `path_prefix` or its mount's fs type is `fs_type`."""
 
     tier: str
-    path_prefix: str | None = None
+    path_prefix: str | None = None  # a rule names one of the two; the other stays unset
     fs_type: str | None = None
 
 
 @dataclass(frozen=True)
 class FeaturesConf:
-    default_tier: str = "pfs"
-    tier_rules: list[TierRule] = field(default_factory=list)
-    random_fraction: float = 0.2  # a file is "random access" above this share of non-sequential ops
-    small_request_bytes: int = 1024  # DCA-IO's small requests: < 1 KiB and 1-100 KiB
+    default_tier: str  # tier of a file no rule matches
+    tier_rules: list[TierRule]
+    random_fraction: float  # a file is "random access" above this share of non-sequential ops
+    small_request_bytes: int  # DCA-IO's small requests: < 1 KiB and 1-100 KiB
 
 
 @dataclass(frozen=True)
@@ -76,68 +86,65 @@ class TagsConf:
     the rule; the rest are iolake's own and say so in conf/base.yaml.
     """
 
-    small_bytes: int = 1048576  # Drishti: a request below this is small (Darshan size bins)
-    small_requests: float = 0.1  # Drishti: share of reads (writes) that are small
-    small_requests_absolute: int = 1000  # Drishti: and more small reads (writes) than this
-    misaligned_requests: float = 0.1  # Drishti: share of requests not aligned (file / memory)
-    random_operations: float = 0.2  # Drishti: share of reads (writes) neither consecutive nor sequential
-    random_operations_absolute: int = 1000  # Drishti
-    imbalance_stragglers: float = 0.15  # Drishti: |slowest - fastest rank bytes| / bytes of a shared file
-    imbalance_size: float = 0.3  # Drishti: (max - min) / max bytes over the ranks of one file
-    interface_stdio: float = 0.1  # Drishti: share of bytes through STDIO
-    metadata_time_rank: float = 30.0  # Drishti: seconds of metadata time on one rank
-    collective_operations: float = 0.5  # Drishti: share of independent MPI-IO ops (shared files)
-    collective_operations_absolute: int = 1000  # Drishti
-    metadata_time_share: float = 0.5  # own: metadata share of the job's I/O time
-    straggler_time_ratio: float = 2.0  # own: slowest / fastest rank I/O time
-    rank0_bytes_share: float = 0.5  # own: rank 0's share of the job's bytes
-    single_stripe_min_bytes: int = 1073741824  # own: a shared one-stripe Lustre file moving more
-    ost_coverage: float = 0.5  # own: distinct OSTs / OSTs the stripes could have spread over
-    ost_count: int = 0  # own: OSTs of the site's file system; 0: the job's highest OST index + 1
-    io_phase_gap_s: float = 1.0  # own: an idle gap longer than this starts a new I/O phase
-    io_phases: int = 10  # own: more phases than this is frequent
-    read_after_write_share: float = 0.1  # own: share of bytes on files read after written
-    redundant_read_ratio: float = 1.0  # Drishti P09: bytes read / (highest offset read + 1)
-    min_io_time_s: float = 1.0  # own: time-share rules ignore jobs with less I/O time
-    evidence_max: int = 10  # Drishti DETAILS_MAX_SIZE: files / ranks listed per tag
+    small_bytes: int  # Drishti: a request below this is small (Darshan size bins)
+    small_requests: float  # Drishti: share of reads (writes) that are small
+    small_requests_absolute: int  # Drishti: and more small reads (writes) than this
+    misaligned_requests: float  # Drishti: share of requests not aligned (file / memory)
+    random_operations: float  # Drishti: share of reads (writes) neither consecutive nor sequential
+    random_operations_absolute: int  # Drishti
+    imbalance_stragglers: float  # Drishti: |slowest - fastest rank bytes| / bytes of a shared file
+    imbalance_size: float  # Drishti: (max - min) / max bytes over the ranks of one file
+    interface_stdio: float  # Drishti: share of bytes through STDIO
+    metadata_time_rank: float  # Drishti: seconds of metadata time on one rank
+    collective_operations: float  # Drishti: share of independent MPI-IO ops (shared files)
+    collective_operations_absolute: int  # Drishti
+    metadata_time_share: float  # own: metadata share of the job's I/O time
+    straggler_time_ratio: float  # own: slowest / fastest rank I/O time
+    rank0_bytes_share: float  # own: rank 0's share of the job's bytes
+    single_stripe_min_bytes: int  # own: a shared one-stripe Lustre file moving more
+    ost_coverage: float  # own: distinct OSTs / OSTs the stripes could have spread over
+    ost_count: int  # own: OSTs of the site's file system; 0: the job's highest OST index + 1
+    io_phase_gap_s: float  # own: an idle gap longer than this starts a new I/O phase
+    io_phases: int  # own: more phases than this is frequent
+    read_after_write_share: float  # own: share of bytes on files read after written
+    redundant_read_ratio: float  # Drishti P09: bytes read / (highest offset read + 1)
+    min_io_time_s: float  # own: time-share rules ignore jobs with less I/O time
+    evidence_max: int  # Drishti DETAILS_MAX_SIZE: files / ranks listed per tag
 
 
 @dataclass(frozen=True)
 class MlflowConf:
-    tracking_uri: str | None = None  # default: sqlite:///<lake>/mlflow.db
-    artifact_root: str | None = None  # default: <lake>/mlruns
+    tracking_uri: str | None  # default: sqlite:///<lake>/mlflow.db
+    artifact_root: str | None  # default: <lake>/mlruns
 
 
 @dataclass(frozen=True)
 class ModelsConf:
     """Placement labels, training and scoring (`jobs/labels.py`, `jobs/train.py`, `jobs/score.py`)."""
 
-    label_min_margin: float = 0.05  # drop a label group when (best - other) / other tier bandwidth <= this
-    label_formats: list[str] = field(default_factory=lambda: ["darshan"])  # trace formats whose bandwidths label
-    benchmark_table: str | None = None  # CSV or Delta path: features + per-tier bandwidth; replaces lake labels
-    ground_truth: str | None = None  # labels.csv of a sweep: agreement of lake labels is reported against it
-    splits: int = 10  # random train/test splits per classifier / regressor
-    test_fraction: float = 0.1
-    seed: int = 42
-    classifiers: list[str] = field(default_factory=lambda: ["decision_tree", "random_forest", "gradient_boosting",
-                                                            "lightgbm", "logistic_regression", "knn", "svm",
-                                                            "naive_bayes", "mlp", "adaboost"])
-    regressors: list[str] = field(default_factory=lambda: ["linear", "decision_tree", "random_forest",
-                                                           "gradient_boosting", "xgboost", "lightgbm"])
-    placement_model: str = "iolake-placement"  # registered model names
-    bandwidth_model: str = "iolake-bandwidth"
-    alias: str = "champion"  # the alias scoring loads
+    label_min_margin: float  # drop a label group when (best - other) / other tier bandwidth <= this
+    label_formats: list[str]  # trace formats whose bandwidths label
+    benchmark_table: str | None  # CSV or Delta path: features + per-tier bandwidth; replaces lake labels
+    ground_truth: str | None  # labels.csv of a sweep: agreement of lake labels is reported against it
+    splits: int  # random train/test splits per classifier / regressor
+    test_fraction: float
+    seed: int
+    classifiers: list[str]
+    regressors: list[str]
+    placement_model: str  # registered model names
+    bandwidth_model: str
+    alias: str  # the alias `train` promotes a winning version to, and `score` / `predict` load
 
 
 @dataclass(frozen=True)
 class MaintainConf:
     """`iolake maintain` (iolake/maintain.py): OPTIMIZE + Z-ORDER, VACUUM, table stats."""
 
-    vacuum_retention_hours: float = 168.0  # VACUUM deletes unreferenced files older than this
+    vacuum_retention_hours: float  # VACUUM deletes unreferenced files older than this
     # Delta's safety limit is the table's delta.deletedFileRetentionDuration (default 7 days = 168 h):
     # a shorter retention is a configuration error unless this is true (then the check is lifted
     # for that VACUUM only, and the run says so). Readers or writers older than it may fail.
-    allow_short_retention: bool = False
+    allow_short_retention: bool
 
 
 # Delta's default delta.deletedFileRetentionDuration ("interval 1 week")
@@ -146,16 +153,16 @@ DELTA_RETENTION_SAFETY_HOURS = 168.0
 
 @dataclass(frozen=True)
 class Config:
-    env: str = "local"
-    lake: str = "lake"
-    spark: SparkConf = field(default_factory=SparkConf)
-    ingest: IngestConf = field(default_factory=IngestConf)
-    gates: GateConf = field(default_factory=GateConf)
-    features: FeaturesConf = field(default_factory=FeaturesConf)
-    tags: TagsConf = field(default_factory=TagsConf)
-    mlflow: MlflowConf = field(default_factory=MlflowConf)
-    models: ModelsConf = field(default_factory=ModelsConf)
-    maintain: MaintainConf = field(default_factory=MaintainConf)
+    env: str
+    lake: LakeConf
+    spark: SparkConf
+    ingest: IngestConf
+    gates: GateConf
+    features: FeaturesConf
+    tags: TagsConf
+    mlflow: MlflowConf
+    models: ModelsConf
+    maintain: MaintainConf
 
     def digest(self) -> str:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
@@ -192,7 +199,7 @@ def _mark(origin: dict, key: str, value, src: str) -> None:
 
 
 def _check(value, tp, key: str, origin: dict):
-    src = origin.get(key, "defaults")
+    src = origin.get(key, origin.get("", "conf/base.yaml"))
     org = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
         if not isinstance(value, dict):
@@ -205,6 +212,13 @@ def _check(value, tp, key: str, origin: dict):
                 raise ConfigError(
                     f"{where}: {key + '.' if key else ''}{k}: unknown key (known: {', '.join(sorted(known))})"
                 )
+        required = [f.name for f in dataclasses.fields(tp)
+                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        absent = [k for k in required if k not in value]
+        if absent:
+            names = ", ".join(f"{key}.{k}" if key else k for k in absent)
+            raise ConfigError(f"{origin.get('', 'conf/base.yaml')}: {names}: missing (base.yaml sets every key; "
+                              "an overlay may only change them)")
         kwargs = {k: _check(v, hints[k], f"{key}.{k}" if key else k, origin) for k, v in value.items()}
         return tp(**kwargs)
     if org in (typing.Union, types.UnionType):
@@ -267,6 +281,7 @@ def load_config(env: str = "local", conf_dir: Path | str | None = None, override
         path = conf_dir / name
         if path.exists():
             _merge(merged, _read_yaml(path), origin, str(path))
+            origin.setdefault("", str(path))  # where a missing key should have been
         elif name == "base.yaml":
             raise ConfigError(f"{path}: missing (the base configuration is required)")
     merged["env"] = env

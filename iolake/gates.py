@@ -180,6 +180,6 @@ def gate_and_merge(spark, conf, spec: TableSpec, df, echo=None, months: list[str
     if conf.gates.enabled:
         validate(spec, df, conf.gates.sample_rows)
     t1 = time.monotonic()
-    merge_new_logs(spark, spec, conf.lake, df, conf.ingest.commit_retries, months)
+    merge_new_logs(spark, spec, conf.lake, df, conf.lake.commit_retries, months)
     if echo is not None:
         echo(f"[commit] {spec.name}: gate {t1 - t0:.1f} s, merge {time.monotonic() - t1:.1f} s")

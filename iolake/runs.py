@@ -77,7 +77,7 @@ class RunRecorder:
             "run_id": self.info.run_id,
             "command": self.command,
             "env": self.conf.env,
-            "lake": self.conf.lake,
+            "lake": self.conf.lake.root,
             "inputs": self.inputs,
             "git_sha": self.info.git_sha,
             "config_digest": self.info.config_digest,

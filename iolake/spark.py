@@ -20,7 +20,6 @@ def _python_env() -> None:
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-    os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 
 
 def build_session(app_name: str = "iolake", master: str | None = None, extra: dict | None = None):

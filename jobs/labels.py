@@ -73,9 +73,9 @@ def run(spark, conf: Config, run: RunInfo | None = None, echo=print) -> dict:
     n, n_bb = facts.n, facts.bb or 0
     if conf.gates.enabled and n:
         gates.validate(SPEC, out, conf.gates.sample_rows)
-    ensure_table(spark, SPEC, conf.lake, conf.ingest.commit_retries)
+    ensure_table(spark, SPEC, conf.lake, conf.lake.commit_retries)
     with_retries(lambda: out.write.format("delta").mode("overwrite").save(SPEC.path(conf.lake)),
-                 conf.ingest.commit_retries, "overwrite placement_labels")
+                 conf.lake.commit_retries, "overwrite placement_labels")
     summary = {"groups": n, "bb": n_bb, "pfs": n - n_bb, "source": "benchmark" if bench else "lake"}
     echo(f"[labels] {n} label groups from {summary['source']} (bb {n_bb} / pfs {n - n_bb}), "
          f"margin > {conf.models.label_min_margin}")

@@ -80,7 +80,7 @@ def _score_one(spark, conf, name, spec, result_type, outputs, candidates, echo) 
     n = new.count()
     if n:
         out = predict(spark, new, uri, name, str(mv.version), result_type, outputs, spec)
-        insert_new(spark, spec, conf.lake, out, conf.ingest.commit_retries)
+        insert_new(spark, spec, conf.lake, out, conf.lake.commit_retries)
     new.unpersist()
     echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} files scored")
     return n

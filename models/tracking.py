@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
+import iolake  # noqa: F401  (MLflow telemetry off: iolake/__init__.py)
 
 
 def tracking_uri(conf) -> str:

@@ -51,7 +51,7 @@ def report_lake(spark, tmp_path_factory) -> dict:
     for name in ("dxt.darshan", "noposix.darshan"):
         (traces / name).write_bytes((_examples() / name).read_bytes())
     (traces / "truncated.darshan").write_bytes((_examples() / "example.darshan").read_bytes()[:3000])
-    conf = load_config("local", overrides={"lake": str(root / "lake"), "gates": {"enabled": False}})
+    conf = load_config("local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}})
     quiet = dict(echo=lambda *_: None)
     ingest.run(spark, conf, [str(traces)], **quiet)
     lake = conf.lake

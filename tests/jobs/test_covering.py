@@ -109,13 +109,13 @@ def _ingest(spark, lake: Path, inputs: list[str]) -> dict:
     """Bronze for these tests; ingest's own gates are tested in test_ingest and halve its time."""
     from jobs.ingest import run
 
-    conf = load_config("local", overrides={"lake": str(lake), "gates": {"enabled": False}})
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
     return run(spark, conf, inputs, echo=lambda *_: None)
 
 
 def _check_lake(spark, lake: Path) -> dict:
     """Every job's cover against all its items: same union, pure time = its measure, minimum."""
-    conf = load_config("local", overrides={"lake": str(lake)})
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     tables = {t: read_table(spark, BRONZE[t], conf.lake) for t in covering.INPUTS}
     items = intervals(**tables).toPandas()
     members = read_table(spark, SPEC, conf.lake).toPandas()
@@ -150,7 +150,7 @@ def sample_lake(spark, tmp_path_factory):
 
     lake = tmp_path_factory.mktemp("covering_sample_lake")
     _ingest(spark, lake, [str(Path(darshan.__file__).parent / "examples" / "example_logs")])
-    conf = load_config("local", overrides={"lake": str(lake)})
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     return lake, covering.run(spark, conf, echo=lambda *_: None)
 
 
@@ -168,7 +168,7 @@ def test_covering_rerun_adds_nothing(spark, sample_lake, capsys):
     before = table_version(spark, SPEC, str(lake))
     assert covering.main(["--lake", str(lake)]) == 0
     assert table_version(spark, SPEC, str(lake)) == before
-    assert covering.run(spark, load_config("local", overrides={"lake": str(lake)}), echo=lambda *_: None)["members"] == 0
+    assert covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)["members"] == 0
 
 
 @pytest.fixture(scope="module")
@@ -176,7 +176,7 @@ def corpus_lake(spark, tmp_path_factory):
     """Every shared Darshan log and Recorder trace, ingested once, then covered."""
     lake = tmp_path_factory.mktemp("covering_corpus_lake")
     _ingest(spark, lake, [str(shared_path("darshan")), str(shared_path("recorder"))])
-    return lake, covering.run(spark, load_config("local", overrides={"lake": str(lake)}), echo=lambda *_: None)
+    return lake, covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)
 
 
 @pytest.mark.slow
@@ -195,5 +195,5 @@ def test_covering_over_every_shared_log_matches_pure_io_time(spark, corpus_lake)
 def test_covering_over_the_corpus_rerun_adds_nothing(spark, corpus_lake):
     lake, _ = corpus_lake
     before = table_version(spark, SPEC, str(lake))
-    assert covering.run(spark, load_config("local", overrides={"lake": str(lake)}), echo=lambda *_: None)["members"] == 0
+    assert covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)["members"] == 0
     assert table_version(spark, SPEC, str(lake)) == before

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from features.ground_truth import agreement, summary
+from tests.ground_truth import agreement, summary
 from iolake.config import load_config
 from iolake.lake import read_table, table_version
 from jobs import features, ingest
@@ -27,7 +27,7 @@ def sweep_lake(spark, tmp_path_factory):
     root = shared_path("iosweep")
     paths, runs = _subset(root)
     lake = tmp_path_factory.mktemp("sweep") / "lake"
-    conf = load_config("local", overrides={"lake": str(lake)})
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     ingest.run(spark, conf, paths)
     summary_ = features.run(spark, conf)
     return conf, runs, summary_

@@ -23,7 +23,7 @@ SUBSET_B = ["converted-bzip2", "darshan-logs/darshan_logs/partial_data_stdio", "
 
 
 def _conf(lake: Path):
-    return load_config("local", overrides={"lake": str(lake)})
+    return load_config("local", overrides={"lake": {"root": str(lake)}})
 
 
 def _plain(v):
@@ -149,7 +149,7 @@ def test_ingest_pydarshan_decoder_quarantines_what_it_cannot_read(spark, tmp_pat
     root = shared_path("darshan")
     sub = "darshan-history/darshan-util/pydarshan/darshan/examples/example_logs"
     lake = tmp_path / "lake"
-    conf = load_config("local", overrides={"lake": str(lake), "ingest": {"decoder": "pydarshan"}})
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "ingest": {"decoder": "pydarshan"}})
     run(spark, conf, [str(root / sub)])
     _check_ledger(spark, lake, "pydarshan", sub)
     led = read_table(spark, BRONZE["logs"], str(lake)).toPandas()

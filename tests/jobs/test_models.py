@@ -22,7 +22,7 @@ def _log(spark, log: str):
 
 
 def _conf(lake, **models):
-    return load_config("local", overrides={"lake": str(lake), "gates": {"enabled": False},
+    return load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False},
                                            "models": {"splits": 2, "test_fraction": 0.25, **models}})
 
 

@@ -20,7 +20,7 @@ def tagged_lake(spark, tmp_path_factory):
     import darshan
 
     lake = tmp_path_factory.mktemp("tags") / "lake"
-    conf = load_config("local", overrides={"lake": str(lake)})
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     ingest.run(spark, conf, [str(Path(darshan.__file__).parent / "examples" / "example_logs")])
     features.run(spark, conf)
     summary = tags.run(spark, conf)

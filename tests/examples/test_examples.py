@@ -15,7 +15,7 @@ import pytest
 
 from tests.lakes import report_lake
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 TOP = 5
 

@@ -1,7 +1,7 @@
 """The whole pipeline on a real Spark standalone cluster (master + 2 workers on this machine)
 gives the same tables as the same pipeline run locally.
 
-One cluster run (`cluster/standalone.sh`, i.e. `iolake.standalone`) over the sample logs plus
+One cluster run (`cluster/standalone.sh`, i.e. `cluster.standalone`) over the sample logs plus
 14 IOR-sweep configurations traced on both tiers (so that labels, train and score produce
 rows), and one local run in this process's shared SparkSession, side by side to save wall time.
 """
@@ -105,7 +105,7 @@ def assert_same_table(spark, spec, lake_a: str, lake_b: str) -> int:
 def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
     from iolake.cli import main, sample_inputs
     from iolake.lake import table_exists
-    from iolake.standalone import run_conf_dir
+    from cluster.standalone import run_conf_dir
     from schemas import BRONZE, GOLD, SILVER
 
     inputs = sample_inputs() + sweep_logs()

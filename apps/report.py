@@ -107,7 +107,7 @@ class LakeReader:
         return df.toArrow()
 
     def ioframe(self, log_id: str):
-        from iolake.analysis import IOFrame
+        from apps.analysis import IOFrame
         from iolake.deltaread import UnsupportedDelta
 
         if self.local:

@@ -45,8 +45,8 @@ def test_config_unknown_env_is_refused():
 
 
 def test_config_overrides_from_command_line_win():
-    conf = load_config("local", overrides={"lake": "/tmp/x"})
-    assert conf.lake == "/tmp/x"
+    conf = load_config("local", overrides={"lake": {"root": "/tmp/x"}})
+    assert conf.lake.root == "/tmp/x"
     assert conf.digest() != load_config("local").digest()
 
 

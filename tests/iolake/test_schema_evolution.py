@@ -45,7 +45,7 @@ def test_new_counter_evolves_table(spark, tmp_path):
     from jobs.ingest import run as ingest
 
     lake = str(tmp_path / "lake")
-    conf = load_config("local", overrides={"lake": lake, "gates": {"enabled": False}})  # the gate runs below
+    conf = load_config("local", overrides={"lake": {"root": lake}, "gates": {"enabled": False}})  # the gate runs below
     s1 = ingest(spark, conf, [_log("example.darshan")], echo=lambda *_: None)
     assert s1["status"].get("ok", 0) + s1["status"].get("partial", 0) == 1
     old = read_table(spark, POSIX, lake).localCheckpoint()  # pinned: the table changes below

@@ -8,7 +8,7 @@ import pytest
 
 from iolake.cli import main
 from iolake.config import ConfigError, load_config
-from iolake.maintain import disk_files, run
+from apps.maintain import disk_files, run
 from schemas import BRONZE
 from tests.conftest import shared_path
 
@@ -26,7 +26,7 @@ def lake(spark, tmp_path_factory) -> str:
 
     lake = str(tmp_path_factory.mktemp("maintain") / "lake")
     # gates off: they are not what is tested here, and they cost a Spark job per expectation
-    conf = load_config("local", overrides={"lake": lake, "gates": {"enabled": False}})
+    conf = load_config("local", overrides={"lake": {"root": lake}, "gates": {"enabled": False}})
     root = shared_path("darshan", DLIO)
     for name in LOGS:  # one commit (and at least one file) per log and table
         ingest(spark, conf, [str(root / name)], echo=lambda *_: None)
@@ -57,7 +57,7 @@ def test_short_retention_is_a_config_error_naming_file_and_key(tmp_path, capsys)
         load_config("local", overrides={"maintain": {"vacuum_retention_hours": 0}})
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()
-    base = (Path(__file__).resolve().parents[1] / "conf" / "base.yaml").read_text()
+    base = (Path(__file__).resolve().parents[2] / "conf" / "base.yaml").read_text()
     (conf_dir / "base.yaml").write_text(base)
     (conf_dir / "local.yaml").write_text("maintain:\n  vacuum_retention_hours: 24\n")
     assert main(["maintain", "--conf-dir", str(conf_dir), "--lake", str(tmp_path / "lake")]) == 2
@@ -93,7 +93,7 @@ def test_optimize_zorder_then_vacuum(spark, lake, capsys):
     assert before["posix"][2] >= len(LOGS)  # many small files to start with
 
     # default retention (168 h): compaction happens, the replaced files stay on storage
-    conf = load_config("local", overrides={"lake": lake})
+    conf = load_config("local", overrides={"lake": {"root": lake}})
     reports = {r.table: r for r in run(spark, conf, TABLES, echo=print)}
     out = capsys.readouterr().out
     assert "[maintain] bronze/posix: OPTIMIZE ZORDER BY (log_id, record_id)" in out
@@ -123,7 +123,7 @@ def test_optimize_zorder_then_vacuum(spark, lake, capsys):
     assert jobs_opt and json.loads(jobs_opt[0].operationParameters["zOrderBy"]) == ["log_id", "jobid", "exe"]
 
     # retention 0 through the explicit override: unreferenced files go, the tables read the same
-    short = load_config("local", overrides={"lake": lake, "maintain": {
+    short = load_config("local", overrides={"lake": {"root": lake}, "maintain": {
         "vacuum_retention_hours": 0, "allow_short_retention": True}})
     reports = {r.table: r for r in run(spark, short, TABLES, echo=print)}
     out = capsys.readouterr().out
@@ -155,7 +155,7 @@ def test_declared_table_properties_are_set_on_an_older_table(spark, tmp_path, ca
         return dict(spark.sql(f"DESCRIBE DETAIL delta.`{spec.path(lake)}`").first()["properties"])
 
     assert key not in props()
-    conf = load_config("local", overrides={"lake": lake})
+    conf = load_config("local", overrides={"lake": {"root": lake}})
     (dry,) = run(spark, conf, ["io_ops"], dry_run=True, echo=print)
     assert dry.properties_set == {key: spec.properties[key]} and key not in props()
     assert "would set declared table properties" in capsys.readouterr().out

@@ -39,7 +39,7 @@ def test_successful_run_records_stage_times(spark, tmp_path, one_log, capsys):
 
     lake = tmp_path / "lake"
     pipeline = _pipeline(tmp_path, ("ingest", "features"))
-    conf = load_config("local", overrides={"lake": str(lake), "gates": {"enabled": False}})
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
     assert _run(conf, [one_log], pipeline) == 0
     out = capsys.readouterr().out
     assert f"recorded in {RUNS.path(str(lake))}" in out

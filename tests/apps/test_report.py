@@ -162,7 +162,7 @@ def test_report_resolves_job_or_explains_why_not(spark, lake, tmp_path, monkeypa
 
 
 def test_resolve_job_prefers_an_exact_log_id():
-    from iolake.report import JobNotFound, resolve_job
+    from apps.report import JobNotFound, resolve_job
 
     rows = [{"log_id": "ab", "jobid": 7}, {"log_id": "abc", "jobid": 8}]
     assert resolve_job(rows, "AB") == "ab" and resolve_job(rows, "8") == "abc"
@@ -173,7 +173,7 @@ def test_resolve_job_prefers_an_exact_log_id():
 def test_report_reads_through_spark_when_a_table_has_deletion_vectors(spark, lake, tmp_path):
     from iolake.config import load_config
     from iolake.deltaread import UnsupportedDelta, read_delta
-    from iolake.report import LakeReader, build, render
+    from apps.report import LakeReader, build, render
 
     copy = tmp_path / "lake"
     shutil.copytree(lake["lake"], copy)
@@ -183,7 +183,7 @@ def test_report_reads_through_spark_when_a_table_has_deletion_vectors(spark, lak
     spark.sql(f"DELETE FROM delta.`{path}` WHERE log_id = '{lake['dxt']}' AND tag = '{dropped}'")
     with pytest.raises(UnsupportedDelta):
         read_delta(str(path))
-    reader = LakeReader(load_config("local", overrides={"lake": str(copy)}))
+    reader = LakeReader(load_config("local", overrides={"lake": {"root": str(copy)}}))
     page = Page(render(build(reader, lake["dxt"])))
     assert reader.used_spark
     want = {t.tag for t in spark.read.format("delta").load(str(path)).where(F.col("log_id") == lake["dxt"]).collect()}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from iolake.analysis import IOFrame
-from iolake.analysis.patterns import ByteOwners
+from apps.analysis import IOFrame
+from apps.analysis.patterns import ByteOwners
 from iolake.deltaread import UnsupportedDelta, live_files, read_delta
 
 
@@ -215,7 +215,7 @@ def lake(spark, tmp_path_factory):
     traces = root / "traces"
     traces.mkdir()
     (traces / DXT.name).write_bytes(DXT.read_bytes())
-    conf = load_config("local", overrides={"lake": str(root / "lake"), "gates": {"enabled": False}})
+    conf = load_config("local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}})
     ingest.run(spark, conf, [str(traces)], echo=lambda *_: None)
     covering.run(spark, conf, echo=lambda *_: None)
     return conf.lake
@@ -245,7 +245,7 @@ def test_timeline_from_the_lake_highlights_the_covering_set(lake, tmp_path):
 
 
 def test_register_views_answers_sql_like_ioframe(spark, lake):
-    from iolake.views import register_views
+    from apps.views import register_views
 
     made = register_views(spark, lake)
     assert {"bronze_posix", "bronze_io_ops", "silver_covering_sets", "v_io_bandwidth", "v_shared_files"} <= set(made)
@@ -261,7 +261,7 @@ def test_register_views_answers_sql_like_ioframe(spark, lake):
 
 
 def test_register_views_job_summary_counts_tags_when_the_table_exists(spark, tmp_path):
-    from iolake.views import register_views
+    from apps.views import register_views
 
     lake = str(tmp_path / "lake")
     spark.createDataFrame([("A", 4), ("B", 1)], "log_id string, nprocs long") \

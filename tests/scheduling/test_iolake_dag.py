@@ -13,7 +13,7 @@ from iolake.cli import parser as iolake_parser
 from iolake.cli import stage_parser
 from iolake.pipeline import load_pipeline
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SCHED = ROOT / "scheduling"
 
 

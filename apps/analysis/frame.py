@@ -32,7 +32,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from iolake.analysis import patterns, timeline as _timeline
+from apps.analysis import patterns, timeline as _timeline
 
 OPS_COLUMNS = ["log_id", "rank", "file_name", "record_id", "source", "layer", "op", "func", "offset", "length",
                "start_s", "end_s", "duration_s", "seq", "thread", "hostname"]

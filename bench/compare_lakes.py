@@ -1,0 +1,137 @@
+"""Are two lakes the same, table by table and row by row? (Refactors must not change a table.)
+
+    python bench/compare_lakes.py LAKE_A LAKE_B [--json]
+    python bench/compare_lakes.py --run BASE_REV [INPUT...] --work DIR [--conf-dir DIR]
+
+The first form reads every table of `schemas.TABLES` present in either lake with delta-rs (no
+Spark), drops the columns that record *when* or *by which run* a row was written (they differ
+between any two runs), sorts the rest by every column and compares them exactly: values, nulls,
+types. It prints one line per table (rows in each, equal or the first differing column) and
+exits 1 when any table differs.
+
+The second form makes the two lakes first: `iolake run` of git revision BASE_REV (checked out
+as a worktree) and of this tree, over the same INPUT (default: the shared corpus and the IOR
+sweep's Darshan logs), each into its own lake under DIR, then compares them. MLflow outputs
+are not tables and are not compared; predictions are (they hold each model's outputs).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# Columns that say when, by which run or at which table version a row was written.
+VOLATILE = {"ingest_run_id", "ingested_at", "decode_s", "scored_at", "source_version"}
+SKIP = {"runs"}  # ops/runs: one row per run, different by nature
+
+
+def read(lake: str, spec):
+    import pyarrow as pa
+    from deltalake import DeltaTable
+
+    path = spec.path(lake)
+    if not os.path.isdir(os.path.join(path, "_delta_log")):
+        return None
+    t = DeltaTable(path).to_pyarrow_table()
+    keep = [c for c in t.column_names if c not in VOLATILE]
+    t = t.select(keep)
+    # map columns cannot be sorted on: compare them as sorted key/value lists
+    cols = {}
+    for name in t.column_names:
+        col = t[name]
+        if pa.types.is_map(col.type):
+            col = pa.array([None if v is None else sorted(v) for v in col.to_pylist()])
+        cols[name] = col
+    return pa.table(cols)
+
+
+def canonical(t):
+    """Rows as a sorted list of tuples (JSON text per value: lists, maps and NaN compare exactly)."""
+    rows = t.to_pylist()
+    return sorted(tuple(json.dumps(r[c], sort_keys=True, default=str) for c in t.column_names) for r in rows)
+
+
+def compare(lake_a: str, lake_b: str) -> list[dict]:
+    from schemas import TABLES
+
+    out = []
+    for name, spec in TABLES.items():
+        if name in SKIP:
+            continue
+        a, b = read(lake_a, spec), read(lake_b, spec)
+        row = {"table": f"{spec.layer}/{name}", "rows_a": None if a is None else a.num_rows,
+               "rows_b": None if b is None else b.num_rows}
+        if a is None and b is None:
+            continue
+        if a is None or b is None:
+            row["equal"], row["why"] = False, "missing in one lake"
+        elif a.column_names != b.column_names:
+            row["equal"], row["why"] = False, f"columns differ: {sorted(set(a.column_names) ^ set(b.column_names))}"
+        elif a.schema != b.schema:
+            row["equal"], row["why"] = False, "column types differ"
+        else:
+            ca, cb = canonical(a), canonical(b)
+            row["equal"] = ca == cb
+            if not row["equal"]:
+                diff = next((i for i, c in enumerate(a.column_names) if [r[i] for r in ca] != [r[i] for r in cb]), None)
+                row["why"] = f"rows differ (first differing column: {a.column_names[diff] if diff is not None else '?'})"
+        out.append(row)
+    return out
+
+
+def run_tree(tree: Path, inputs: list[str], lake: Path, conf_dir: Path | None) -> float:
+    env = dict(os.environ, PYTHONPATH=str(tree))
+    cmd = [sys.executable, "-m", "iolake.cli", "run", *inputs, "--lake", str(lake)]
+    if conf_dir:
+        cmd += ["--conf-dir", str(conf_dir)]
+    t = time.monotonic()
+    subprocess.run(cmd, cwd=tree, env=env, check=True)
+    return time.monotonic() - t
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("lakes", nargs="*", help="LAKE_A LAKE_B, or with --run the inputs")
+    p.add_argument("--run", metavar="BASE_REV", help="build both lakes first: BASE_REV's pipeline and this tree's")
+    p.add_argument("--work", default="/tmp/compare_lakes", help="folder for the worktree and the two lakes")
+    p.add_argument("--conf-dir", help="configuration folder for this tree's run")
+    p.add_argument("--base-conf-dir", help="configuration folder for the base revision's run")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args(argv)
+    if args.run:
+        work = Path(args.work)
+        work.mkdir(parents=True, exist_ok=True)
+        shared = ROOT.parent / "shared" / "data"
+        inputs = args.lakes or [str(shared / "darshan"), str(shared / "iosweep" / "darshan")]
+        base = work / "base-tree"
+        if not base.exists():
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.run], check=True)
+        t_base = run_tree(base, inputs, work / "lake-base", Path(args.base_conf_dir) if args.base_conf_dir else None)
+        t_head = run_tree(ROOT, inputs, work / "lake-head", Path(args.conf_dir) if args.conf_dir else None)
+        print(f"[compare] base {args.run}: {t_base:.0f} s; this tree: {t_head:.0f} s ({t_base / t_head:.2f}x)")
+        lake_a, lake_b = str(work / "lake-base"), str(work / "lake-head")
+    elif len(args.lakes) == 2:
+        lake_a, lake_b = args.lakes
+    else:
+        p.error("give LAKE_A LAKE_B, or --run BASE_REV")
+    rows = compare(lake_a, lake_b)
+    if args.json:
+        print(json.dumps(rows, indent=1))
+    else:
+        for r in rows:
+            verdict = "equal" if r["equal"] else f"DIFFERENT: {r.get('why')}"
+            print(f"{r['table']:<30} {r['rows_a']!s:>10} {r['rows_b']!s:>10}  {verdict}")
+    same = all(r["equal"] for r in rows)
+    print(f"[compare] {sum(r['equal'] for r in rows)}/{len(rows)} tables equal")
+    return 0 if same else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

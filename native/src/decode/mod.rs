@@ -21,7 +21,8 @@
 //! * `job`      — the job record, exe and mount table;
 //! * `names`    — the name records, and each name's mount;
 //! * `modules`  — what is known of each module (index, name, current version, record shape);
-//! * `records`  — counter-module records (with darshan-util's version up-conversions);
+//! * `records`  — counter-module records, read into the current layout and columns;
+//! * `upconvert`— darshan-util's per-module up-conversions of older record versions, as data;
 //! * `lustre`, `dxt` — the two modules with variable-length records;
 //! * `bytes`    — bounds-checked little helpers (words, C strings, a region cursor);
 //! * `output`   — the decoded log (`Log` and its tables).
@@ -36,6 +37,7 @@ mod modules;
 mod names;
 mod output;
 mod records;
+mod upconvert;
 
 pub use header::MAGIC;
 pub use modules::{counter_shape, CounterShape, MODULE_NAMES, N_KNOWN_MODULES};

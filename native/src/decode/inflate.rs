@@ -1,0 +1,138 @@
+//! Decompression of the regions: zlib or bzip2 (concatenated streams) or none, every byte
+//! charged to a budget before it is allocated.
+
+use super::{corrupt, DecodeErr, ErrKind, Res};
+
+pub(super) struct Budget {
+    pub(super) left: usize,
+}
+
+impl Budget {
+    fn take(&mut self, n: usize) -> Res<()> {
+        if n > self.left {
+            return Err(DecodeErr {
+                kind: ErrKind::Limit,
+                msg: "decompressed size exceeds the decoder's limit (possible decompression bomb)".into(),
+            });
+        }
+        self.left -= n;
+        Ok(())
+    }
+}
+
+/// Inflates one region: a sequence of concatenated zlib (or bzip2) streams, as darshan-util
+/// writes them (it restarts the stream at every stream end). `max_out`: stop (without error)
+/// once that many bytes are produced; `None` = the whole region.
+pub(super) fn inflate_region(
+    comp: u8,
+    input: &[u8],
+    max_out: Option<usize>,
+    budget: &mut Budget,
+    what: &str,
+) -> Res<Vec<u8>> {
+    match comp {
+        2 => {
+            let n = max_out.map_or(input.len(), |m| m.min(input.len()));
+            budget.take(n)?;
+            Ok(input[..n].to_vec())
+        }
+        0 => inflate_zlib(input, max_out, budget, what),
+        1 => inflate_bzip2(input, max_out, budget, what),
+        other => corrupt(format!("invalid compression type {other}")),
+    }
+}
+
+const CHUNK: usize = 256 * 1024;
+
+/// One step of a streaming decompressor: (input used, output produced, stream ended).
+trait Inflater {
+    fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool), String>;
+    fn restart(&mut self);
+}
+
+struct Zlib(flate2::Decompress);
+impl Inflater for Zlib {
+    fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool), String> {
+        let (i0, o0) = (self.0.total_in(), self.0.total_out());
+        let st = self.0.decompress(input, out, flate2::FlushDecompress::None).map_err(|e| e.to_string())?;
+        Ok(((self.0.total_in() - i0) as usize, (self.0.total_out() - o0) as usize, st == flate2::Status::StreamEnd))
+    }
+    fn restart(&mut self) {
+        self.0.reset(true);
+    }
+}
+
+struct Bz(bzip2::Decompress);
+impl Inflater for Bz {
+    fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool), String> {
+        let (i0, o0) = (self.0.total_in(), self.0.total_out());
+        let st = self.0.decompress(input, out).map_err(|e| e.to_string())?;
+        Ok(((self.0.total_in() - i0) as usize, (self.0.total_out() - o0) as usize, st == bzip2::Status::StreamEnd))
+    }
+    fn restart(&mut self) {
+        self.0 = bzip2::Decompress::new(false);
+    }
+}
+
+/// Decompresses concatenated streams until the input is used up (or `max_out` bytes are
+/// produced). The output grows in chunks, each zeroed once, and is charged to the budget
+/// before it is allocated, so a bomb stops at the budget.
+fn inflate_streams(
+    z: &mut dyn Inflater,
+    kind: &str,
+    input: &[u8],
+    max_out: Option<usize>,
+    budget: &mut Budget,
+    what: &str,
+) -> Res<Vec<u8>> {
+    let mut out: Vec<u8> = Vec::new();
+    let mut filled = 0usize;
+    let mut pos = 0usize;
+    let mut in_stream = false;
+    let first = (input.len().saturating_mul(4)).clamp(4096, 16 << 20);
+    loop {
+        if let Some(m) = max_out {
+            if filled >= m {
+                out.truncate(m);
+                return Ok(out);
+            }
+        }
+        if pos >= input.len() && !in_stream {
+            out.truncate(filled);
+            return Ok(out);
+        }
+        if filled == out.len() {
+            let grow = if out.is_empty() { first } else { CHUNK.max(out.len() / 2) };
+            let grow = match max_out {
+                Some(m) => grow.min(m - filled),
+                None => grow,
+            };
+            let grow = grow.min(budget.left.max(1));
+            out.resize(out.len() + grow, 0);
+        }
+        let (used, produced, ended) = z
+            .step(&input[pos..], &mut out[filled..])
+            .map_err(|e| DecodeErr { kind: ErrKind::Corrupt, msg: format!("{what}: {kind} error: {e}") })?;
+        budget.take(produced)?;
+        pos += used;
+        filled += produced;
+        in_stream = true;
+        if ended {
+            z.restart();
+            in_stream = false;
+        } else if used == 0 && produced == 0 {
+            if pos >= input.len() {
+                return corrupt(format!("{what}: compressed data ends inside a {kind} stream (truncated)"));
+            }
+            return corrupt(format!("{what}: {kind} stream makes no progress"));
+        }
+    }
+}
+
+fn inflate_zlib(input: &[u8], max_out: Option<usize>, budget: &mut Budget, what: &str) -> Res<Vec<u8>> {
+    inflate_streams(&mut Zlib(flate2::Decompress::new(true)), "zlib", input, max_out, budget, what)
+}
+
+fn inflate_bzip2(input: &[u8], max_out: Option<usize>, budget: &mut Budget, what: &str) -> Res<Vec<u8>> {
+    inflate_streams(&mut Bz(bzip2::Decompress::new(false)), "bzip2", input, max_out, budget, what)
+}

@@ -1,0 +1,218 @@
+//! A memory-safe decoder for Darshan 3.x logs (log format 3.00 ... 3.41).
+//!
+//! Written from the format facts in darshan-util (darshan-log-format.h, darshan-logutils.c and
+//! the per-module `*-logutils.c` up-conversions). The goal is bit-for-bit agreement with
+//! libdarshan-util 3.5.0 (what pydarshan 3.5.0 wraps) on every log it reads, including its
+//! quirks, while never trusting a single length, count or offset in the file:
+//!
+//! * every read is bounds-checked against the decompressed region;
+//! * decompressed sizes are capped (`Limits`), so a decompression bomb is a `Limit` error;
+//! * record counts are bounded by the bytes actually present, never by counts in the file.
+//!
+//! Layout (all integers in the writer's byte order; `swapped` says it differs from ours):
+//! an uncompressed header (version string, magic, compression type, partial-module flags,
+//! region map: name records + one region per module, module versions), then compressed
+//! regions: the job record (+ exe and mount table), the name records, one per module.
+//!
+//! The stages, one file each:
+//!
+//! * `header`   — the uncompressed header and region map;
+//! * `inflate`  — zlib / bzip2 / uncompressed regions, charged to a decompression budget;
+//! * `job`      — the job record, exe and mount table;
+//! * `names`    — the name records, and each name's mount;
+//! * `modules`  — what is known of each module (index, name, current version, record shape);
+//! * `records`  — counter-module records, read into the current layout and columns;
+//! * `upconvert`— darshan-util's per-module up-conversions of older record versions, as data;
+//! * `lustre`, `dxt` — the two modules with variable-length records;
+//! * `bytes`    — bounds-checked little helpers (words, C strings, a region cursor);
+//! * `output`   — the decoded log (`Log` and its tables).
+
+mod bytes;
+mod dxt;
+mod header;
+mod inflate;
+mod job;
+mod lustre;
+mod modules;
+mod names;
+mod output;
+mod records;
+mod upconvert;
+
+pub use header::MAGIC;
+pub use modules::{counter_shape, CounterShape, MODULE_NAMES, N_KNOWN_MODULES};
+pub use output::{CounterTable, IoOps, Job, Log, LustreTable, ModInfo, StrCol};
+
+use dxt::decode_dxt;
+use header::{read_header, region};
+use inflate::{inflate_region, Budget};
+use job::{decode_job, JOB_RECORD_SIZE};
+use lustre::lustre_table;
+use modules::{CUR_VERSIONS, M_DXT_MPIIO, M_DXT_POSIX, M_LUSTRE};
+use names::{decode_names, resolve_mounts};
+use records::decode_counter_module;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrKind {
+    Corrupt,
+    Unsupported,
+    Limit,
+}
+
+impl ErrKind {
+    pub fn as_str(&self) -> &'static str {
+        match self {
+            ErrKind::Corrupt => "corrupt",
+            ErrKind::Unsupported => "unsupported",
+            ErrKind::Limit => "limit",
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct DecodeErr {
+    pub kind: ErrKind,
+    pub msg: String,
+}
+
+pub type Res<T> = Result<T, DecodeErr>;
+
+fn corrupt<T>(msg: impl Into<String>) -> Res<T> {
+    Err(DecodeErr { kind: ErrKind::Corrupt, msg: msg.into() })
+}
+
+/// Resource caps. The defaults bound a decode to roughly `max_total_out` bytes of decompressed
+/// data plus the output columns derived from it.
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Total decompressed bytes over all regions may not exceed
+    /// `max(min_budget, ratio * file_len)`, nor `hard_cap`.
+    pub ratio: usize,
+    pub min_budget: usize,
+    pub hard_cap: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { ratio: 512, min_budget: 64 << 20, hard_cap: 1 << 30 }
+    }
+}
+
+// ----------------------------------------------------------------------------------------
+// Whole log
+
+/// Decodes one log: header, job record, name records, then every module region in index order.
+pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
+    let h = read_header(data)?;
+    let mut notes: Vec<String> = Vec::new();
+    let budget_total = limits.min_budget.max(limits.ratio.saturating_mul(data.len())).min(limits.hard_cap);
+    let mut budget = Budget { left: budget_total };
+
+    // job region: darshan-util reads at most one 4 KiB job record from it
+    let job_raw = {
+        let m = h.job_map;
+        let reg = region(data, m, "job")?;
+        inflate_region(h.comp_type, reg, Some(JOB_RECORD_SIZE), &mut budget, "job region")?
+    };
+    let job = decode_job(&h, &job_raw, &mut notes)?;
+
+    let names = if h.name_map.len == 0 {
+        Vec::new()
+    } else {
+        let reg = region(data, h.name_map, "name record")?;
+        let raw = inflate_region(h.comp_type, reg, None, &mut budget, "name record region")?;
+        decode_names(&h, &raw)?
+    };
+
+    let name_mount = resolve_mounts(&names, &job.mounts);
+
+    let mut modules = Vec::new();
+    #[allow(clippy::needless_range_loop)]
+    for i in 0..64 {
+        if h.mod_map[i].len == 0 {
+            continue;
+        }
+        if i >= N_KNOWN_MODULES {
+            notes.push(format!("unknown module index {i} (version {}) skipped", h.mod_ver[i]));
+            continue;
+        }
+        modules.push(ModInfo {
+            name: MODULE_NAMES[i].to_string(),
+            idx: i,
+            ver: h.mod_ver[i],
+            len: h.mod_map[i].len,
+            partial: (h.partial_flag >> i) & 1 == 1,
+        });
+    }
+
+    let mut counter_tables = Vec::new();
+    let mut lustre: Option<LustreTable> = None;
+    let mut io_ops: Option<IoOps> = None;
+    for m in &modules {
+        let i = m.idx;
+        let decoded = counter_shape(i).is_some() || i == M_LUSTRE || i == M_DXT_POSIX || i == M_DXT_MPIIO;
+        if !decoded {
+            notes.push(format!("module {} skipped: not decoded into bronze", m.name));
+            continue;
+        }
+        let ver_ok = m.ver != 0 && m.ver <= CUR_VERSIONS[i];
+        let raw = if ver_ok {
+            let reg = region(data, h.mod_map[i], &m.name)?;
+            inflate_region(h.comp_type, reg, None, &mut budget, &format!("{} region", m.name))?
+        } else {
+            notes.push(format!("module {} version {} is newer than this decoder (or 0): no records", m.name, m.ver));
+            Vec::new()
+        };
+        if let Some(shape) = counter_shape(i) {
+            let t = if ver_ok {
+                decode_counter_module(shape, m.ver, h.swapped, &raw, &mut notes)?
+            } else {
+                CounterTable { module: i, shape, n: 0, ids: vec![], ranks: vec![], ints: vec![], flts: vec![] }
+            };
+            counter_tables.push(t);
+        } else if i == M_LUSTRE {
+            lustre = Some(lustre_table(ver_ok, m.ver, h.swapped, &raw, &mut notes)?);
+        } else {
+            let t = io_ops.get_or_insert_with(IoOps::default);
+            if ver_ok {
+                let src = if i == M_DXT_POSIX { 0 } else { 1 };
+                decode_dxt(src, m.ver, h.swapped, &raw, t, &mut notes)?;
+            }
+        }
+    }
+
+    Ok(Log {
+        version: h.version,
+        major: h.major,
+        minor: h.minor,
+        magic: h.magic,
+        comp_type: h.comp_type,
+        swapped: h.swapped,
+        partial_flag: h.partial_flag,
+        job,
+        names,
+        name_mount,
+        modules,
+        counter_tables,
+        lustre,
+        io_ops,
+        notes,
+    })
+}
+
+/// Only decompresses the regions (job, names, every module): the floor a decoder can reach.
+pub fn inflate_only(data: &[u8]) -> Res<usize> {
+    let h = read_header(data)?;
+    let mut budget = Budget { left: Limits::default().hard_cap };
+    let mut total = 0;
+    let mut maps = vec![h.job_map, h.name_map];
+    maps.extend(h.mod_map.iter().copied().filter(|m| m.len > 0));
+    for m in maps {
+        if m.len == 0 {
+            continue;
+        }
+        let reg = region(data, m, "region")?;
+        total += inflate_region(h.comp_type, reg, None, &mut budget, "region")?.len();
+    }
+    Ok(total)
+}

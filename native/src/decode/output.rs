@@ -1,0 +1,120 @@
+//! The decoded log: header facts, job, names and one column-major table per module.
+
+use super::{CounterShape, DecodeErr, ErrKind, Res};
+
+#[derive(Debug, Default, Clone)]
+pub struct Job {
+    pub uid: i64,
+    pub start_time_sec: i64,
+    pub start_time_nsec: i64,
+    pub end_time_sec: i64,
+    pub end_time_nsec: i64,
+    pub nprocs: i64,
+    pub jobid: i64,
+    pub run_time: f64,
+    pub metadata: Vec<(String, String)>,
+    pub exe: String,
+    /// (mount point, fs type), longest mount point first, as darshan-util sorts them
+    pub mounts: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub struct ModInfo {
+    pub name: String,
+    pub idx: usize,
+    pub ver: u32,
+    pub len: u64,
+    pub partial: bool,
+}
+
+/// Records of one counter module, column-major.
+#[derive(Debug, Clone)]
+pub struct CounterTable {
+    pub module: usize,
+    pub shape: CounterShape,
+    pub n: usize,
+    pub ids: Vec<i64>,
+    pub ranks: Vec<i64>,
+    /// nints columns of n values each
+    pub ints: Vec<i64>,
+    /// nflts columns of n values each
+    pub flts: Vec<f64>,
+}
+
+/// A column of strings as Arrow buffers (i32 offsets + UTF-8 data).
+#[derive(Debug, Default, Clone)]
+pub struct StrCol {
+    pub offsets: Vec<i32>,
+    pub data: Vec<u8>,
+}
+
+impl StrCol {
+    pub fn new() -> Self {
+        StrCol { offsets: vec![0], data: Vec::new() }
+    }
+    pub fn push(&mut self, s: &str) -> Res<()> {
+        self.data.extend_from_slice(s.as_bytes());
+        if self.data.len() > i32::MAX as usize {
+            return Err(DecodeErr { kind: ErrKind::Limit, msg: "string column exceeds 2 GiB".into() });
+        }
+        self.offsets.push(self.data.len() as i32);
+        Ok(())
+    }
+    pub fn len(&self) -> usize {
+        self.offsets.len() - 1
+    }
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct LustreTable {
+    pub record_id: Vec<i64>,
+    pub rank: Vec<i64>,
+    pub component: Vec<i32>,
+    /// 7 columns of n values each (filled column-major at the end)
+    pub counters: Vec<i64>,
+    pub(super) rows: Vec<[i64; 7]>,
+    pub pool_name: StrCol,
+    pub ost_offsets: Vec<i32>,
+    pub ost_ids: Vec<i64>,
+}
+
+#[derive(Debug, Default, Clone)]
+pub struct IoOps {
+    /// 0 = DXT_POSIX, 1 = DXT_MPIIO
+    pub source: Vec<u8>,
+    pub record_id: Vec<i64>,
+    pub rank: Vec<i64>,
+    pub seq: Vec<i64>,
+    /// 0 = write, 1 = read
+    pub op: Vec<u8>,
+    pub offset: Vec<i64>,
+    pub length: Vec<i64>,
+    pub start: Vec<f64>,
+    pub end: Vec<f64>,
+    /// index into `hostnames` for each row
+    pub host_idx: Vec<u32>,
+    pub hostnames: Vec<String>,
+}
+
+#[derive(Debug, Clone)]
+pub struct Log {
+    pub version: String,
+    pub major: i32,
+    pub minor: i32,
+    pub magic: i64,
+    pub comp_type: u8,
+    pub swapped: bool,
+    pub partial_flag: u64,
+    pub job: Job,
+    pub names: Vec<(u64, String)>,
+    /// index into `job.mounts` of each name's mount (longest matching mount point), or -1
+    pub name_mount: Vec<i32>,
+    pub modules: Vec<ModInfo>,
+    pub counter_tables: Vec<CounterTable>,
+    pub lustre: Option<LustreTable>,
+    pub io_ops: Option<IoOps>,
+    pub notes: Vec<String>,
+}

@@ -1,0 +1,104 @@
+//! Counter modules: records read into the current (darshan-util 3.5.0) layout (older versions
+//! through `upconvert`), byte-swapped if the writer's byte order differs, then transposed to
+//! columns.
+
+use super::bytes::{rd_u64, wr_u64, Cursor};
+use super::modules::{CounterShape, MODULE_NAMES};
+use super::output::CounterTable;
+use super::upconvert::{read_old_record, NoSwap};
+use super::Res;
+
+/// Reads one record of a counter module into `rec` (current layout, host byte order).
+/// Returns Ok(false) at the end of the region (short read), as darshan-util does.
+fn read_counter_record(
+    shape: &CounterShape,
+    ver: u32,
+    swap: bool,
+    cur: &mut Cursor,
+    rec: &mut Vec<u8>,
+) -> Res<bool> {
+    let size = shape.size();
+    rec.clear();
+    let no_swap = if ver == shape.cur_ver {
+        match cur.take(size) {
+            Some(b) => rec.extend_from_slice(b),
+            None => return Ok(false),
+        }
+        NoSwap::default()
+    } else {
+        match read_old_record(shape, ver, cur, rec)? {
+            Some(no_swap) => no_swap,
+            None => return Ok(false),
+        }
+    };
+    if swap {
+        let mut sw = |off: usize| {
+            let v = rd_u64(rec, off).swap_bytes();
+            wr_u64(rec, off, v);
+        };
+        sw(0);
+        sw(8);
+        if shape.pre > 0 && !no_swap.pre {
+            sw(16);
+        }
+        let ib = 16 + 8 * shape.pre;
+        for i in 0..shape.nints {
+            if !no_swap.int(i) {
+                sw(ib + 8 * i);
+            }
+        }
+        let fb = ib + 8 * shape.nints;
+        for i in 0..shape.nflts {
+            if !no_swap.flt(i) {
+                sw(fb + 8 * i);
+            }
+        }
+        // (uuid bytes are not emitted)
+    }
+    Ok(true)
+}
+
+pub(super) fn decode_counter_module(
+    shape: CounterShape,
+    ver: u32,
+    swap: bool,
+    buf: &[u8],
+    notes: &mut Vec<String>,
+) -> Res<CounterTable> {
+    let size = shape.size();
+    let cap = buf.len() / size.clamp(16, 680) + 1;
+    let mut rows: Vec<u8> = Vec::with_capacity(cap.min(1 << 20) * size);
+    let mut cur = Cursor::new(buf);
+    let mut rec = Vec::with_capacity(size);
+    let mut n = 0usize;
+    while read_counter_record(&shape, ver, swap, &mut cur, &mut rec)? {
+        rows.extend_from_slice(&rec);
+        n += 1;
+    }
+    if cur.left() > 0 {
+        notes.push(format!(
+            "{}: {} trailing bytes after the last whole record ignored",
+            MODULE_NAMES[shape.module],
+            cur.left()
+        ));
+    }
+    // transpose to columns
+    let mut ids = Vec::with_capacity(n);
+    let mut ranks = Vec::with_capacity(n);
+    let mut ints = vec![0i64; n * shape.nints];
+    let mut flts = vec![0f64; n * shape.nflts];
+    let ib = 16 + 8 * shape.pre;
+    let fb = ib + 8 * shape.nints;
+    for r in 0..n {
+        let row = &rows[r * size..(r + 1) * size];
+        ids.push(rd_u64(row, 0) as i64);
+        ranks.push(rd_u64(row, 8) as i64);
+        for c in 0..shape.nints {
+            ints[c * n + r] = rd_u64(row, ib + 8 * c) as i64;
+        }
+        for c in 0..shape.nflts {
+            flts[c * n + r] = f64::from_bits(rd_u64(row, fb + 8 * c));
+        }
+    }
+    Ok(CounterTable { module: shape.module, shape, n, ids, ranks, ints, flts })
+}

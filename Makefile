@@ -1,13 +1,15 @@
 # Two commands do everything on a fresh machine (Python 3.11, Java 17, Rust):
 #   make run    set up .venv if needed, then run the whole pipeline on the sample logs
-#   make test   set up .venv if needed, then run the test suite
+#   make test   set up .venv if needed, then run the whole test suite (what CI runs)
+# and one for every commit:
+#   make check  the fast tier: every module's pure logic and one small end-to-end run (< 5 min)
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.iolake-setup
 NATIVE_SRC := $(wildcard native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src/*.rs native/src/*/*.rs)
 
-.PHONY: setup run test cluster bench clean
+.PHONY: setup run test check cluster bench clean
 setup: $(STAMP)
 
 $(STAMP): requirements.lock pyproject.toml $(NATIVE_SRC)
@@ -23,6 +25,9 @@ run: setup
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+check: setup
+	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 # The pipeline on a real Spark standalone cluster (master + 2 workers) started and stopped on this machine
 cluster: setup

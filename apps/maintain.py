@@ -137,7 +137,7 @@ def maintain_table(spark, conf: Config, spec: TableSpec, dry_run: bool = False, 
     from delta.tables import DeltaTable
 
     t0 = time.monotonic()
-    path = spec.path(conf.lake)
+    path = spec.path(conf.lake.root)
     name = f"{spec.layer}/{spec.name}"
     zorder = list(spec.zorder_columns)
     before = _detail(spark, path)
@@ -185,8 +185,8 @@ def run(spark, conf: Config, tables: list[str] | None = None, dry_run: bool = Fa
     specs = select_tables(tables)
     info = RunInfo.new(conf)
     commit_metadata(spark, info.run_id, info.config_digest, "maintain", info.git_sha)
-    present = [s for s in specs if DeltaTable.isDeltaTable(spark, s.path(conf.lake))]
-    echo(f"[maintain] run {info.run_id}: {len(present)} table(s) under {conf.lake}"
+    present = [s for s in specs if DeltaTable.isDeltaTable(spark, s.path(conf.lake.root))]
+    echo(f"[maintain] run {info.run_id}: {len(present)} table(s) under {conf.lake.root}"
          f"{' (dry run: VACUUM DRY RUN only, no OPTIMIZE)' if dry_run else ''}")
     for s in specs:
         if s not in present and tables:

@@ -7,7 +7,6 @@
    `label_margin_gt_std` subset taken from labels.csv through each group's configs.
 Prints accuracy mean ± std over 10 random 90/10 splits, and on the margin_gt_std subset.
 """
-import os
 import sys
 import time
 

@@ -4,7 +4,7 @@
         run INPUT... --env cluster --lake LAKE [--conf-dir DIR]
     spark-submit ... cluster/pipeline_main.py stage features --env cluster --lake LAKE
 
-The arguments are those of the `iolake` command, or `stage NAME` and that stage module's.
+The arguments are those of the `iolake` command (`stage NAME` is `iolake stage NAME`).
 Before anything runs, one small job imports the project's packages and the native decoder on
 the executors and prints where they came from, so a worker without them fails here, clearly,
 instead of quarantining every log as undecodable.
@@ -68,21 +68,8 @@ def main(argv=None) -> int:
         return 2
     # The session built here, with the configuration's properties, is the one the stages reuse.
     preflight(session_from_config(conf))
-    if argv and argv[0] == "stage":  # one stage: `stage NAME [INPUT...] --lake ...` (its module's main)
-        return run_stage(argv[1] if len(argv) > 1 else "", argv[2:])
+    # `run ...`, `stage NAME ...`, `ingest ...`: the `iolake` command's own parser and code path
     return iolake_main(argv)
-
-
-def run_stage(name: str, argv: list[str]) -> int:
-    import importlib
-
-    from iolake.pipeline import load_pipeline
-
-    stages = {s.name: s for s in load_pipeline()}
-    if name not in stages:
-        print(f"iolake: unknown stage {name!r} (stages: {', '.join(stages)})", file=sys.stderr)
-        return 2
-    return importlib.import_module(stages[name].module).main(argv)
 
 
 if __name__ == "__main__":

@@ -1,7 +1,8 @@
 """The `iolake` command: run the pipeline or one stage on the embedded default or a cluster.
 
   iolake run [INPUT...] [--lake DIR] [--env local|cluster]   every available stage, in pipeline order
-  iolake ingest INPUT... [--lake DIR] [--env local|cluster]  trace files -> bronze tables
+  iolake stage NAME [INPUT...] [--lake DIR] ...             one stage of pipeline.yaml (ingest takes INPUT)
+  iolake ingest INPUT... [--lake DIR] [--env local|cluster]  the same as `iolake stage ingest INPUT...`
   iolake stages                                             the stages of pipeline.yaml
   iolake predict TRACE... [--lake DIR]                      per-file placement plan from the champion models
   iolake maintain [--table NAME] [--dry-run] [--lake DIR]   OPTIMIZE + Z-ORDER, VACUUM, table stats
@@ -9,15 +10,18 @@
                                                             timeline, placement plan (JOB: log_id, its prefix, or jobid)
 
 With no INPUT, `run` ingests the sample Darshan logs shipped in the `darshan` wheel; with no
---lake, the lake is `lake/` in the working directory.
+--lake, the lake is `lake.root` of the configuration (`lake/` in the working directory).
+Spark's own log lines go to LAKE/_logs/spark-RUN_ID.log unless --verbose.
+Every stage module (`python -m jobs.features`, `cluster/pipeline_main.py stage features`) has
+the same command line as `iolake stage NAME`: it is this parser.
 Exit codes: 0 success, 2 bad usage or configuration, 3 a data-quality gate stopped a commit,
 1 any other failure.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -33,20 +37,35 @@ def sample_inputs() -> list[str]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--lake", help="lake root folder or URI (default: ./lake, or `lake` in conf)")
+    p.add_argument("--lake", help="lake root folder or URI (default: lake.root of the configuration, ./lake)")
     p.add_argument("--env", default="local", help="configuration overlay: local (default) or cluster")
     p.add_argument("--conf-dir", help="configuration folder (default: the project's conf/)")
     p.add_argument("--decoder", choices=("pydarshan", "native"), help="override ingest.decoder")
+    p.add_argument("--verbose", action="store_true", help="show Spark's own log lines on the console")
+
+
+def _stage_args(p: argparse.ArgumentParser, stage) -> None:
+    """The arguments of one stage: INPUT... when it reads trace files, then the common options."""
+    if "traces" in stage.inputs:
+        p.add_argument("inputs", nargs="+", help="trace files or folders (paths or URIs)")
+    _common(p)
 
 
 def parser() -> argparse.ArgumentParser:
+    from iolake.pipeline import load_pipeline
+
     p = argparse.ArgumentParser(prog="iolake", description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run every available stage in pipeline.yaml order")
     r.add_argument("inputs", nargs="*", help="trace files or folders (default: the sample logs)")
     _common(r)
-    i = sub.add_parser("ingest", help="ingest trace files into the bronze tables")
+    st = sub.add_parser("stage", help="run one stage of pipeline.yaml")
+    stages = st.add_subparsers(dest="stage", required=True, metavar="NAME")
+    for s in load_pipeline():
+        _stage_args(stages.add_parser(s.name, help=f"{', '.join(s.tables_in) or 'trace files'} -> "
+                                                   f"{', '.join(s.outputs)}"), s)
+    i = sub.add_parser("ingest", help="ingest trace files into the bronze tables (= stage ingest)")
     i.add_argument("inputs", nargs="+", help="trace files or folders (paths or URIs)")
     _common(i)
     sub.add_parser("stages", help="list the pipeline's stages")
@@ -66,11 +85,28 @@ def parser() -> argparse.ArgumentParser:
     return p
 
 
+def stage_parser(name: str) -> argparse.ArgumentParser:
+    """The command line of stage NAME: what `iolake stage NAME` and the stage module's `main` parse."""
+    from iolake.runner import stage_by_name
+
+    stage = stage_by_name(name)
+    p = argparse.ArgumentParser(prog=f"iolake stage {name}",
+                                description=f"{', '.join(stage.inputs)} -> {', '.join(stage.outputs)}")
+    _stage_args(p, stage)
+    return p
+
+
 def _conf(args):
-    overrides: dict = {"lake": {"root": args.lake or str(Path.cwd() / "lake")}}
+    overrides: dict = {}
+    if args.lake:
+        overrides["lake"] = {"root": args.lake}
     if args.decoder:
         overrides["ingest"] = {"decoder": args.decoder}
-    return load_config(args.env, args.conf_dir, overrides)
+    conf = load_config(args.env, args.conf_dir, overrides)
+    root = conf.lake.root
+    if "://" not in root and not Path(root).is_absolute():  # one lake whatever the working directory later
+        conf = dataclasses.replace(conf, lake=dataclasses.replace(conf.lake, root=str(Path(root).resolve())))
+    return conf
 
 
 def main(argv=None) -> int:
@@ -82,11 +118,13 @@ def main(argv=None) -> int:
             from iolake.pipeline import load_pipeline
 
             for s in load_pipeline():
-                print(f"{s.name:<10} {'ready' if s.available else 'not built yet':<14} {s.module}")
+                print(f"{s.name:<10} {'ready' if s.available else 'not built yet':<14} {s.module:<14} "
+                      f"{', '.join(s.inputs)} -> {', '.join(s.outputs)}")
             return 0
         conf = _conf(args)
-        if args.cmd == "ingest":
-            return _ingest(conf, args.inputs)
+        if args.cmd in ("stage", "ingest"):
+            name = "ingest" if args.cmd == "ingest" else args.stage
+            return _stages(conf, [name], getattr(args, "inputs", None) or [], args.verbose, command=args.cmd)
         if args.cmd == "predict":
             from apps.predict import main as predict_main
             from models.registry import ModelAliasMissing
@@ -103,85 +141,72 @@ def main(argv=None) -> int:
         if args.cmd == "maintain":
             from apps.maintain import main as maintain_main
 
-            return maintain_main(_session(conf), conf, args.table, args.dry_run)
-        return _run(conf, args.inputs or sample_inputs())
+            return maintain_main(session(conf, args.verbose), conf, args.table, args.dry_run)
+        return _run(conf, args.inputs or sample_inputs(), verbose=args.verbose)
 
     return guarded("iolake", body)
 
 
-def stage_main(run_fn, name: str, doc: str, argv=None) -> int:
-    """The command line of a stage module that reads and writes only the lake (spark-submit-able)."""
-    args = stage_parser(name, doc).parse_args(argv)
+def stage_main(name: str, argv=None) -> int:
+    """`main` of every stage module: `iolake stage NAME` with the module's own argv."""
+    args = stage_parser(name).parse_args(argv)
 
     def body() -> int:
-        conf = _conf(args)
-        run_fn(_session(conf), conf)
-        return 0
+        return _stages(_conf(args), [name], getattr(args, "inputs", None) or [], args.verbose,
+                       command="ingest" if name == "ingest" else "stage")
 
     return guarded(name, body)
 
 
-def stage_parser(name: str, doc: str) -> argparse.ArgumentParser:
-    """The argument parser of a stage module (`jobs/<stage>.py`, spark-submit-able)."""
-    p = argparse.ArgumentParser(prog=name, description=doc.split("\n\n")[0])
-    _common(p)
-    return p
+def session(conf, verbose: bool = False, run_id: str | None = None):
+    """The SparkSession for `conf`; Spark's log lines go to a file under the lake unless `verbose`."""
+    from iolake.spark import session_from_config, spark_log_file
+
+    return session_from_config(conf, None if verbose else spark_log_file(conf, run_id))
 
 
-def _session(conf):
-    from iolake.spark import session_from_config
-
-    return session_from_config(conf)
-
-
-def _ingest(conf, inputs) -> int:
-    from iolake.runs import ingest_counts, record
-    from jobs.ingest import format_summary, run
-
-    def body(rec) -> int:
-        rec.spark = _session(conf)
-        t = time.monotonic()
-        summary = run(rec.spark, conf, inputs, rec.info)
-        rec.counts = ingest_counts(summary)
-        rec.stage_done("ingest", time.monotonic() - t)
-        print(format_summary(summary))
-        return 0
-
-    return record("ingest", conf, inputs, body)
-
-
-def _run(conf, inputs, pipeline=None) -> int:
+def _run(conf, inputs, pipeline=None, verbose: bool = False) -> int:
     """Every available stage of `pipeline` (default: the project's pipeline.yaml), in order."""
-    import importlib
-
     from iolake.pipeline import load_pipeline
+
+    stages = [s for s in (load_pipeline(pipeline) if pipeline else load_pipeline())]
+    return _stages(conf, stages, inputs, verbose, command="run", announce=True)
+
+
+def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = False) -> int:
+    """Run `stages` (Stage objects or names) in order, recording the run in ops/runs."""
+    from iolake.runner import run_stage, stage_by_name
     from iolake.runs import ingest_counts, record
+    from iolake.spark import log_file_of
+
+    stages = [stage_by_name(s) if isinstance(s, str) else s for s in stages]
 
     def body(rec) -> int:
         t0 = time.monotonic()
-        spark = rec.spark = _session(conf)
         info = rec.info
-        print(f"iolake run {info.run_id}: lake {conf.lake}, env {conf.env}, inputs {', '.join(inputs)}")
-        for stage in (load_pipeline(pipeline) if pipeline else load_pipeline()):
+        spark = rec.spark = session(conf, verbose, info.run_id)
+        if announce:
+            print(f"iolake {command} {info.run_id}: lake {conf.lake.root}, env {conf.env}, inputs {', '.join(inputs)}")
+        for stage in stages:
             if not stage.available:
                 print(f"[{stage.name}] skipped: not built yet ({stage.module})")
                 continue
-            mod = importlib.import_module(stage.module)
             t = time.monotonic()
             try:
+                summary = run_stage(spark, conf, stage, info, print, traces=inputs)
                 if stage.name == "ingest":
-                    summary = mod.run(spark, conf, inputs, info)
                     rec.counts = ingest_counts(summary)
-                    print(mod.format_summary(summary))
-                else:
-                    mod.run(spark, conf, info)
             finally:  # a failed stage's time is recorded too
                 rec.stage_done(stage.name, time.monotonic() - t)
             print(f"[{stage.name}] done in {time.monotonic() - t:.1f} s")
-        print(f"iolake run {info.run_id}: finished in {time.monotonic() - t0:.1f} s; tables under {conf.lake}")
+        if announce:
+            print(f"iolake {command} {info.run_id}: finished in {time.monotonic() - t0:.1f} s; tables under "
+                  f"{conf.lake.root}")
+        if log_file_of(spark):
+            print(f"Spark's log: {log_file_of(spark)} (--verbose shows it on the console)")
         return 0
 
-    return record("run", conf, inputs, body)
+    return record(command if command != "stage" else f"stage {stages[0].name}", conf, inputs, body)
 
 
 if __name__ == "__main__":

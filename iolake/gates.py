@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import logging
 
-from iolake.lake import GateFailed
+from iolake.lake.delta import GateFailed
 from schemas import Expectation, TableSpec
 
 log = logging.getLogger(__name__)
@@ -164,22 +164,3 @@ def validate(spec: TableSpec, df, sample_rows: int = 5) -> None:
             f"sample: {res.get('partial_unexpected_list', [])[:sample_rows]}"
         )
     raise GateFailed(f"gate {spec.layer}.{spec.name} failed, nothing committed:\n" + "\n".join(problems))
-
-
-def gate_and_merge(spark, conf, spec: TableSpec, df, echo=None, months: list[str] | None = None) -> None:
-    """A stage's commit of one table: gate `df` (when gates are on), then insert-only MERGE it.
-
-    `months`: the batch's job_months when the caller knows them (else the MERGE reads them from
-    `df`). `echo`, when given, hears how long each step took (`[commit] io_ops: gate 3.1 s, merge 9.8 s`).
-    """
-    import time
-
-    from iolake.lake import merge_new_logs
-
-    t0 = time.monotonic()
-    if conf.gates.enabled:
-        validate(spec, df, conf.gates.sample_rows)
-    t1 = time.monotonic()
-    merge_new_logs(spark, spec, conf.lake, df, conf.lake.commit_retries, months)
-    if echo is not None:
-        echo(f"[commit] {spec.name}: gate {t1 - t0:.1f} s, merge {time.monotonic() - t1:.1f} s")

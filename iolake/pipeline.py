@@ -10,7 +10,7 @@ import yaml
 from iolake.config import ConfigError
 
 PIPELINE_FILE = Path(__file__).resolve().parents[1] / "pipeline.yaml"
-STAGE_KEYS = {"name", "module", "inputs", "outputs", "depends_on", "params"}
+STAGE_KEYS = {"name", "module", "inputs", "outputs", "new_logs", "depends_on", "params"}
 
 
 @dataclass(frozen=True)
@@ -21,10 +21,20 @@ class Stage:
     outputs: tuple[str, ...]
     depends_on: tuple[str, ...]
     params: dict
+    new_logs: dict | None = None  # {"from": "layer/name", "done": "layer/name"}: incremental by log
 
     @property
     def available(self) -> bool:
         return importlib.util.find_spec(self.module) is not None
+
+    @property
+    def tables_in(self) -> tuple[str, ...]:
+        """The Delta tables among the inputs (not `traces`, not `model:*`)."""
+        return tuple(t for t in self.inputs if "/" in t)
+
+    @property
+    def tables_out(self) -> tuple[str, ...]:
+        return tuple(t for t in self.outputs if "/" in t)
 
 
 def load_pipeline(path: Path | str = PIPELINE_FILE) -> list[Stage]:
@@ -43,6 +53,32 @@ def load_pipeline(path: Path | str = PIPELINE_FILE) -> list[Stage]:
             if dep not in seen:
                 raise ConfigError(f"{path}: stages[{i}] ({raw['name']}): depends_on {dep!r} is not an earlier stage")
         seen.add(raw["name"])
-        stages.append(Stage(raw["name"], raw["module"], tuple(raw.get("inputs", [])), tuple(raw.get("outputs", [])),
-                            tuple(raw.get("depends_on", [])), dict(raw.get("params") or {})))
+        stage = Stage(raw["name"], raw["module"], tuple(raw.get("inputs", [])), tuple(raw.get("outputs", [])),
+                      tuple(raw.get("depends_on", [])), dict(raw.get("params") or {}), raw.get("new_logs"))
+        _check_tables(path, i, stage)
+        stages.append(stage)
     return stages
+
+
+def table_spec(name: str):
+    """The `TableSpec` of `layer/name` (`bronze/posix`), or None when no table has that name."""
+    from schemas import TABLES
+
+    layer, _, table = name.partition("/")
+    spec = TABLES.get(table)
+    return spec if spec is not None and spec.layer == layer else None
+
+
+def _check_tables(path: Path, i: int, stage: Stage) -> None:
+    """Every declared table exists in `schemas/`; `new_logs` names declared tables."""
+    where = f"{path}: stages[{i}] ({stage.name})"
+    for t in stage.inputs + stage.outputs:
+        if t == "traces" or t.startswith("model:"):
+            continue
+        if table_spec(t) is None:
+            raise ConfigError(f"{where}: {t!r} is not a table of schemas/ (write layer/name, e.g. bronze/posix)")
+    if stage.new_logs is not None:
+        if set(stage.new_logs) != {"from", "done"}:
+            raise ConfigError(f"{where}: new_logs: needs exactly the keys from, done")
+        if stage.new_logs["from"] not in stage.inputs or stage.new_logs["done"] not in stage.outputs:
+            raise ConfigError(f"{where}: new_logs: `from` must be an input and `done` an output of the stage")

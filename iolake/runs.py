@@ -14,7 +14,6 @@ import time
 from dataclasses import dataclass, field
 
 from iolake.runinfo import RunInfo
-from schemas import TABLES
 from schemas.runs import SPEC as RUNS
 
 
@@ -25,28 +24,6 @@ def ingest_counts(summary: dict) -> dict[str, int]:
     for status in ("ok", "partial", "quarantined"):
         counts[status] = int(summary.get("status", {}).get(status, 0))
     return counts
-
-
-def table_versions(lake: str) -> dict[str, int]:
-    """`layer/name` -> latest Delta version, from the `_delta_log` listing (no Spark job)."""
-    import pyarrow.fs as pafs
-
-    from readers.fsio import resolve
-
-    out: dict[str, int] = {}
-    for spec in TABLES.values():
-        if spec.name == RUNS.name:
-            continue
-        fs, path = resolve(f"{spec.path(lake)}/_delta_log")
-        try:
-            infos = fs.get_file_info(pafs.FileSelector(path, allow_not_found=True))
-        except OSError:
-            continue
-        versions = [int(i.base_name[:-5]) for i in infos
-                    if i.base_name.endswith(".json") and i.base_name[:-5].isdigit()]
-        if versions:
-            out[f"{spec.layer}/{spec.name}"] = max(versions)
-    return out
 
 
 @dataclass
@@ -102,25 +79,26 @@ class RunRecorder:
 
                 spark = SparkSession.getActiveSession()
             if spark is None:
-                print(f"iolake: run {self.info.run_id} not recorded in {RUNS.path(self.conf.lake)}: "
+                print(f"iolake: run {self.info.run_id} not recorded in {RUNS.path(self.conf.lake.root)}: "
                       "no Spark session was started", file=sys.stderr)
                 return None
-            from iolake.lake import commit_metadata, ensure_table, with_retries
+            from iolake.lake import commit_metadata
+            from iolake.lake.writer import write
 
             row = self.row(exit_code, exc)
             try:
-                row["table_versions"] = table_versions(self.conf.lake)
+                from iolake.lake import arrow
+
+                row["table_versions"] = arrow.versions(self.conf.lake.root)  # delta-rs: no Spark job
             except Exception as e:  # versions are a convenience: never lose the row for them
                 print(f"iolake: table versions not recorded: {e}", file=sys.stderr)
             commit_metadata(spark, self.info.run_id, self.info.config_digest, "runs", self.info.git_sha)
-            path = RUNS.path(self.conf.lake)
-            ensure_table(spark, RUNS, self.conf.lake)
-            df = _row_frame(spark, row)
-            with_retries(lambda: df.write.format("delta").mode("append").save(path), 8, "append runs")
+            path = RUNS.path(self.conf.lake.root)
+            write(spark, self.conf, RUNS, _row_frame(spark, row), mode="append")  # gated, like every table
             print(f"iolake: run {self.info.run_id} {row['status']} (exit {exit_code}); recorded in {path}")
             return path
         except Exception as e:  # noqa: BLE001 - must never mask the run's own outcome
-            print(f"iolake: run {self.info.run_id} could not be recorded in {RUNS.path(self.conf.lake)}: "
+            print(f"iolake: run {self.info.run_id} could not be recorded in {RUNS.path(self.conf.lake.root)}: "
                   f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
             return None
 

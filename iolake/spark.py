@@ -5,8 +5,10 @@ Under `spark-submit` the JVM already exists: Delta must then come from `--packag
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
+from pathlib import Path
 
 DELTA_PACKAGE = "io.delta:delta-spark_4.2_2.13:4.4.0"
 DELTA_SQL = {
@@ -22,7 +24,22 @@ def _python_env() -> None:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
 
 
-def build_session(app_name: str = "iolake", master: str | None = None, extra: dict | None = None):
+LOG_FILE_KEY = "spark.iolake.logFile"  # set on a session whose JVM logs go to a file
+LOG4J2 = """# written by iolake/spark.py: Spark's log lines go to this run's file, not the console
+rootLogger.level = warn
+rootLogger.appenderRef.file.ref = file
+appender.file.type = File
+appender.file.name = file
+appender.file.fileName = {path}
+appender.file.layout.type = PatternLayout
+appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
+"""
+
+
+def build_session(app_name: str = "iolake", master: str | None = None, extra: dict | None = None,
+                  log_file: str | None = None):
+    """The SparkSession (the active one if there is one). With `log_file`, a new local JVM writes
+    its log lines (and what it prints while starting: Ivy's resolution report) to that file."""
     from pyspark.sql import SparkSession
 
     _python_env()
@@ -34,15 +51,60 @@ def build_session(app_name: str = "iolake", master: str | None = None, extra: di
         builder = builder.master(master)
     props = dict(DELTA_SQL)
     props.update(extra or {})
+    quiet = log_file is not None and not _running_under_submit()
+    if quiet:
+        Path(log_file).parent.mkdir(parents=True, exist_ok=True)
+        cfg = Path(log_file).with_suffix(".log4j2.properties")
+        cfg.write_text(LOG4J2.format(path=log_file))
+        opts = props.get("spark.driver.extraJavaOptions", "")
+        props["spark.driver.extraJavaOptions"] = f"{opts} -Dlog4j.configurationFile=file:{cfg}".strip()
+        props[LOG_FILE_KEY] = log_file
     for k, v in props.items():
         builder = builder.config(k, v)
     if not _running_under_submit():
         from delta import configure_spark_with_delta_pip
 
         builder = configure_spark_with_delta_pip(builder)
-    session = builder.getOrCreate()
-    session.sparkContext.setLogLevel("WARN")
+    if quiet:
+        with _output_to(log_file):
+            session = builder.getOrCreate()
+    else:
+        session = builder.getOrCreate()
+        session.sparkContext.setLogLevel("WARN")
     return session
+
+
+@contextlib.contextmanager
+def _output_to(path: str):
+    """Point this process's stdout/stderr file descriptors at `path` (the JVM it starts inherits them)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = os.dup(1), os.dup(2)
+    with open(path, "ab") as f:
+        os.dup2(f.fileno(), 1)
+        os.dup2(f.fileno(), 2)
+    try:
+        yield
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        os.close(saved[0])
+        os.close(saved[1])
+
+
+def spark_log_file(conf, run_id: str | None) -> str | None:
+    """Where a run's Spark log goes: LAKE/_logs/spark-RUN_ID.log for a local lake, else None."""
+    root = conf.lake.root
+    if run_id is None or "://" in root or _running_under_submit():
+        return None
+    return str(Path(root) / "_logs" / f"spark-{run_id}.log")
+
+
+def log_file_of(spark) -> str | None:
+    """The file this session's JVM logs to, or None when they go to the console."""
+    return spark.conf.get(LOG_FILE_KEY, None)
 
 
 def _running_under_submit() -> bool:
@@ -50,5 +112,5 @@ def _running_under_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def session_from_config(conf) -> "object":
-    return build_session(conf.spark.app_name, conf.spark.master, conf.spark.properties)
+def session_from_config(conf, log_file: str | None = None) -> "object":
+    return build_session(conf.spark.app_name, conf.spark.master, conf.spark.properties, log_file)

@@ -15,18 +15,17 @@ Writes: bronze/logs, jobs, files, posix, mpiio, stdio, h5f, h5d, pnetcdf_file, p
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from collections import Counter
 
-from iolake import faults, gates, progress
-from iolake.config import Config, load_config
+from iolake import faults, progress
+from iolake.config import Config
 from iolake.runinfo import RunInfo
 from readers.fsio import TraceFile, list_traces
 from schemas import BRONZE, DECODED_TABLES
 
-LEDGER = BRONZE["logs"]
+LEDGER = "bronze/logs"
 CANDIDATE_COLS = ("source_uri", "size_bytes", "mtime_ns", "kind")
 
 
@@ -68,19 +67,19 @@ def _candidates_df(spark, traces: list[TraceFile]):
     return spark.createDataFrame([(t.uri, t.size_bytes, t.mtime_ns, t.kind) for t in traces], schema)
 
 
-def new_logs(spark, conf: Config, traces: list[TraceFile]) -> list[dict]:
+def new_logs(ctx, traces: list[TraceFile]) -> list[dict]:
     """Traces the ledger has not seen, one per content hash, as dicts with their log_id."""
     import pyspark.sql.functions as F
 
-    from iolake.lake import read_table, table_exists
     from jobs.ingest_tasks import HASHED_SCHEMA, hash_partition
 
     if not traces:
         return []
+    spark = ctx.spark
     cand = _candidates_df(spark, traces)
-    known = table_exists(spark, LEDGER, conf.lake)
+    known = ctx.exists(LEDGER)
     if known:
-        ledger = read_table(spark, LEDGER, conf.lake)
+        ledger = ctx.read(LEDGER)
         seen = ledger.select("source_uri", "size_bytes", "mtime_ns")
         cand = cand.join(
             seen,
@@ -92,7 +91,7 @@ def new_logs(spark, conf: Config, traces: list[TraceFile]) -> list[dict]:
     n_parts = max(1, min(64, len(traces) // 500 + 1, spark.sparkContext.defaultParallelism * 4))
     hashed = cand.repartition(n_parts).mapInArrow(hash_partition, HASHED_SCHEMA)
     if known:
-        hashed = hashed.join(read_table(spark, LEDGER, conf.lake).select("log_id"), "log_id", "left_anti")
+        hashed = hashed.join(ledger.select("log_id"), "log_id", "left_anti")
     # one row per content: the first URI in name order stands for its duplicates
     first = hashed.groupBy("log_id").agg(F.min_by(F.struct(*CANDIDATE_COLS), "source_uri").alias("c"))
     rows = first.select("log_id", "c.*").collect()
@@ -114,25 +113,26 @@ def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo)
     return df.mapInArrow(fn, OUTPUT_SCHEMA), len(bins)
 
 
-def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo=print) -> dict:
+def execute(ctx) -> dict:
+    """List, hash, decode (in executors) and commit the new traces of `ctx.params["traces"]`."""
     import pyspark.sql.functions as F
 
-    from iolake.lake import commit_metadata
     from jobs.ingest_tasks import cleanup_staging, staging_dir
 
-    run = run or RunInfo.new(conf)
+    spark, conf, run, echo = ctx.spark, ctx.conf, ctx.info, ctx.echo
+    inputs = list(ctx.params.get("traces") or [])
     t0 = time.monotonic()
-    commit_metadata(spark, run.run_id, run.config_digest, "ingest", run.git_sha)
     traces = list_traces(inputs, conf.ingest.suffixes)
     echo(f"[ingest] run {run.run_id}: {len(traces)} trace files under {len(inputs)} input(s)")
-    logs = new_logs(spark, conf, traces)
+    logs = new_logs(ctx, traces)
     echo(f"[ingest] {len(logs)} new logs to decode ({len(traces) - len(logs)} already in the ledger or duplicates)")
     summary = {"run_id": run.run_id, "listed": len(traces), "new": len(logs), "status": {}, "rows": {}}
     if not logs:
         summary["seconds"] = time.monotonic() - t0
+        echo(format_summary(summary))
         return summary
 
-    staging = staging_dir(conf.lake, run.run_id)
+    staging = staging_dir(conf.lake.root, run.run_id)
     ledger_df, n_tasks = transform(spark, logs, conf, staging, run)
     with progress.SparkProgress(spark, "decode", total_items=len(logs), unit="logs", echo=echo):
         ledger_df.write.mode("overwrite").parquet(f"{staging}/ledger")
@@ -145,10 +145,9 @@ def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo
         files = [f for f in staged if f"/{table}/" in f]
         if not files:
             continue
-        df = spark.read.schema(spec.struct).parquet(*files)
-        gates.gate_and_merge(spark, conf, spec, df, echo, months)
+        ctx.write(f"bronze/{table}", spark.read.schema(spec.struct).parquet(*files), months=months)
         faults.point(f"after-merge:{table}")
-    gates.gate_and_merge(spark, conf, LEDGER, ledger.drop("staged"), echo)
+    ctx.write(LEDGER, ledger.drop("staged"))
 
     facts = ledger.select("status", "row_counts").collect()
     summary["status"] = dict(Counter(r.status for r in facts))
@@ -159,7 +158,14 @@ def run(spark, conf: Config, inputs: list[str], run: RunInfo | None = None, echo
     summary["tasks"] = n_tasks
     summary["seconds"] = time.monotonic() - t0
     cleanup_staging(staging)
+    echo(format_summary(summary))
     return summary
+
+
+def run(spark, conf, inputs: list[str], run_info=None, echo=print) -> dict:
+    from iolake.runner import run_stage
+
+    return run_stage(spark, conf, "ingest", run_info, echo, traces=inputs)
 
 
 def format_summary(s: dict) -> str:
@@ -173,39 +179,10 @@ def format_summary(s: dict) -> str:
     return "\n".join(lines)
 
 
-def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="ingest", description=__doc__.split("\n\n")[0])
-    p.add_argument("inputs", nargs="+", help="trace files or folders (paths or URIs)")
-    p.add_argument("--lake", help="lake root (default: `lake` from conf)")
-    p.add_argument("--env", default="local", help="conf overlay: local | cluster")
-    p.add_argument("--conf-dir", help="configuration folder (default: the project's conf/)")
-    p.add_argument("--decoder", choices=("pydarshan", "native"), help="override ingest.decoder")
-    return p
-
-
-def conf_from_args(args) -> Config:
-    overrides: dict = {}
-    if args.lake:
-        overrides["lake"] = args.lake
-    if getattr(args, "decoder", None):
-        overrides.setdefault("ingest", {})["decoder"] = args.decoder
-    return load_config(args.env, args.conf_dir, overrides)
-
-
 def main(argv=None) -> int:
-    """Exit codes as `iolake`'s (iolake/exits.py): 0 ok, 2 usage/configuration or a missing input, 3 gate failed."""
-    from iolake.exits import guarded
-    from iolake.spark import session_from_config
+    from iolake.cli import stage_main
 
-    args = parser().parse_args(argv)
-
-    def body() -> int:
-        conf = conf_from_args(args)
-        summary = run(session_from_config(conf), conf, args.inputs)
-        print(format_summary(summary))
-        return 0
-
-    return guarded("ingest", body)
+    return stage_main("ingest", argv)
 
 
 if __name__ == "__main__":

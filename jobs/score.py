@@ -1,20 +1,18 @@
 """score: silver/file_features -> gold/placement_predictions, gold/bandwidth_predictions.
 
-Reads:  silver/file_features; `models:/iolake-placement@champion`, `models:/iolake-bandwidth@champion`.
+Reads:  silver/file_features, the predictions so far; `models:/iolake-placement@ALIAS`,
+        `models:/iolake-bandwidth@ALIAS` (ALIAS: `models.alias`, the one `train` promotes to).
 Writes: gold/placement_predictions, gold/bandwidth_predictions, insert-only on
         (log_id, record_id, model_name, model_version): every data file not yet scored by that
         model version is scored once (anti-join on (log_id, model_version)), so a re-run scores
-        nothing twice and a new champion rescores everything.
+        nothing twice and a newly promoted version rescores everything.
 Models run in Spark through `mlflow.pyfunc.spark_udf`; every row names the model and version.
 """
 from __future__ import annotations
 
 import sys
-import time
 
-from iolake.config import Config
-from iolake.runinfo import RunInfo
-from schemas import GOLD, SILVER
+FF = "silver/file_features"
 
 
 class SchemaDrift(ValueError):
@@ -59,67 +57,57 @@ def predict(spark, df, model_uri: str, name: str, version: str, result_type: str
             .select(*[F.col(f.name).cast(f.dataType) for f in spec.struct.fields]))
 
 
-def insert_new(spark, spec, lake: str, df, retries: int) -> None:
-    from delta.tables import DeltaTable
-
-    from iolake.lake import ensure_table, with_retries
-
-    ensure_table(spark, spec, lake, retries)
-    cond = " AND ".join(f"t.{k} = s.{k}" for k in spec.keys)
-    with_retries(lambda: DeltaTable.forPath(spark, spec.path(lake)).alias("t").merge(df.alias("s"), cond)
-                 .whenNotMatchedInsertAll().execute(), retries, f"merge {spec.name}")
-
-
-def _score_one(spark, conf, name, spec, result_type, outputs, candidates, echo) -> int:
-    from iolake.lake import read_or_empty
+def _score_one(ctx, name, table, result_type, outputs, candidates) -> int:
     from models.registry import version_by_alias
 
+    conf = ctx.conf
+    spec = ctx.spec(table, "output")
     mv = version_by_alias(name, conf.models.alias)
     uri = f"models:/{name}/{mv.version}"
-    new = todo(candidates, read_or_empty(spark, spec, conf.lake), str(mv.version)).cache()
+    new = todo(candidates, ctx.read(table), str(mv.version)).cache()
     n = new.count()
     if n:
-        out = predict(spark, new, uri, name, str(mv.version), result_type, outputs, spec)
-        insert_new(spark, spec, conf.lake, out, conf.lake.commit_retries)
+        ctx.write(table, predict(ctx.spark, new, uri, name, str(mv.version), result_type, outputs, spec))
     new.unpersist()
-    echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} files scored")
+    ctx.echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} files scored")
     return n
 
 
-def run(spark, conf: Config, run: RunInfo | None = None, echo=print) -> dict:
+def execute(ctx) -> dict:
     from features.placement_labels import data_files
-    from iolake.lake import commit_metadata, read_or_empty, table_exists
     from models import tracking
     from models.registry import ModelAliasMissing
 
-    run = run or RunInfo.new(conf)
-    t0 = time.monotonic()
-    if not table_exists(spark, SILVER["file_features"], conf.lake):
-        echo("[score] no silver/file_features yet")
-        return {"placement": 0, "bandwidth": 0, "seconds": time.monotonic() - t0}
-    commit_metadata(spark, run.run_id, run.config_digest, "score", run.git_sha)
+    conf = ctx.conf
+    if not ctx.exists(FF):
+        ctx.echo("[score] no silver/file_features yet")
+        return {"placement": 0, "bandwidth": 0}
     tracking.configure(conf)
-    ff = read_or_empty(spark, SILVER["file_features"], conf.lake)
-    candidates = data_files(ff, need_bandwidth=False)  # every data file, whatever the tracer
+    candidates = data_files(ctx.read(FF), need_bandwidth=False)  # every data file, whatever the tracer
     summary = {}
-    jobs = (("placement", conf.models.placement_model, GOLD["placement_predictions"],
+    jobs = (("placement", conf.models.placement_model, "gold/placement_predictions",
              "predicted_tier string, probability double", ["predicted_tier", "probability"]),
-            ("bandwidth", conf.models.bandwidth_model, GOLD["bandwidth_predictions"],
+            ("bandwidth", conf.models.bandwidth_model, "gold/bandwidth_predictions",
              "predicted_bandwidth_mib_s double", ["predicted_bandwidth_mib_s"]))
-    for key, name, spec, rt, outs in jobs:
+    for key, name, table, rt, outs in jobs:
         try:
-            summary[key] = _score_one(spark, conf, name, spec, rt, outs, candidates, echo)
+            summary[key] = _score_one(ctx, name, table, rt, outs, candidates)
         except ModelAliasMissing as e:
-            echo(f"[score] skipped {name}: {e}")
+            ctx.echo(f"[score] skipped {name}: {e}")
             summary[key] = 0
-    summary["seconds"] = time.monotonic() - t0
     return summary
+
+
+def run(spark, conf, run_info=None, echo=print) -> dict:
+    from iolake.runner import run_stage
+
+    return run_stage(spark, conf, "score", run_info, echo)
 
 
 def main(argv=None) -> int:
     from iolake.cli import stage_main
 
-    return stage_main(run, "score", __doc__, argv)
+    return stage_main("score", argv)
 
 
 if __name__ == "__main__":

@@ -11,60 +11,38 @@ no side table to keep in step.
 from __future__ import annotations
 
 import sys
-import time
 
 from features import bottleneck_tags
-from iolake.config import Config
-from iolake.runinfo import RunInfo
-from schemas import BRONZE, SILVER
 
-SPEC = SILVER["bottleneck_tags"]
-BRONZE_INPUTS = ("files", "posix", "mpiio", "stdio", "lustre", "io_ops")
+OUT = "silver/bottleneck_tags"
 
 
-def transform(tables: dict, file_features, job_features, conf: Config):
+def transform(inputs: dict, conf) -> dict:
     """silver/bottleneck_tags rows from bronze and silver DataFrames; no I/O, no action."""
-    return bottleneck_tags.transform(tables, file_features, job_features, conf.tags)
+    bronze = {name.split("/", 1)[1]: df for name, df in inputs.items() if name.startswith("bronze/")}
+    return {OUT: bottleneck_tags.transform(bronze, inputs["silver/file_features"], inputs["silver/job_features"],
+                                           conf.tags)}
+
+SUMMARY = ("tagged",)  # facts `summarize` adds to the stage summary (0 when nothing was new)
 
 
-def run(spark, conf: Config, run_info: RunInfo | None = None, echo=print) -> dict:
+def summarize(outputs: dict) -> dict:
     import pyspark.sql.functions as F
 
-    from iolake import gates
-    from iolake.lake import commit_metadata, read_or_empty, unprocessed_logs
+    facts = outputs[OUT].agg(F.countDistinct(F.when(F.col("tag") != "no_issue", F.col("log_id"))).alias("tagged")).first()
+    return {"tagged": facts.tagged}
 
-    run_info = run_info or RunInfo.new(conf)
-    t0 = time.monotonic()
-    commit_metadata(spark, run_info.run_id, run_info.config_digest, "tags", run_info.git_sha)
-    todo = unprocessed_logs(spark, SILVER["job_features"], SPEC, conf.lake).select("log_id").cache()
-    n = todo.count()
-    if n == 0:
-        todo.unpersist()
-        echo("[tags] no new logs")
-        return {"logs": 0, "rows": 0, "tagged": 0, "seconds": time.monotonic() - t0}
 
-    def read(spec):
-        return read_or_empty(spark, spec, conf.lake).join(todo, "log_id", "left_semi")
+def run(spark, conf, run_info=None, echo=print) -> dict:
+    from iolake.runner import run_stage
 
-    tables = {t: read(BRONZE[t]) for t in BRONZE_INPUTS}
-    tables["posix"] = tables["posix"].cache()  # most rules aggregate it
-    out = transform(tables, read(SILVER["file_features"]), read(SILVER["job_features"]), conf).cache()
-    facts = out.agg(F.count(F.lit(1)).alias("rows"),
-                    F.countDistinct(F.when(F.col("tag") != "no_issue", F.col("log_id"))).alias("tagged")).first()
-    gates.gate_and_merge(spark, conf, SPEC, out, echo)
-    out.unpersist()
-    tables["posix"].unpersist()
-    todo.unpersist()
-    summary = {"logs": n, "rows": facts.rows, "tagged": facts.tagged, "seconds": time.monotonic() - t0}
-    echo(f"[tags] {n} new logs: {facts.tagged} with bottleneck tags, {facts.rows} rows, "
-         f"in {summary['seconds']:.1f} s")
-    return summary
+    return run_stage(spark, conf, "tags", run_info, echo)
 
 
 def main(argv=None) -> int:
     from iolake.cli import stage_main
 
-    return stage_main(run, "tags", __doc__, argv)
+    return stage_main("tags", argv)
 
 
 if __name__ == "__main__":

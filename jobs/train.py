@@ -17,7 +17,6 @@ import numpy as np
 
 from iolake.config import Config
 from iolake.runinfo import RunInfo
-from schemas import BRONZE, GOLD, SILVER
 
 
 def _already_trained(exp_id: str, version, digest: str) -> bool:
@@ -88,7 +87,7 @@ def train_placement(labels, conf: Config, info: RunInfo, version, echo=print) ->
             return float(np.mean(model.predict(Xte)["predicted_tier"].to_numpy() == yte.to_numpy()))
 
         promo = registry.register_and_promote(m.placement_model, info_m.model_uri, run.info.run_id, held_out,
-                                              score_fn, "accuracy")
+                                              score_fn, "accuracy", m.alias)
     echo(f"[train] {m.placement_model} v{promo['version']} -> @{promo['alias']}: {promo['why']}")
     return {"best": best["model"], "results": results, "importances": imp.to_dict(), "rfe": kept, **promo}
 
@@ -136,67 +135,69 @@ def train_bandwidth(files, jobs, conf: Config, info: RunInfo, version, echo=prin
             return bandwidth.metrics(bte, model.predict(Xte)["predicted_bandwidth_mib_s"].to_numpy())["r2_log"]
 
         promo = registry.register_and_promote(m.bandwidth_model, info_m.model_uri, run.info.run_id, held["r2_log"],
-                                              score_fn, "R²(log)")
+                                              score_fn, "R²(log)", m.alias)
     echo(f"[train] {m.bandwidth_model} v{promo['version']} -> @{promo['alias']}: {promo['why']}")
     return {"best": best["model"], "results": results, "job_results": job_results, **promo}
 
 
-def run(spark, conf: Config, run: RunInfo | None = None, echo=print) -> dict:
+def execute(ctx) -> dict:
     import pyspark.sql.functions as F
 
     from features.placement_labels import data_files
-    from iolake.lake import read_or_empty, table_exists, table_version
     from models import tracking
 
-    run = run or RunInfo.new(conf)
-    t0 = time.monotonic()
-    spec = GOLD["placement_labels"]
-    if not table_exists(spark, spec, conf.lake) or read_or_empty(spark, spec, conf.lake).limit(1).count() == 0:
+    conf, echo, info = ctx.conf, ctx.echo, ctx.info
+    labels_t, ff_t = "gold/placement_labels", "silver/file_features"
+    if not ctx.exists(labels_t) or ctx.read(labels_t).limit(1).count() == 0:
         echo("[train] gold/placement_labels is missing or empty: no files were seen with the same I/O features "
              "on both tiers (or set models.benchmark_table); nothing to train")
-        return {"trained": False, "seconds": time.monotonic() - t0}
+        return {"trained": False}
     tracking.configure(conf)
     out = {"trained": True}
     # a table's version is only unique with its id (a table recreated in place restarts at 0)
-    lv = f"{_table_id(spark, spec.path(conf.lake))}@{table_version(spark, spec, conf.lake)}"
+    root = conf.lake.root
+    lv = f"{_table_id(ctx.spark, ctx.spec(labels_t, 'input').path(root))}@{ctx.version(labels_t)}"
     exp = tracking.experiment(conf, conf.models.placement_model)
-    if _already_trained(exp, lv, run.config_digest):
+    if _already_trained(exp, lv, info.config_digest):
         echo(f"[train] placement: already trained on gold/placement_labels version {lv}")
     else:
-        labels = read_or_empty(spark, spec, conf.lake).toPandas()
+        labels = ctx.read(labels_t).toPandas()
         counts = labels.best_tier.value_counts()
         if len(counts) < 2 or counts.min() < 2 or len(labels) < MIN_LABELS:
             echo(f"[train] placement: too few labels to train ({dict(counts)}; need both tiers, >= 2 of each "
                  f"and >= {MIN_LABELS} groups)")
         else:
-            out["placement"] = train_placement(labels, conf, run, lv, echo)
-    ffp = SILVER["file_features"].path(conf.lake)
-    fv = f"{_table_id(spark, ffp)}@{table_version(spark, SILVER['file_features'], conf.lake)}"
+            out["placement"] = train_placement(labels, conf, info, lv, echo)
+    fv = f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(root))}@{ctx.version(ff_t)}"
     exp = tracking.experiment(conf, conf.models.bandwidth_model)
-    if _already_trained(exp, fv, run.config_digest):
+    if _already_trained(exp, fv, info.config_digest):
         echo(f"[train] bandwidth: already trained on silver/file_features version {fv}")
     else:
         from models.bandwidth import FILE_FEATURES, JOB_FEATURES
 
-        ff = read_or_empty(spark, SILVER["file_features"], conf.lake)
-        logs = read_or_empty(spark, BRONZE["logs"], conf.lake)
-        files = data_files(ff, logs, conf.models.label_formats).select(*FILE_FEATURES, "bandwidth_mib_s").toPandas()
+        logs = ctx.read("bronze/logs")
+        files = data_files(ctx.read(ff_t), logs, conf.models.label_formats).select(*FILE_FEATURES, "bandwidth_mib_s").toPandas()
         ok = logs.where(F.col("format").isin(list(conf.models.label_formats))).select("log_id")
-        jobs = (read_or_empty(spark, SILVER["job_features"], conf.lake).join(ok, "log_id", "left_semi")
+        jobs = (ctx.read("silver/job_features").join(ok, "log_id", "left_semi")
                 .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
                 .withColumn("tier", F.col("tiers")[0]).select(*JOB_FEATURES, "throughput_mib_s").toPandas())
         if len(files) < MIN_LABELS:
             echo(f"[train] bandwidth: too few data files with a bandwidth ({len(files)})")
         else:
-            out["bandwidth"] = train_bandwidth(files, jobs.fillna(0), conf, run, fv, echo)
-    out["seconds"] = time.monotonic() - t0
+            out["bandwidth"] = train_bandwidth(files, jobs.fillna(0), conf, info, fv, echo)
     return out
+
+
+def run(spark, conf, run_info=None, echo=print) -> dict:
+    from iolake.runner import run_stage
+
+    return run_stage(spark, conf, "train", run_info, echo)
 
 
 def main(argv=None) -> int:
     from iolake.cli import stage_main
 
-    return stage_main(run, "train", __doc__, argv)
+    return stage_main("train", argv)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,9 @@
-"""Registered models and promotion by alias.
+"""Registered models and promotion by alias (`models.alias` in the configuration, `champion` by default).
 
-A new version becomes `champion` only when it beats the current champion on the SAME held-out
-set: the champion is loaded and scored on the challenger's test split. Otherwise it gets the
-alias `challenger` and its run records why (tag `iolake.promotion`).
+A new version takes the alias only when it beats the version holding it on the SAME held-out
+set: that version is loaded and scored on the challenger's test split. Otherwise it gets the
+alias `challenger` and its run records why (tag `iolake.promotion`). Scoring and `iolake
+predict` load the same configured alias.
 """
 from __future__ import annotations
 
@@ -11,11 +12,11 @@ class ModelAliasMissing(LookupError):
     pass
 
 
-def champion_uri(name: str, alias: str = "champion") -> str:
+def champion_uri(name: str, alias: str) -> str:
     return f"models:/{name}@{alias}"
 
 
-def version_by_alias(name: str, alias: str = "champion"):
+def version_by_alias(name: str, alias: str):
     """The ModelVersion holding `alias`, or ModelAliasMissing naming the alias and the registry URI."""
     import mlflow
     from mlflow import MlflowClient
@@ -30,15 +31,18 @@ def version_by_alias(name: str, alias: str = "champion"):
         ) from None
 
 
-def load(name: str, alias: str = "champion"):
+def load(name: str, alias: str):
     import mlflow
 
     mv = version_by_alias(name, alias)
     return mv, mlflow.pyfunc.load_model(f"models:/{name}/{mv.version}")
 
 
-def register_and_promote(name: str, model_uri: str, run_id: str, score: float, score_fn, metric: str) -> dict:
-    """Register `model_uri` as a new version of `name`; make it champion if it beats the current one.
+def register_and_promote(name: str, model_uri: str, run_id: str, score: float, score_fn, metric: str,
+                         alias: str) -> dict:
+    """Register `model_uri` as a new version of `name`; give it `alias` if it beats the version holding it.
+
+    `alias` is `models.alias` of the configuration, the same one `score` and `predict` load.
 
     score: the challenger's score on its held-out set (higher is better).
     score_fn(pyfunc_model) -> the same score of another model on that same held-out set.
@@ -49,20 +53,21 @@ def register_and_promote(name: str, model_uri: str, run_id: str, score: float, s
     client = MlflowClient()
     mv = mlflow.register_model(model_uri, name)
     try:
-        current = client.get_model_version_by_alias(name, "champion")
+        current = client.get_model_version_by_alias(name, alias)
     except mlflow.exceptions.MlflowException:
         current = None
+    given = alias
     if current is None:
-        alias, why = "champion", f"first version: {metric} {score:.4f}"
+        why = f"first version: {metric} {score:.4f}"
     else:
         champ_score = float(score_fn(mlflow.pyfunc.load_model(f"models:/{name}/{current.version}")))
         if score > champ_score:
-            alias = "champion"
-            why = f"beat champion v{current.version} on the same held-out set: {metric} {score:.4f} > {champ_score:.4f}"
+            why = f"beat @{alias} v{current.version} on the same held-out set: {metric} {score:.4f} > {champ_score:.4f}"
         else:
-            alias = "challenger"
-            why = (f"did not beat champion v{current.version} on the same held-out set: "
+            given = "challenger"
+            why = (f"did not beat @{alias} v{current.version} on the same held-out set: "
                    f"{metric} {score:.4f} <= {champ_score:.4f}")
+    alias = given
     client.set_registered_model_alias(name, alias, mv.version)
     client.set_model_version_tag(name, mv.version, "iolake.promotion", why)
     client.set_tag(run_id, "iolake.promotion", why)

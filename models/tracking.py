@@ -6,7 +6,6 @@ tags: git sha, iolake run id, config digest.
 """
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import iolake  # noqa: F401  (MLflow telemetry off: iolake/__init__.py)
@@ -15,11 +14,11 @@ import iolake  # noqa: F401  (MLflow telemetry off: iolake/__init__.py)
 def tracking_uri(conf) -> str:
     if conf.mlflow.tracking_uri:
         return conf.mlflow.tracking_uri
-    return f"sqlite:///{Path(conf.lake).resolve()}/mlflow.db"
+    return f"sqlite:///{Path(conf.lake.root).resolve()}/mlflow.db"
 
 
 def artifact_root(conf) -> str:
-    return conf.mlflow.artifact_root or str(Path(conf.lake).resolve() / "mlruns")
+    return conf.mlflow.artifact_root or str(Path(conf.lake.root).resolve() / "mlruns")
 
 
 def configure(conf) -> str:

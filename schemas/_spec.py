@@ -44,6 +44,9 @@ class TableSpec:
     doc: str = ""
     # a function (spec) -> extra expectations, for generated tables
     extra: Callable | None = None
+    # what an insert-only commit matches existing rows on (`iolake.lake.writer`): by default a
+    # log's rows land once per table, keyed (job_month, log_id); predictions name the model version
+    merge_on: tuple[str, ...] = ("job_month", "log_id")
     # columns `iolake maintain` Z-orders by (what analysts filter on); None: the key columns
     # that are not partition columns, at most two; () : compaction only
     zorder_by: tuple[str, ...] | None = None

@@ -37,6 +37,7 @@ SPEC = TableSpec(
         ]
     ),
     keys=("log_id",),
+    merge_on=("log_id",),
     partition_by=(),  # one small row per log; looked up by log_id and source_uri
     expectations=(
         Expectation("not_null", "log_id"),

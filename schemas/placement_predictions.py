@@ -26,6 +26,7 @@ SPEC = TableSpec(
         ]
     ),
     keys=("log_id", "record_id", "model_name", "model_version"),
+    merge_on=("job_month", "log_id", "record_id", "model_name", "model_version"),
     expectations=(
         Expectation("compound_unique", ("log_id", "record_id", "model_name", "model_version")),
         Expectation("not_null", "model_version"),

@@ -54,7 +54,7 @@ def report_lake(spark, tmp_path_factory) -> dict:
     conf = load_config("local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}})
     quiet = dict(echo=lambda *_: None)
     ingest.run(spark, conf, [str(traces)], **quiet)
-    lake = conf.lake
+    lake = conf.lake.root
     dxt, noposix = _hash(traces / "dxt.darshan"), _hash(traces / "noposix.darshan")
 
     # the hostile trace: the file with the most small (< 1 KiB) reads gets the hostile name

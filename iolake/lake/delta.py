@@ -61,8 +61,9 @@ def commit_metadata(spark, run_id: str, conf_digest: str, stage: str, git_sha: s
     spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", json.dumps(meta, sort_keys=True))
 
 
-def with_retries(fn, retries: int, what: str, retryable: tuple[str, ...] = RETRYABLE):
-    """Call `fn`, again after a jittered back-off when it fails with one of `retryable` in its error."""
+def with_retries(fn, retries: int, what: str, retryable: tuple[str, ...] = RETRYABLE, backoff_s: float = 0.25):
+    """Call `fn`, again after a jittered back-off (`backoff_s`, doubling, at most 8 s) when it fails
+    with one of `retryable` in its error."""
     for attempt in range(retries + 1):
         try:
             return fn()
@@ -71,7 +72,7 @@ def with_retries(fn, retries: int, what: str, retryable: tuple[str, ...] = RETRY
             if attempt == retries or not any(tok in text for tok in retryable):
                 raise
             log.info("%s: attempt %d lost a race (%s); retrying", what, attempt + 1, text.splitlines()[0][:200])
-            time.sleep(min(8.0, 0.25 * 2**attempt) * (0.5 + random.random()))
+            time.sleep(min(8.0, backoff_s * 2**attempt) * (0.5 + random.random()))
     raise AssertionError("unreachable")
 
 
@@ -119,8 +120,9 @@ def ensure_table(spark, spec: TableSpec, lake: str, retries: int = 8):
 
 
 def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8,
-                   months: list[str] | None = None) -> None:
-    """Insert the rows of logs the table does not hold yet (keyed by job_month + log_id).
+                   months: list[str] | None = None, backoff_s: float = 0.25) -> None:
+    """Insert the rows the table does not hold yet, matched on `spec.merge_on` (a log's rows by
+    job_month + log_id; a prediction by its file and model version).
 
     The MERGE reads only the target's partitions of the batch's `job_month`s (given, or read
     from `df`): a nightly drop touches a month or two, so the cost of finding which logs are
@@ -130,12 +132,8 @@ def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8,
     from delta.tables import DeltaTable
 
     ensure_table(spark, spec, lake, retries)
-    cond = " AND ".join(
-        [f"t.{c} = s.{c}" for c in ("job_month", "log_id") if c in spec.columns]
-    )
-    if spec.name == "logs":
-        cond = "t.log_id = s.log_id"
-    elif "job_month" in spec.partition_by:
+    cond = " AND ".join(f"t.{c} = s.{c}" for c in spec.merge_on)
+    if "job_month" in spec.partition_by and "job_month" in spec.merge_on:
         if months is None:
             months = [r[0] for r in df.select("job_month").distinct().collect()]
         months = sorted({m for m in months if m is not None})
@@ -163,7 +161,7 @@ def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8,
             builder = builder.withSchemaEvolution()  # additive only (checked above); this merge only
         builder.execute()
 
-    with_retries(merge, retries, f"merge {spec.name}")
+    with_retries(merge, retries, f"merge {spec.name}", backoff_s=backoff_s)
 
 
 def read_table(spark, spec: TableSpec, lake: str):

@@ -1,6 +1,8 @@
 """covering stage: items from DXT, Recorder and counters; covers on real logs; exactly-once re-runs."""
 from __future__ import annotations
 
+import itertools
+import random
 from pathlib import Path
 
 import pytest
@@ -76,10 +78,15 @@ def test_intervals_take_ops_first_then_counters_merged_over_modules(spark, bronz
     }
 
 
+def _transform(bronze: dict):
+    """The stage's pure transform, given bronze frames by short name (as pipeline.yaml names them)."""
+    return covering.transform({f"bronze/{t}": df for t, df in bronze.items()}, None)["silver/covering_sets"]
+
+
 def test_transform_keeps_the_minimum_cover_with_shares(spark, bronze):
     from pyspark.testing import assertDataFrameEqual, assertSchemaEqual
 
-    out = covering.transform(**bronze)
+    out = _transform(bronze)
     assertSchemaEqual(out.schema, SPEC.struct)
     expected = spark.createDataFrame([
         ("A", MONTH, 0, 1, 0.0, 10.0, 10.0, "dxt", 4, 24.0, 3),
@@ -92,14 +99,82 @@ def test_transform_keeps_the_minimum_cover_with_shares(spark, bronze):
 
 
 def test_transform_without_files_keeps_standard_streams(spark, bronze):
-    out = covering.transform(bronze["io_ops"], bronze["posix"], bronze["mpiio"], bronze["stdio"])
+    out = _transform({t: bronze[t] for t in ("io_ops", "posix", "mpiio", "stdio")})
     b = out.where("log_id = 'B'").collect()
     assert [(r.record_id, r.end_s) for r in b] == [(7, 99.0)]
 
 
 def test_transform_of_empty_bronze_is_empty(spark):
-    empty = {t: spark.createDataFrame([], BRONZE[t].struct) for t in covering.INPUTS}
-    assert covering.transform(**empty).count() == 0
+    empty = {t: spark.createDataFrame([], BRONZE[t].struct) for t in ("io_ops", "posix", "mpiio", "stdio", "files")}
+    assert _transform(empty).count() == 0
+
+
+# -- the oracle: IOMiner's covering set by brute force -----------------------------------------
+
+
+def _union(ivs) -> list[tuple[float, float]]:
+    """The union of closed intervals as sorted disjoint components; touching intervals join."""
+    out: list[list[float]] = []
+    for a, b in sorted(ivs):
+        if out and a <= out[-1][1]:
+            out[-1][1] = max(out[-1][1], b)
+        else:
+            out.append([a, b])
+    return [(a, b) for a, b in out]
+
+
+def _brute_force_minimum(ivs, budget: int = 200_000) -> int | None:
+    """The size of the smallest subset of the (rank, file) items whose union is the union of all
+    items (IOMiner's covering set), by trying every subset in order of size; None past `budget`
+    subsets. Unions are compared as sets, not only by measure, so an isolated zero-length item
+    (a component of its own) must be in the cover too."""
+    whole = _union(ivs)
+    tried = 0
+    for k in range(len(whole), len(ivs) + 1):  # every component needs an item of its own
+        for combo in itertools.combinations(ivs, k):
+            if _union(combo) == whole:
+                return k
+            tried += 1
+            if tried >= budget:
+                return None
+    raise AssertionError("the set of all items covers the union")
+
+
+def _small_cases():
+    """IOMiner's counter-example, nested / touching / duplicate / zero-length items, and seeded
+    random sets of up to 9 items on a coarse grid (so ties and shared ends are common)."""
+    yield [(0.0, 10.0), (0.5, 11.5), (9.0, 19.0)]  # IOMiner's greedy takes all three; A and C suffice
+    yield [(0.0, 4.0), (4.0, 8.0), (2.0, 6.0)]  # touching items join: 2
+    yield [(0.0, 10.0), (2.0, 3.0), (2.0, 3.0), (0.0, 10.0)]  # nested and duplicates: 1
+    yield [(0.0, 1.0), (5.0, 5.0), (0.5, 1.0)]  # an isolated zero-length item is a component: 2
+    yield [(1.0, 2.0), (0.0, 3.0), (2.0, 5.0), (3.0, 6.0), (4.0, 7.0), (6.0, 9.0)]
+    rng = random.Random(20190520)
+    for _ in range(300):
+        n = rng.randint(1, 9)
+        ivs = []
+        for _ in range(n):
+            a = rng.randint(0, 20) / 2
+            ivs.append((a, a + rng.choice([0, 0.5, 1, 1.5, 2, 3, 5, 8])))
+        yield ivs
+
+
+def test_minimum_cover_matches_brute_force_on_small_cases():
+    sizes = []
+    for ivs in _small_cases():
+        members, pure = minimum_cover(ivs)
+        want = _brute_force_minimum(ivs)
+        assert len(members) == want, ivs
+        assert _union([ivs[i] for i in members]) == _union(ivs), ivs
+        assert pure == pytest.approx(sum(b - a for a, b in _union(ivs))), ivs
+        sizes.append(want)
+    assert sizes[:5] == [2, 2, 1, 2, 3]
+    assert max(sizes) >= 4  # the random cases reach covers of several items
+
+
+def test_brute_force_oracle_refuses_iominers_greedy():
+    """The oracle tells a non-minimum cover apart: IOMiner's rule keeps three items where two do."""
+    ivs = [(0.0, 10.0), (0.5, 11.5), (9.0, 19.0)]
+    assert len(iominer_greedy(ivs)) == 3 and _brute_force_minimum(ivs) == 2
 
 
 # -- real logs ---------------------------------------------------------------------------------
@@ -116,12 +191,12 @@ def _ingest(spark, lake: Path, inputs: list[str]) -> dict:
 def _check_lake(spark, lake: Path) -> dict:
     """Every job's cover against all its items: same union, pure time = its measure, minimum."""
     conf = load_config("local", overrides={"lake": {"root": str(lake)}})
-    tables = {t: read_table(spark, BRONZE[t], conf.lake) for t in covering.INPUTS}
+    tables = {t: read_table(spark, BRONZE[t], conf.lake.root) for t in ("io_ops", "posix", "mpiio", "stdio", "files")}
     items = intervals(**tables).toPandas()
-    members = read_table(spark, SPEC, conf.lake).toPandas()
+    members = read_table(spark, SPEC, conf.lake.root).toPandas()
     assert not members.duplicated(["log_id", "record_id", "rank"]).any()
     assert set(members.log_id) == set(items.log_id)
-    figures = {"jobs": 0, "items": 0, "cover": 0, "iominer": 0, "iominer_larger": 0}
+    figures = {"jobs": 0, "items": 0, "cover": 0, "iominer": 0, "iominer_larger": 0, "brute_forced": 0}
     for log_id, its in items.groupby("log_id"):
         mem = members[members.log_id == log_id]
         ivs = list(zip(its.start_s, its.end_s))
@@ -133,7 +208,10 @@ def _check_lake(spark, lake: Path) -> dict:
         assert pure == pytest.approx(sum(b - a for a, b in union), rel=1e-9, abs=1e-9), log_id
         assert mem.share_s.sum() == pytest.approx(pure, rel=1e-9, abs=1e-9), log_id
         assert (mem.cover_size == len(mem)).all() and (mem.n_intervals == len(its)).all()
-        assert len(mem) == len(minimum_cover(ivs)[0])
+        minimum = _brute_force_minimum(ivs)
+        if minimum is not None:  # small enough to try every subset up to the cover's size
+            assert len(mem) == minimum, log_id
+            figures["brute_forced"] += 1
         greedy = len(iominer_greedy(ivs))
         assert greedy >= len(mem)
         figures["jobs"] += 1

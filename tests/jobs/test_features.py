@@ -35,8 +35,8 @@ def sweep_lake(spark, tmp_path_factory):
 
 def test_features_agree_with_ior_parameters(spark, sweep_lake):
     conf, runs, _ = sweep_lake
-    ff = read_table(spark, SILVER["file_features"], conf.lake).toPandas()
-    led = read_table(spark, BRONZE["logs"], conf.lake).select("log_id", "source_uri").toPandas()
+    ff = read_table(spark, SILVER["file_features"], conf.lake.root).toPandas()
+    led = read_table(spark, BRONZE["logs"], conf.lake.root).select("log_id", "source_uri").toPandas()
     ff = ff.merge(led, on="log_id")
     ff["run_id"] = ff.source_uri.str.extract(r"/([a-z]+_c\d+_(?:r\d|rec))(?:\.darshan)?$")[0]
     scored = agreement(ff, runs)
@@ -52,20 +52,20 @@ def test_features_agree_with_ior_parameters(spark, sweep_lake):
 
 def test_features_job_table_and_rerun_adds_nothing(spark, sweep_lake):
     conf, runs, summary_ = sweep_lake
-    jf = read_table(spark, SILVER["job_features"], conf.lake).toPandas()
-    jobs = read_table(spark, BRONZE["jobs"], conf.lake).count()
+    jf = read_table(spark, SILVER["job_features"], conf.lake.root).toPandas()
+    jobs = read_table(spark, BRONZE["jobs"], conf.lake.root).count()
     assert len(jf) == jobs == summary_["logs"]
     assert set(jf.nprocs) == {2, 4} and (jf.io_time_s > 0).all()
     assert all(set(t) <= {"bb", "pfs"} for t in jf.tiers)
-    before = table_version(spark, SILVER["file_features"], conf.lake)
+    before = table_version(spark, SILVER["file_features"], conf.lake.root)
     again = features.run(spark, conf)
     assert again["logs"] == 0
-    assert table_version(spark, SILVER["file_features"], conf.lake) == before
+    assert table_version(spark, SILVER["file_features"], conf.lake.root) == before
 
 
 def test_features_tier_follows_the_conf_rules(spark, sweep_lake):
     conf, _, _ = sweep_lake
-    ff = read_table(spark, SILVER["file_features"], conf.lake).where("file_name like '%ior_testfile%'").toPandas()
+    ff = read_table(spark, SILVER["file_features"], conf.lake.root).where("file_name like '%ior_testfile%'").toPandas()
     assert (ff[ff.file_name.str.startswith("/dev/shm/")].tier == "bb").all()
     assert (ff[ff.file_name.str.startswith("/srv/")].tier == "pfs").all()
     assert {"bb", "pfs"} <= set(ff.tier)

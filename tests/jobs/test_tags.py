@@ -24,9 +24,9 @@ def tagged_lake(spark, tmp_path_factory):
     ingest.run(spark, conf, [str(Path(darshan.__file__).parent / "examples" / "example_logs")])
     features.run(spark, conf)
     summary = tags.run(spark, conf)
-    ledger = read_table(spark, BRONZE["logs"], conf.lake).select("log_id", "source_uri").toPandas()
+    ledger = read_table(spark, BRONZE["logs"], conf.lake.root).select("log_id", "source_uri").toPandas()
     names = {r.log_id: Path(r.source_uri).name for r in ledger.itertuples()}
-    rows = read_table(spark, SPEC, conf.lake).toPandas()
+    rows = read_table(spark, SPEC, conf.lake.root).toPandas()
     rows["log"] = rows.log_id.map(names)
     return conf, summary, rows
 
@@ -37,7 +37,7 @@ def _tags(rows, log: str) -> dict:
 
 def test_tags_every_featured_job_has_rows(spark, tagged_lake):
     conf, summary, rows = tagged_lake
-    jobs = read_table(spark, SILVER["job_features"], conf.lake).select("log_id").toPandas()
+    jobs = read_table(spark, SILVER["job_features"], conf.lake.root).select("log_id").toPandas()
     assert summary["logs"] == len(jobs) == 6
     assert set(rows.log_id) == set(jobs.log_id)
     assert not rows.duplicated(["log_id", "tag"]).any()
@@ -63,13 +63,13 @@ def test_tags_known_bottlenecks_of_the_example_logs(tagged_lake):
 
 def test_tags_rerun_adds_nothing(spark, tagged_lake):
     conf, _, rows = tagged_lake
-    before = table_version(spark, SPEC, conf.lake)
+    before = table_version(spark, SPEC, conf.lake.root)
     again = tags.run(spark, conf)
     assert again["logs"] == 0
-    assert table_version(spark, SPEC, conf.lake) == before
-    assert read_table(spark, SPEC, conf.lake).count() == len(rows)
+    assert table_version(spark, SPEC, conf.lake.root) == before
+    assert read_table(spark, SPEC, conf.lake.root).count() == len(rows)
 
 
 def test_tags_main_runs_the_stage_from_the_command_line(tagged_lake):
     conf, _, _ = tagged_lake
-    assert tags.main(["--lake", conf.lake]) == 0  # nothing new: exits cleanly without a commit
+    assert tags.main(["--lake", conf.lake.root]) == 0  # nothing new: exits cleanly without a commit

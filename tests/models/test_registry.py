@@ -31,7 +31,7 @@ def _register(est, X, Xte, yte, name="t-placement"):
         def score_fn(model):
             return float(np.mean(model.predict(Xte)["predicted_tier"].to_numpy() == yte.to_numpy()))
 
-        return registry.register_and_promote(name, info.model_uri, run.info.run_id, score, score_fn, "accuracy"), run
+        return registry.register_and_promote(name, info.model_uri, run.info.run_id, score, score_fn, "accuracy", "champion"), run
 
 
 def test_promotion_refuses_worse_challenger(mlflow_uri):
@@ -48,7 +48,7 @@ def test_promotion_refuses_worse_challenger(mlflow_uri):
     client = MlflowClient()
     assert client.get_model_version_by_alias("t-placement", "champion").version == first["version"]
     why = client.get_run(run.info.run_id).data.tags["iolake.promotion"]
-    assert f"did not beat champion v{first['version']}" in why
+    assert f"did not beat @champion v{first['version']}" in why
 
 
 def test_missing_alias_names_alias_and_registry(mlflow_uri):

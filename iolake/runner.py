@@ -1,0 +1,152 @@
+"""The stage runner: every stage of `pipeline.yaml` runs through here, the same way.
+
+For a stage it
+1. stamps the session's Delta commits with the run id, git sha, config digest and stage;
+2. when the stage is incremental (`new_logs: {from, done}`), finds the log_ids of `from` that
+   `done` does not hold yet, and stops early when there are none;
+3. hands the stage a `StageContext`, whose `read()` returns a declared input restricted to those
+   logs and whose `write()` gates and commits a declared output through the one writer
+   (`iolake.lake.writer`). Reading or writing a table `pipeline.yaml` does not declare for the
+   stage raises `UndeclaredTable`: the file is the stage's contract, checked as it runs;
+4. calls the stage. A stage module is either *pure* — `transform(inputs, conf) -> outputs`, with
+   `inputs` and `outputs` dicts keyed `layer/name`, no I/O, no action; the runner reads every
+   declared input, caches and counts each output, and commits the non-empty ones in declared
+   order (optional `summarize(outputs) -> dict` adds stage facts, named in `SUMMARY`, to the summary) — or it does
+   work that is not a DataFrame transform (decoding files in executors, fitting models, loading
+   them from the registry) in `execute(ctx) -> dict`, reading and writing through `ctx` alike.
+
+Every stage module has the same command line (`iolake.cli.stage_main`) and the same Python
+entry, `run(spark, conf, run_info=None, echo=print)`, which calls `run_stage` here.
+"""
+from __future__ import annotations
+
+import importlib
+import time
+from dataclasses import dataclass, field
+
+from iolake.pipeline import Stage, load_pipeline, table_spec
+from iolake.runinfo import RunInfo
+
+
+class UndeclaredTable(RuntimeError):
+    """A stage read or wrote a table that its entry in pipeline.yaml does not declare."""
+
+
+@dataclass
+class StageContext:
+    spark: object
+    conf: object
+    stage: Stage
+    info: RunInfo
+    echo: object = print
+    params: dict = field(default_factory=dict)  # what the caller passes on (ingest's `traces`)
+    todo: object = None  # DataFrame of log_id: the logs an incremental stage works on
+    n_todo: int | None = None
+    read_tables: list = field(default_factory=list)
+    written_tables: list = field(default_factory=list)
+
+    def spec(self, table: str, kind: str):
+        declared = self.stage.inputs if kind == "input" else self.stage.outputs
+        if table not in declared:
+            raise UndeclaredTable(f"stage {self.stage.name!r} {'reads' if kind == 'input' else 'writes'} {table}, "
+                                  f"which pipeline.yaml does not declare as one of its {kind}s "
+                                  f"({', '.join(declared) or 'none'})")
+        spec = table_spec(table)
+        if spec is None:
+            raise UndeclaredTable(f"stage {self.stage.name!r}: {table} is not a table of schemas/")
+        return spec
+
+    def exists(self, table: str) -> bool:
+        from iolake.lake import table_exists
+
+        return table_exists(self.spark, self.spec(table, "input"), self.conf.lake.root)
+
+    def version(self, table: str) -> int | None:
+        from iolake.lake import table_version
+
+        return table_version(self.spark, self.spec(table, "input"), self.conf.lake.root)
+
+    def read(self, table: str, whole: bool = False):
+        """A declared input (an empty frame of its schema before any run wrote it), restricted to the
+        stage's new logs when the stage is incremental, unless `whole`."""
+        from iolake.lake import read_or_empty
+
+        spec = self.spec(table, "input")
+        self.read_tables.append(table)
+        df = read_or_empty(self.spark, spec, self.conf.lake.root)
+        if self.todo is not None and not whole and "log_id" in spec.columns:
+            df = df.join(self.todo, "log_id", "left_semi")
+        return df
+
+    def write(self, table: str, df, mode: str = "insert", months: list[str] | None = None) -> None:
+        """Gate and commit `df` to a declared output (`iolake.lake.writer.write`)."""
+        from iolake.lake.writer import write
+
+        spec = self.spec(table, "output")
+        self.written_tables.append(table)
+        write(self.spark, self.conf, spec, df, mode, months, self.echo)
+
+
+def stage_by_name(name: str, pipeline=None) -> Stage:
+    stages = {s.name: s for s in (load_pipeline(pipeline) if pipeline else load_pipeline())}
+    if name not in stages:
+        from iolake.config import ConfigError
+
+        raise ConfigError(f"pipeline.yaml: no stage {name!r} (stages: {', '.join(stages)})")
+    return stages[name]
+
+
+def run_stage(spark, conf, stage: Stage | str, info: RunInfo | None = None, echo=print, **params) -> dict:
+    """Run one stage (a `Stage` or its name) and return its summary (always with `seconds`)."""
+    from iolake.lake import commit_metadata, unprocessed_logs
+
+    stage = stage_by_name(stage) if isinstance(stage, str) else stage
+    info = info or RunInfo.new(conf)
+    mod = importlib.import_module(stage.module)
+    t0 = time.monotonic()
+    commit_metadata(spark, info.run_id, info.config_digest, stage.name, info.git_sha)
+    ctx = StageContext(spark, conf, stage, info, echo, dict(params))
+    if stage.new_logs:
+        source, done = table_spec(stage.new_logs["from"]), table_spec(stage.new_logs["done"])
+        ctx.todo = unprocessed_logs(spark, source, done, conf.lake.root).select("log_id").cache()
+        ctx.n_todo = ctx.todo.count()
+        if ctx.n_todo == 0:
+            ctx.todo.unpersist()
+            echo(f"[{stage.name}] no new logs")
+            return {"logs": 0, "rows": {}, **{k: 0 for k in getattr(mod, "SUMMARY", ())},
+                    "seconds": time.monotonic() - t0}
+    try:
+        if hasattr(mod, "execute"):
+            summary = dict(mod.execute(ctx) or {})
+        else:
+            summary = _run_pure(mod, ctx)
+    finally:
+        if ctx.todo is not None:
+            ctx.todo.unpersist()
+    summary["seconds"] = time.monotonic() - t0
+    return summary
+
+
+def _run_pure(mod, ctx: StageContext) -> dict:
+    """Read every declared input, transform, commit every non-empty output in declared order."""
+    stage, echo = ctx.stage, ctx.echo
+    inputs = {t: ctx.read(t) for t in stage.tables_in}
+    outputs = mod.transform(inputs, ctx.conf)
+    extra = sorted(set(outputs) - set(stage.outputs))
+    if extra:
+        raise UndeclaredTable(f"stage {stage.name!r} returned {', '.join(extra)}, which pipeline.yaml does not "
+                              f"declare as outputs ({', '.join(stage.outputs)})")
+    cached = {t: outputs[t].cache() for t in stage.tables_out if t in outputs}
+    rows = {t: df.count() for t, df in cached.items()}
+    summary = {"logs": ctx.n_todo, "rows": rows}
+    if hasattr(mod, "summarize"):
+        summary.update(mod.summarize(cached))
+    for t, df in cached.items():
+        if rows[t]:  # nothing to commit for an empty output (e.g. logs with no timed I/O)
+            ctx.write(t, df)
+    for df in cached.values():
+        df.unpersist()
+    facts = ", ".join(f"{t} {n:,} rows" for t, n in rows.items())
+    echo(f"[{stage.name}] {ctx.n_todo if ctx.n_todo is not None else 'all'} "
+         f"{'new logs' if ctx.n_todo is not None else 'logs'}: {facts}")
+    return summary

@@ -1,0 +1,101 @@
+"""The stage runner holds every stage to its entry in pipeline.yaml."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from pathlib import Path
+
+import pytest
+import yaml
+
+from iolake.config import ConfigError, load_config
+from iolake.pipeline import Stage, load_pipeline
+from iolake.runinfo import RunInfo
+from iolake.runner import StageContext, UndeclaredTable, run_stage
+from tests.conftest import ROOT
+
+FEATURES = Stage("features", "jobs.features", ("bronze/jobs", "bronze/posix"), ("silver/file_features",), (), {},
+                 {"from": "bronze/jobs", "done": "silver/file_features"})
+
+
+def _ctx(tmp_path, stage=FEATURES):
+    conf = load_config("local", overrides={"lake": {"root": str(tmp_path / "lake")}})
+    return StageContext(None, conf, stage, RunInfo("r", "sha", "digest"))
+
+
+def test_runner_refuses_a_read_the_stage_does_not_declare(tmp_path):
+    with pytest.raises(UndeclaredTable, match=r"stage 'features' reads silver/covering_sets, which pipeline.yaml"):
+        _ctx(tmp_path).read("silver/covering_sets")
+
+
+def test_runner_refuses_a_write_the_stage_does_not_declare(tmp_path):
+    with pytest.raises(UndeclaredTable, match=r"stage 'features' writes silver/job_features"):
+        _ctx(tmp_path).write("silver/job_features", None)
+    with pytest.raises(UndeclaredTable, match="writes bronze/jobs"):  # an input is not an output
+        _ctx(tmp_path).write("bronze/jobs", None)
+
+
+def test_runner_refuses_a_transform_output_the_stage_does_not_declare(spark, tmp_path, monkeypatch):
+    (tmp_path / "rogue_stage.py").write_text(textwrap.dedent('''
+        def transform(inputs, conf):
+            jobs = inputs["bronze/jobs"]
+            return {"silver/file_features": jobs, "silver/covering_sets": jobs}
+    '''))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stage = Stage("rogue", "rogue_stage", ("bronze/jobs",), ("silver/file_features",), (), {})
+    conf = load_config("local", overrides={"lake": {"root": str(tmp_path / "lake")}})
+    with pytest.raises(UndeclaredTable, match=r"returned silver/covering_sets"):
+        run_stage(spark, conf, stage, echo=lambda *_: None)
+    assert not (tmp_path / "lake" / "silver").exists()  # nothing was committed
+
+
+def test_pipeline_yaml_names_only_tables_that_exist(tmp_path):
+    data = yaml.safe_load((ROOT / "pipeline.yaml").read_text())
+    data["stages"][1]["inputs"].append("bronze/postix")
+    bad = tmp_path / "pipeline.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r"stages\[1\] \(features\): 'bronze/postix' is not a table"):
+        load_pipeline(bad)
+
+
+def test_pipeline_new_logs_must_name_an_input_and_an_output(tmp_path):
+    data = yaml.safe_load((ROOT / "pipeline.yaml").read_text())
+    data["stages"][2]["new_logs"] = {"from": "bronze/jobs", "done": "silver/job_features"}  # covering's
+    bad = tmp_path / "pipeline.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=r"\(covering\): new_logs: `from` must be an input and `done` an output"):
+        load_pipeline(bad)
+
+
+# What a stage module would call to reach the lake behind the runner's back.
+DIRECT_LAKE_ACCESS = {"read_table", "read_or_empty", "merge_new_logs", "ensure_table", "table_exists",
+                      "table_version", "unprocessed_logs", "write", "gate_and_merge"}
+
+
+@pytest.mark.parametrize("stage", [s.name for s in load_pipeline()])
+def test_stage_modules_reach_the_lake_only_through_the_runner(stage):
+    """A stage that imported the lake helpers could read or write tables pipeline.yaml does not
+    declare without the runner noticing; every stage module must go through its StageContext."""
+    module = next(s.module for s in load_pipeline() if s.name == stage)
+    tree = ast.parse(Path(ROOT, *module.split(".")).with_suffix(".py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolake.lake"):
+            imported |= {a.name for a in node.names}
+        if isinstance(node, ast.ImportFrom) and node.module == "schemas":
+            imported |= {a.name for a in node.names if a.name in ("BRONZE", "SILVER", "GOLD", "TABLES")
+                         and stage != "ingest"}  # ingest reads schemas to stage its decoded Parquet
+    assert not imported & DIRECT_LAKE_ACCESS, f"{module} imports {sorted(imported & DIRECT_LAKE_ACCESS)}"
+    assert not imported & {"SILVER", "GOLD", "TABLES"}, f"{module} imports table specs: {sorted(imported)}"
+
+
+def test_every_stage_module_has_one_entry_point():
+    """`transform` (pure) or `execute(ctx)`, plus `run` and `main` that go through the runner."""
+    import importlib
+
+    for s in load_pipeline():
+        mod = importlib.import_module(s.module)
+        assert hasattr(mod, "transform") or hasattr(mod, "execute"), s.module
+        assert callable(mod.run) and callable(mod.main), s.module
+        src = Path(mod.__file__).read_text()
+        assert f'stage_main("{s.name}", argv)' in src and f'run_stage(spark, conf, "{s.name}"' in src, s.module

@@ -1,0 +1,48 @@
+"""The one writer of every table: gate the rows, then commit them once, retrying lost races.
+
+Every stage (ingest, features, …, score) and the `ops/runs` table write through `write()`:
+1. the table's Great Expectations suite (`iolake.gates`, declared in `schemas/`) runs on the
+   rows when `gates.enabled`; a failure raises `GateFailed` and nothing is committed;
+2. the commit, by `mode`:
+   - `insert` (default): an insert-only MERGE matched on `spec.merge_on` — a log's rows land in
+     a table in one commit or not at all, and rows already there are never inserted again
+     (predictions match on file and model version too). Exactly-once under re-runs.
+   - `overwrite`: the table's rows are replaced in one commit (tables derived from the whole
+     lake, e.g. `gold/placement_labels`).
+   - `append`: rows are added as they are (`ops/runs`: one row per run, a fresh run id each).
+3. a commit that loses a race to a concurrent run is retried (`lake.commit_retries`, first
+   back-off `lake.retry_backoff_s`); every commit carries the run's `userMetadata`.
+"""
+from __future__ import annotations
+
+import time
+
+MODES = ("insert", "overwrite", "append")
+
+
+def write(spark, conf, spec, df, mode: str = "insert", months: list[str] | None = None, echo=None) -> None:
+    """Gate `df` against `spec`'s expectations, then commit it to `spec`'s table in `conf.lake.root`.
+
+    `months`: the batch's job_months when the caller knows them (else an insert reads them from
+    `df`). `echo`, when given, hears how long each step took (`[commit] io_ops: gate 3.1 s, merge 9.8 s`).
+    """
+    from iolake import gates
+    from iolake.lake.delta import ensure_table, merge_new_logs, with_retries
+
+    if mode not in MODES:
+        raise ValueError(f"write mode must be one of {', '.join(MODES)}, got {mode!r}")
+    lake, retries, backoff = conf.lake.root, conf.lake.commit_retries, conf.lake.retry_backoff_s
+    t0 = time.monotonic()
+    if conf.gates.enabled:
+        gates.validate(spec, df, conf.gates.sample_rows)
+    t1 = time.monotonic()
+    if mode == "insert":
+        merge_new_logs(spark, spec, lake, df, retries, months, backoff)
+    else:
+        ensure_table(spark, spec, lake, retries)
+        path = spec.path(lake)
+        with_retries(lambda: df.select(*spec.columns).write.format("delta").mode(mode).save(path),
+                     retries, f"{mode} {spec.name}", backoff_s=backoff)
+    if echo is not None:
+        verb = "merge" if mode == "insert" else mode
+        echo(f"[commit] {spec.name}: gate {t1 - t0:.1f} s, {verb} {time.monotonic() - t1:.1f} s")

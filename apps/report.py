@@ -19,8 +19,8 @@ so each one reaches the page HTML-escaped.
 
 Reads: bronze/logs, jobs, files, io_ops, posix, mpiio, stdio; silver/job_features,
 bottleneck_tags, covering_sets; gold/placement_predictions, bandwidth_predictions — each only if
-present. Local lakes are read without Spark through `iolake.deltaread`; a remote lake (a URI) or a
-table using a Delta feature that reader refuses is read through Spark. Writes the one HTML file.
+present, through delta-rs (`iolake.lake.arrow`): no Spark, no JVM, local folder or URI alike.
+Writes the one HTML file.
 """
 from __future__ import annotations
 
@@ -32,12 +32,11 @@ import sys
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.dataset as ds
 
+from iolake.lake import arrow
 from schemas import TABLES
 
 JOB_COLUMNS = ["log_id", "jobid", "exe", "nprocs", "start_time_sec"]
@@ -51,71 +50,34 @@ class JobNotFound(LookupError):
 
 # ---- reading the lake -----------------------------------------------------------------------
 class LakeReader:
-    """Tables of one lake as Arrow, through `iolake.deltaread` where it can, else through Spark."""
+    """Tables of one lake as Arrow, through delta-rs (`iolake.lake.arrow`)."""
 
-    def __init__(self, conf):
-        self.conf = conf
-        self.lake = conf.lake
-        scheme = urlparse(self.lake).scheme
-        self.local = scheme in ("", "file") or (len(scheme) == 1 and os.name == "nt")
-        if scheme == "file":
-            self.lake = urlparse(self.lake).path
-        self._spark = None
-        self.used_spark = False
-
-    def spark(self):
-        if self._spark is None:
-            from iolake.spark import session_from_config
-
-            self._spark = session_from_config(self.conf)
-            self.used_spark = True
-        return self._spark
+    def __init__(self, conf, storage_options: dict | None = None):
+        self.lake = arrow.root(conf.lake)
+        self.storage_options = storage_options
+        self._exists: dict[str, bool] = {}
 
     def exists(self, name: str) -> bool:
-        spec = TABLES[name]
-        if self.local:
-            return os.path.isdir(os.path.join(spec.path(self.lake), "_delta_log"))
-        from iolake.lake import table_exists
-
-        return table_exists(self.spark(), spec, self.lake)
+        if name not in self._exists:
+            self._exists[name] = arrow.exists(self.lake, TABLES[name], self.storage_options)
+        return self._exists[name]
 
     def read(self, name: str, columns: list[str] | None = None, log_id: str | None = None,
-             arrow_filter=None, spark_filter=None) -> pa.Table | None:
-        """The table's rows (of `log_id` when given), or None when the lake has no such table."""
+             filter=None) -> pa.Table | None:
+        """The table's rows (of `log_id` when given, matching `filter`), or None when the lake has
+        no such table."""
         if not self.exists(name):
             return None
-        spec = TABLES[name]
-        if self.local:
-            from iolake.deltaread import UnsupportedDelta, read_delta
-
-            expr = arrow_filter
-            if log_id is not None:
-                expr = ds.field("log_id") == log_id if expr is None else expr & (ds.field("log_id") == log_id)
-            try:
-                return read_delta(spec.path(self.lake), columns=columns, filter=expr)
-            except UnsupportedDelta:
-                pass  # e.g. deletion vectors: Spark reads them
-        import pyspark.sql.functions as F
-
-        df = self.spark().read.format("delta").load(spec.path(self.lake))
-        if columns:
-            df = df.select(*columns)
         if log_id is not None:
-            df = df.where(F.col("log_id") == log_id)
-        if spark_filter is not None:
-            df = df.where(spark_filter())
-        return df.toArrow()
+            by_log = pc.field("log_id") == log_id
+            filter = by_log if filter is None else filter & by_log
+        return arrow.read(self.lake, TABLES[name], columns=columns, filter=filter,
+                          storage_options=self.storage_options)
 
     def ioframe(self, log_id: str):
         from apps.analysis import IOFrame
-        from iolake.deltaread import UnsupportedDelta
 
-        if self.local:
-            try:
-                return IOFrame.from_lake(None, self.lake, log_id=log_id)
-            except UnsupportedDelta:
-                pass
-        return IOFrame.from_lake(self.spark(), self.lake, log_id=log_id)
+        return IOFrame.from_lake(self.lake, log_id=log_id, storage_options=self.storage_options)
 
 
 def _rows(t: pa.Table | None) -> list[dict]:
@@ -159,23 +121,11 @@ def find_job(reader: LakeReader, query: str) -> str:
     expr = pc.starts_with(pc.field("log_id"), q)
     if q.isdigit():
         expr = expr | (pc.field("jobid") == int(q))
-
-    def spark_filter():
-        import pyspark.sql.functions as F
-
-        c = F.col("log_id").startswith(q)
-        return c | (F.col("jobid") == int(q)) if q.isdigit() else c
-
-    def spark_prefix():
-        import pyspark.sql.functions as F
-
-        return F.col("log_id").startswith(q)
-
-    jobs = _rows(reader.read("jobs", JOB_COLUMNS, arrow_filter=expr, spark_filter=spark_filter))
+    jobs = _rows(reader.read("jobs", JOB_COLUMNS, filter=expr))
     ledger = []
     if not jobs:
         ledger = _rows(reader.read("logs", ["log_id", "status", "reason", "source_uri"],
-                                   arrow_filter=pc.starts_with(pc.field("log_id"), q), spark_filter=spark_prefix))
+                                   filter=pc.starts_with(pc.field("log_id"), q)))
     return resolve_job(jobs, query, ledger)
 
 

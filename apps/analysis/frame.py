@@ -1,9 +1,9 @@
 """`IOFrame`: PrismIO's analysis API (§IV) over jobs in the lake, or over one trace read directly.
 
 Reads (`from_lake`): bronze/io_ops, files, jobs, posix, mpiio, stdio; silver/covering_sets when
-the lake has it. With a SparkSession through Spark; without one through the Delta log
-(`iolake.deltaread`). `from_darshan` / `from_recorder` decode one trace with the ingest
-decoders, no Spark. Every constructor yields the same frames and columns:
+the lake has it, through delta-rs (`iolake.lake.arrow`): no Spark session, no JVM, a local
+folder or a URI. `from_darshan` / `from_recorder` decode one trace with the ingest decoders,
+no Spark. Every constructor yields the same frames and columns:
 
 - `ops` (OPS_COLUMNS): one row per traced operation (DXT segment or Recorder call) with its
   file's name; `layer` is the interface (posix, stdio, mpiio, hdf5, mpi, other).
@@ -27,10 +27,12 @@ Rules every method follows:
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from apps.analysis import patterns, timeline as _timeline
 
@@ -190,13 +192,28 @@ class IOFrame:
         return cls.from_tables(_with_log_id(tables, content_hash(os.fspath(folder), "recorder")))
 
     @classmethod
-    def from_lake(cls, spark, lake: str, log_id: str | list[str] | None = None) -> "IOFrame":
-        """The given log(s) of the lake (None: all of them). `spark=None` reads the Delta logs directly."""
+    def from_lake(cls, lake, *args, log_id: str | list[str] | None = None,
+                  storage_options: dict | None = None) -> "IOFrame":
+        """The given log(s) of the lake (a folder or URI; None: every log), read through delta-rs:
+        `IOFrame.from_lake(lake, log_id=None)`. The old form `from_lake(spark, lake, ...)` still
+        works: its SparkSession (or None) is ignored, with a DeprecationWarning."""
+        from iolake.lake import arrow
         from schemas import TABLES
 
+        if lake is None or type(lake).__name__ == "SparkSession":
+            warnings.warn("IOFrame.from_lake(spark, lake, ...) is deprecated: the lake is read through delta-rs, "
+                          "without Spark; call IOFrame.from_lake(lake, log_id=...)", DeprecationWarning, stacklevel=2)
+            if not args:
+                raise TypeError("IOFrame.from_lake(lake, log_id=None): the lake is missing")
+            lake, *args = args
+        if args:
+            if len(args) > 1 or log_id is not None:
+                raise TypeError("IOFrame.from_lake(lake, log_id=None) takes one log_id")
+            (log_id,) = args
         ids = [log_id] if isinstance(log_id, str) else (list(log_id) if log_id is not None else None)
-        read = _read_spark if spark is not None else _read_delta
-        tables = {name: read(spark, TABLES[name], lake, ids, _columns(name))
+        where = pc.field("log_id").isin(ids) if ids is not None else None
+        tables = {name: arrow.read(lake, TABLES[name], columns=_columns(name), filter=where,
+                                   storage_options=storage_options)
                   for name in (*SOURCE_TABLES, "covering_sets")}
         return cls.from_tables(tables)
 
@@ -326,30 +343,3 @@ def _with_log_id(tables: dict[str, pa.Table], log_id: str) -> dict[str, pa.Table
         out[name] = t.append_column("log_id", pa.array([log_id] * t.num_rows, pa.string()))
     return out
 
-
-def _read_spark(spark, spec, lake: str, ids, columns) -> pa.Table:
-    import pyspark.sql.functions as F
-
-    from iolake.lake import read_table, table_exists
-
-    if not table_exists(spark, spec, lake):
-        t = spec.arrow_schema.empty_table()
-        return t.select(columns) if columns else t
-    df = read_table(spark, spec, lake)
-    if columns:
-        df = df.select(*columns)
-    if ids is not None:
-        df = df.where(F.col("log_id").isin(ids))
-    return df.toArrow()
-
-
-def _read_delta(_spark, spec, lake: str, ids, columns) -> pa.Table:
-    import pyarrow.dataset as ds
-
-    from iolake.deltaread import read_delta
-
-    path = spec.path(lake)
-    if not os.path.isdir(os.path.join(path, "_delta_log")):
-        t = spec.arrow_schema.empty_table()
-        return t.select(columns) if columns else t
-    return read_delta(path, columns=columns, filter=ds.field("log_id").isin(ids) if ids is not None else None)

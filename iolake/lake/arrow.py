@@ -30,11 +30,12 @@ import pyarrow as pa
 import pyarrow.dataset as ds
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
+from deltalake.table import SUPPORTED_READER_FEATURES
 
 from schemas import TABLES, TableSpec
 
 # reader features a pyarrow dataset reads right, as delta-rs itself declares them
-DATASET_FEATURES = frozenset(getattr(deltalake.table, "SUPPORTED_READER_FEATURES", {"timestampNtz"}))
+DATASET_FEATURES = frozenset(SUPPORTED_READER_FEATURES)
 # reader features that change which rows or columns a file holds: read through delta-rs' engine
 ENGINE_FEATURES = frozenset({"deletionVectors", "columnMapping"})
 MAX_READER_VERSION = 3

@@ -1,16 +1,21 @@
-"""IOFrame (PrismIO §IV) on literal op frames, the Delta-log reader, lake vs direct decode, views."""
+"""IOFrame (PrismIO §IV) on literal op frames, its timeline as pixels, the Spark-free lake reader
+(`iolake.lake.arrow`) against Spark, lake vs direct decode, views."""
 from __future__ import annotations
 
-import json
 import random
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
+import pyarrow.compute as pc
 import pytest
+from PIL import Image
+from pyspark.sql import types as T
 
 from apps.analysis import IOFrame
 from apps.analysis.patterns import ByteOwners
-from iolake.deltaread import UnsupportedDelta, live_files, read_delta
+from iolake.lake import arrow
+from schemas import TABLES, TableSpec
 
 
 def _ops(*rows, source="RECORDER", log="L"):
@@ -149,57 +154,153 @@ def test_methods_index_by_log_when_the_frame_holds_several_logs():
         f.timeline("/dev/null")
 
 
-def test_timeline_writes_a_png_with_covering_members(tmp_path):
+def _bars(png: np.ndarray, colour: str, min_px: int = 40) -> tuple[int, int, int, int] | None:
+    """(top, bottom, left, right) pixel box of the rows where `colour` runs at least `min_px`
+    wide: the bars (or outline edges) drawn in it, not the legend's short swatches."""
+    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    mask = (png[:, :, :3] == rgb).all(axis=2)
+    edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)
+    rows = [r for r in range(len(mask))
+            if (np.flatnonzero(edges[r] == -1) - np.flatnonzero(edges[r] == 1)).max(initial=0) >= min_px]
+    if not rows:
+        return None
+    cols = np.flatnonzero(mask[rows].any(axis=0))
+    return min(rows), max(rows), int(cols.min()), int(cols.max())
+
+
+def _red_lines(png: np.ndarray) -> list[int]:
+    """Rows (one per line, its top pixel) of the long horizontal red edges: covering-set outlines."""
+    top, bottom, _, _ = _bars(png, "#ff0000")
+    rows = [r for r in range(top, bottom + 1) if _bars(png[r:r + 1], "#ff0000")]
+    return [r for r in rows if r - 1 not in rows]
+
+
+def test_timeline_draws_each_op_on_its_ranks_row_in_time_order_with_covering_outlines(tmp_path):
+    from apps.analysis.timeline import COLOURS
+
     ops = _ops((0, "a", "open", None, None, 0.0, 0.2), (0, "a", "write", 0, 10, 0.2, 1.0),
                (1, "a", "read", 0, 10, 1.0, 2.0), (1, None, "other", None, None, 2.0, 2.1))
     cover = pd.DataFrame([{"rank": 1, "record_id": 1, "start_s": 1.0, "end_s": 2.0, "share_s": 1.0},
                           {"rank": -1, "record_id": 2, "start_s": 0.0, "end_s": 0.5, "share_s": 0.5}])
     out = _frame(ops, covering=cover).timeline(tmp_path / "t.png")
-    data = Path(out).read_bytes()
-    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000
+    image = Image.open(out)
+    assert image.format == "PNG"
+    # 11 in wide, 1.8 in + 0.3 in per row (ranks -1 "all", 0 and 1), at 110 dpi
+    assert image.size == (11 * 110, round((1.8 + 0.3 * 3) * 110))
+    png = np.asarray(image.convert("RGB")).astype(int)
+    meta, write, read, other = (_bars(png, COLOURS[k]) for k in ("meta", "write", "read", "other"))
+    assert None not in (meta, write, read, other), "every op kind is drawn, each in its colour"
+    # rank 0's row (open, write) above rank 1's (read, other): rank 0 on top
+    assert meta[:2] == write[:2] and read[:2] == other[:2]
+    assert write[1] < read[0]
+    # along the time axis: open 0-0.2 s, write 0.2-1 s, read 1-2 s, other 2-2.1 s
+    assert meta[3] < write[2] and write[3] < read[2] and read[3] < other[2]
+    assert (write[3] - write[2]) / (read[3] - read[2]) == pytest.approx(0.8, rel=0.05)
+    # covering members outlined in red: rank 1's box around the read bar, the "all" row's above rank 0
+    lines = _red_lines(png)
+    assert len(lines) == 4, lines
+    assert lines[0] < lines[1] < write[0] and write[1] < lines[2] < read[0] and read[1] < lines[3]
+    box = _bars(png[lines[2]:lines[2] + 1], "#ff0000")
+    assert abs(box[2] - read[2]) <= 3 and abs(box[3] - read[3]) <= 3  # same interval: 1-2 s
 
 
-# ---- the Delta-log reader ---------------------------------------------------------------------
-def _commit(log: Path, version: int, *actions) -> None:
-    log.mkdir(parents=True, exist_ok=True)
-    (log / f"{version:020d}.json").write_text("\n".join(json.dumps(a) for a in actions) + "\n")
+# ---- the Spark-free reader against Spark ------------------------------------------------------
+SPEC = TableSpec(name="t", layer="bronze", keys=("k",), partition_by=("month",), struct=T.StructType([
+    T.StructField("k", T.LongType()), T.StructField("month", T.StringType()), T.StructField("v", T.DoubleType())]))
+ROWS = [(i, f"m{i % 2}", float(i)) for i in range(6)]
+DDL = "k long, month string, v double"
 
 
-META = {"metaData": {"id": "x", "format": {"provider": "parquet"}, "partitionColumns": [], "configuration": {},
-                     "schemaString": json.dumps({"type": "struct", "fields": [
-                         {"name": "k", "type": "long", "nullable": True, "metadata": {}}]})}}
+def _spark_rows(spark, path: str, columns=None, where: str | None = None) -> pd.DataFrame:
+    df = spark.read.format("delta").load(path)
+    df = df.where(where) if where else df
+    df = df.select(*columns) if columns else df
+    return df.toPandas().sort_values(df.columns).reset_index(drop=True)
 
 
-def test_live_files_replays_adds_and_removes(tmp_path):
-    log = tmp_path / "_delta_log"
-    _commit(log, 0, META, {"add": {"path": "a.parquet"}}, {"add": {"path": "b%20c.parquet"}})
-    _commit(log, 1, {"remove": {"path": "a.parquet"}}, {"add": {"path": "d.parquet"}})
-    assert live_files(str(tmp_path)) == [str(tmp_path / "b c.parquet"), str(tmp_path / "d.parquet")]
-    _commit(log, 2, {"add": {"path": "e.parquet", "deletionVector": {"storageType": "u"}}})
-    with pytest.raises(UnsupportedDelta, match="deletion vectors"):
-        live_files(str(tmp_path))
+def _rows_of(table) -> pd.DataFrame:
+    df = table.to_pandas()
+    return df.sort_values(list(df.columns)).reset_index(drop=True)
 
 
-def test_read_delta_matches_spark_after_overwrite_merge_and_checkpoint(spark, tmp_path):
+def test_read_matches_spark_after_overwrite_merge_and_checkpoint(spark, tmp_path):
     from delta.tables import DeltaTable
 
-    path = str(tmp_path / "t")
-    rows = [(i, f"m{i % 2}", float(i)) for i in range(6)]
-    schema = "k long, month string, v double"
-    spark.createDataFrame(rows, schema).write.format("delta").partitionBy("month") \
+    lake = str(tmp_path)
+    path = SPEC.path(lake)
+    spark.createDataFrame(ROWS, DDL).write.format("delta").partitionBy("month") \
         .option("delta.checkpointInterval", "2").save(path)
-    spark.createDataFrame(rows[:3], schema).write.format("delta").mode("overwrite").save(path)
-    src = spark.createDataFrame([(1, "m1", 10.0), (7, "m1", 7.0)], schema)
+    spark.createDataFrame(ROWS[:3], DDL).write.format("delta").mode("overwrite").save(path)
+    src = spark.createDataFrame([(1, "m1", 10.0), (7, "m1", 7.0)], DDL)
     DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.k = s.k") \
         .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
-    assert (tmp_path / "t" / "_delta_log" / "00000000000000000002.checkpoint.parquet").exists()
-    spark_files = sorted(f.removeprefix("file://").removeprefix("file:")
-                         for f in spark.read.format("delta").load(path).inputFiles())
-    assert live_files(path) == spark_files
-    mine = read_delta(path).to_pandas().sort_values("k").reset_index(drop=True)
-    theirs = spark.read.format("delta").load(path).toPandas().sort_values("k").reset_index(drop=True)
-    pd.testing.assert_frame_equal(mine[theirs.columns.tolist()], theirs)
-    assert mine["k"].tolist() == [0, 1, 2, 7] and mine.loc[1, "v"] == 10.0
+    assert (tmp_path / "bronze" / "t" / "_delta_log" / "00000000000000000002.checkpoint.parquet").exists()
+
+    mine = arrow.read(lake, SPEC)
+    assert mine.column_names == ["k", "month", "v"]  # the table's order, partition column in place
+    pd.testing.assert_frame_equal(_rows_of(mine), _spark_rows(spark, path))
+    assert _rows_of(mine)["k"].tolist() == [0, 1, 2, 7] and _rows_of(mine)["v"].tolist() == [0.0, 10.0, 2.0, 7.0]
+    assert arrow.exists(lake, SPEC)
+    assert arrow.version(lake, SPEC) == DeltaTable.forPath(spark, path).history(1).first().version == 2
+
+
+def test_read_projects_and_filters_like_spark_with_and_without_deletion_vectors(spark, tmp_path):
+    from deltalake import DeltaTable
+
+    lake = str(tmp_path)
+    path = SPEC.path(lake)
+    for part in (ROWS[:3], ROWS[3:]):  # several files, one per month of each part
+        spark.createDataFrame(part, DDL).coalesce(1).write.format("delta").mode("append") \
+            .partitionBy("month").save(path)
+    where = (pc.field("month") == "m1") & (pc.field("v") > 1.0)
+    want = "month = 'm1' AND v > 1.0"
+    got = arrow.read(lake, SPEC, columns=["v", "k"], filter=where)
+    assert got.column_names == ["v", "k"]
+    pd.testing.assert_frame_equal(_rows_of(got), _spark_rows(spark, path, ["v", "k"], want))
+    assert _rows_of(got)["k"].tolist() == [3, 5]
+
+    # rows deleted in place (a deletion vector): a pyarrow dataset would still return them
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    spark.sql(f"DELETE FROM delta.`{path}` WHERE k = 3")
+    assert "deletionVectors" in DeltaTable(path).protocol().reader_features
+    assert DeltaTable(path).deletion_vectors().read_all().num_rows == 1  # the file kept, one row masked
+    got = arrow.read(lake, SPEC, columns=["v", "k"], filter=where)
+    assert got.column_names == ["v", "k"] and _rows_of(got)["k"].tolist() == [5]
+    pd.testing.assert_frame_equal(_rows_of(got), _spark_rows(spark, path, ["v", "k"], want))
+    everything = arrow.read(lake, SPEC)
+    assert everything.schema == arrow.read(lake, SPEC, filter=pc.field("k") >= 0).schema  # string, not string_view
+    pd.testing.assert_frame_equal(_rows_of(everything), _spark_rows(spark, path))
+
+
+def test_read_renamed_column_by_its_logical_name_and_refuses_what_delta_rs_cannot_read(spark, tmp_path):
+    lake = str(tmp_path)
+    mapped = TableSpec(name="mapped", layer="silver", keys=("k",), struct=T.StructType([
+        T.StructField("k", T.LongType()), T.StructField("month", T.StringType()), T.StructField("w", T.DoubleType())]))
+    path = mapped.path(lake)
+    spark.createDataFrame(ROWS, DDL).write.format("delta").save(path)
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
+              "'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')")
+    spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN v TO w")  # the files still hold `v`
+    got = arrow.read(lake, mapped, columns=["k", "w"], filter=pc.field("w") >= 4.0)
+    assert _rows_of(got).values.tolist() == [[4, 4.0], [5, 5.0]]
+    pd.testing.assert_frame_equal(_rows_of(arrow.read(lake, mapped)), _spark_rows(spark, path))
+
+    widened = TableSpec(name="widened", layer="gold", keys=("k",), struct=mapped.struct)
+    path = widened.path(lake)
+    spark.createDataFrame(ROWS, DDL).write.format("delta").save(path)
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableTypeWidening' = 'true')")
+    with pytest.raises(arrow.UnreadableTable, match=r"gold/widened.*typeWidening"):
+        arrow.read(lake, widened)
+
+
+def test_a_table_not_written_yet_reads_as_no_rows_of_its_spec(tmp_path):
+    spec = TABLES["covering_sets"]
+    assert not arrow.exists(str(tmp_path), spec) and arrow.version(str(tmp_path), spec) is None
+    empty = arrow.read(str(tmp_path), spec)
+    assert empty.num_rows == 0 and empty.schema == spec.arrow_schema
+    some = arrow.read(str(tmp_path / "nowhere"), spec, columns=["rank", "log_id"], filter=pc.field("rank") == 0)
+    assert some.num_rows == 0 and some.schema == spec.arrow_schema.empty_table().select(["rank", "log_id"]).schema
+    assert arrow.versions(str(tmp_path)) == {}
 
 
 # ---- the lake: same frames as decoding directly, views --------------------------------------
@@ -218,7 +319,7 @@ def lake(spark, tmp_path_factory):
     conf = load_config("local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}})
     ingest.run(spark, conf, [str(traces)], echo=lambda *_: None)
     covering.run(spark, conf, echo=lambda *_: None)
-    return conf.lake
+    return conf.lake.root
 
 
 def _same(a: IOFrame, b: IOFrame) -> None:
@@ -228,20 +329,43 @@ def _same(a: IOFrame, b: IOFrame) -> None:
         pd.testing.assert_frame_equal(getattr(a, method)(), getattr(b, method)(), obj=method)
 
 
-def test_from_darshan_equals_from_lake_with_and_without_spark(spark, lake):
+def test_from_darshan_equals_from_lake(spark, lake):
     direct = IOFrame.from_darshan(DXT)
     (log_id,) = direct.log_ids
-    with_spark = IOFrame.from_lake(spark, lake, log_id=log_id)
-    _same(direct, with_spark)
-    _same(with_spark, IOFrame.from_lake(None, lake, log_id=log_id))
-    assert len(direct.ops) == 7623 and len(with_spark.covering) > 0
+    from_lake = IOFrame.from_lake(lake, log_id=log_id)
+    _same(direct, from_lake)
+    assert len(direct.ops) == 7623 and len(from_lake.covering) > 0
     assert direct.readwrite_pattern()[["read", "write"]].sum().sum() > 0
+    # a notebook's old call still works: its SparkSession is ignored, with a warning
+    with pytest.warns(DeprecationWarning, match="from_lake"):
+        old = IOFrame.from_lake(spark, lake, log_id=log_id)
+    _same(from_lake, old)
+    pd.testing.assert_frame_equal(old.covering, from_lake.covering)
+
+
+def test_versions_are_the_delta_versions_spark_sees(spark, lake):
+    from delta.tables import DeltaTable
+
+    root = arrow.root(lake)
+    on_disk = {f"{p.parent.parent.name}/{p.parent.name}" for p in Path(root).glob("*/*/_delta_log")} - {"ops/runs"}
+    got = arrow.versions(lake)
+    assert set(got) == on_disk and {"bronze/jobs", "silver/covering_sets"} <= on_disk
+    for name, v in got.items():
+        assert v == DeltaTable.forPath(spark, f"{root}/{name}").history(1).first().version, name
 
 
 def test_timeline_from_the_lake_highlights_the_covering_set(lake, tmp_path):
-    f = IOFrame.from_lake(None, lake)
-    out = f.timeline(tmp_path / "job.png")
-    assert Path(out).stat().st_size > 5000
+    from apps.analysis.timeline import COLOURS
+
+    f = IOFrame.from_lake(lake)
+    png = np.asarray(Image.open(f.timeline(tmp_path / "job.png")).convert("RGB")).astype(int)
+    assert _bars(png, "#ff0000") is not None  # covering-set outlines
+    plot = png[:, : png.shape[1] * 4 // 5]  # left of the legend (upper right)
+
+    def ink(colour):  # pixels of about this colour: dxt.darshan's bars are thin, their edges blended
+        return int((np.abs(plot - [int(colour[i:i + 2], 16) for i in (1, 3, 5)]).max(axis=2) <= 30).sum())
+
+    assert ink(COLOURS["read"]) > 100 and ink(COLOURS["write"]) > 100 and ink(COLOURS["meta"]) == 0
 
 
 def test_register_views_answers_sql_like_ioframe(spark, lake):
@@ -251,11 +375,11 @@ def test_register_views_answers_sql_like_ioframe(spark, lake):
     assert {"bronze_posix", "bronze_io_ops", "silver_covering_sets", "v_io_bandwidth", "v_shared_files"} <= set(made)
     sql = spark.sql("SELECT rank, file_name, io_bandwidth FROM v_io_bandwidth").toPandas()
     got = sql.set_index(["rank", "file_name"])["io_bandwidth"].dropna().sort_index()
-    want = IOFrame.from_lake(spark, lake).io_bandwidth()["io_bandwidth"]
+    want = IOFrame.from_lake(lake).io_bandwidth()["io_bandwidth"]
     assert len(got) > 10
     pd.testing.assert_series_equal(got, want.loc[got.index], check_names=False)
     shared = spark.sql("SELECT file_name, ranks, num_ranks FROM v_shared_files").toPandas()
-    mine = IOFrame.from_lake(spark, lake).shared_files()
+    mine = IOFrame.from_lake(lake).shared_files()
     assert len(shared) == len(mine) > 100
     assert dict(zip(shared["file_name"], shared["num_ranks"])) == mine["num ranks"].to_dict()
 

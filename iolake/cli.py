@@ -20,10 +20,12 @@ Exit codes: 0 success, 2 bad usage or configuration, 3 a data-quality gate stopp
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import logging
 import sys
 import time
+import warnings
 from pathlib import Path
 
 from iolake.config import load_config
@@ -82,6 +84,12 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument("--out", metavar="FILE_OR_DIR", help="the HTML file, or a folder for <log_id>.html "
                                                         "(default: reports/<log_id>.html)")
     _common(rp)
+    w = sub.add_parser("watch", help="flag application runs slower than their own history (reads the lake, "
+                                     "or --history FILE; no Spark needed)")
+    w.add_argument("--history", metavar="FILE", help="CSV or Parquet: app, start (epoch s or ISO 8601), metric "
+                                                     "columns of conf watch.metrics (default: the lake's gold/app_runs)")
+    w.add_argument("--out", metavar="CSV", help="write the flagged rows as CSV")
+    _common(w)
     return p
 
 
@@ -138,6 +146,10 @@ def main(argv=None) -> int:
             from apps.report import main as report_main
 
             return report_main(conf, args.job, args.out)
+        if args.cmd == "watch":
+            from apps.watch import main as watch_main
+
+            return watch_main(conf, args.history, args.out)
         if args.cmd == "maintain":
             from apps.maintain import main as maintain_main
 
@@ -193,7 +205,8 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
                 continue
             t = time.monotonic()
             try:
-                summary = run_stage(spark, conf, stage, info, print, traces=inputs)
+                with _library_output_to(log_file_of(spark)):
+                    summary = run_stage(spark, conf, stage, info, print, traces=inputs)
                 if stage.name == "ingest":
                     rec.counts = ingest_counts(summary)
             finally:  # a failed stage's time is recorded too
@@ -207,6 +220,30 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
         return 0
 
     return record(command if command != "stage" else f"stage {stages[0].name}", conf, inputs, body)
+
+
+@contextlib.contextmanager
+def _library_output_to(log_file: str | None):
+    """While a stage runs, what libraries print (MLflow's registry messages, its INFO log and
+    UserWarnings) goes to the run's log file, not the console; nothing changes with --verbose."""
+    if log_file is None:
+        yield
+        return
+    loggers = [logging.getLogger(n) for n in ("mlflow", "alembic", "py4j")]
+    saved = [(lg.level, lg.handlers[:], lg.propagate) for lg in loggers]
+    with open(log_file, "a") as f, contextlib.redirect_stderr(f), warnings.catch_warnings():
+        handler = logging.StreamHandler(f)
+        for lg in loggers:
+            lg.setLevel(logging.INFO)
+            lg.handlers, lg.propagate = [handler], False
+        warnings.simplefilter("default")
+        warnings.showwarning = lambda msg, cat, fn, ln, *_: f.write(warnings.formatwarning(msg, cat, fn, ln))
+        try:
+            yield
+        finally:
+            for lg, (level, handlers, propagate) in zip(loggers, saved):
+                lg.setLevel(level)
+                lg.handlers, lg.propagate = handlers, propagate
 
 
 if __name__ == "__main__":

@@ -161,7 +161,9 @@ def execute(ctx) -> dict:
     if _already_trained(exp, lv, info.config_digest):
         echo(f"[train] placement: already trained on gold/placement_labels version {lv}")
     else:
-        labels = ctx.read(labels_t).toPandas()
+        # Spark returns rows in no fixed order and the splits are positional: sort, so the same
+        # table always trains the same models
+        labels = ctx.read(labels_t).orderBy("label_source", "group_id").toPandas()
         counts = labels.best_tier.value_counts()
         if len(counts) < 2 or counts.min() < 2 or len(labels) < MIN_LABELS:
             echo(f"[train] placement: too few labels to train ({dict(counts)}; need both tiers, >= 2 of each "
@@ -176,11 +178,13 @@ def execute(ctx) -> dict:
         from models.bandwidth import FILE_FEATURES, JOB_FEATURES
 
         logs = ctx.read("bronze/logs")
-        files = data_files(ctx.read(ff_t), logs, conf.models.label_formats).select(*FILE_FEATURES, "bandwidth_mib_s").toPandas()
+        files = (data_files(ctx.read(ff_t), logs, conf.models.label_formats).select(*FILE_FEATURES, "bandwidth_mib_s")
+                 .orderBy(*FILE_FEATURES, "bandwidth_mib_s").toPandas())
         ok = logs.where(F.col("format").isin(list(conf.models.label_formats))).select("log_id")
         jobs = (ctx.read("silver/job_features").join(ok, "log_id", "left_semi")
                 .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
-                .withColumn("tier", F.col("tiers")[0]).select(*JOB_FEATURES, "throughput_mib_s").toPandas())
+                .withColumn("tier", F.col("tiers")[0]).select(*JOB_FEATURES, "throughput_mib_s")
+                .orderBy(*JOB_FEATURES, "throughput_mib_s").toPandas())
         if len(files) < MIN_LABELS:
             echo(f"[train] bandwidth: too few data files with a bandwidth ({len(files)})")
         else:

@@ -16,7 +16,8 @@ For a stage it
    them from the registry) in `execute(ctx) -> dict`, reading and writing through `ctx` alike.
 
 Every stage module has the same command line (`iolake.cli.stage_main`) and the same Python
-entry, `run(spark, conf, run_info=None, echo=print)`, which calls `run_stage` here.
+entry, `run(spark, conf, run_info=None, echo=print)`, which calls `run_stage` here: both come
+from `entry_points(NAME)`.
 """
 from __future__ import annotations
 
@@ -150,3 +151,20 @@ def _run_pure(mod, ctx: StageContext) -> dict:
     echo(f"[{stage.name}] {ctx.n_todo if ctx.n_todo is not None else 'all'} "
          f"{'new logs' if ctx.n_todo is not None else 'logs'}: {facts}")
     return summary
+
+
+def entry_points(name: str):
+    """`(run, main)` of the stage module for stage `name`:
+    `run(spark, conf, run_info=None, echo=print, **params)` runs it through `run_stage`;
+    `main(argv=None)` is `iolake stage NAME` with the module's argv (spark-submit-able)."""
+    def run(spark, conf, run_info: RunInfo | None = None, echo=print, **params) -> dict:
+        return run_stage(spark, conf, name, run_info, echo, **params)
+
+    def main(argv=None) -> int:
+        from iolake.cli import stage_main
+
+        return stage_main(name, argv)
+
+    run.__doc__ = f"Run stage {name!r} through the runner (`iolake.runner.run_stage`); returns its summary."
+    main.__doc__ = f"`iolake stage {name}` with this argv; returns the exit code."
+    return run, main

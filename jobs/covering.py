@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import sys
 
+from iolake.runner import entry_points
+
 from features.covering_sets import covering_sets
 
 OUT = "silver/covering_sets"
@@ -31,16 +33,7 @@ def summarize(outputs: dict) -> dict:
     return {"members": facts.members, "covered": facts.covered}
 
 
-def run(spark, conf, run_info=None, echo=print) -> dict:
-    from iolake.runner import run_stage
-
-    return run_stage(spark, conf, "covering", run_info, echo)
-
-
-def main(argv=None) -> int:
-    from iolake.cli import stage_main
-
-    return stage_main("covering", argv)
+run, main = entry_points("covering")
 
 
 if __name__ == "__main__":

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import sys
 
+from iolake.runner import entry_points
+
 from features import file_features, job_features
 
 
@@ -18,16 +20,7 @@ def transform(inputs: dict, conf) -> dict:
     return {"silver/file_features": ff, "silver/job_features": job_features.transform(tables, ff)}
 
 
-def run(spark, conf, run_info=None, echo=print) -> dict:
-    from iolake.runner import run_stage
-
-    return run_stage(spark, conf, "features", run_info, echo)
-
-
-def main(argv=None) -> int:
-    from iolake.cli import stage_main
-
-    return stage_main("features", argv)
+run, main = entry_points("features")
 
 
 if __name__ == "__main__":

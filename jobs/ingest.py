@@ -22,6 +22,7 @@ from collections import Counter
 from iolake import faults, progress
 from iolake.config import Config
 from iolake.runinfo import RunInfo
+from iolake.runner import entry_points
 from readers.fsio import TraceFile, list_traces
 from schemas import BRONZE, DECODED_TABLES
 
@@ -162,10 +163,12 @@ def execute(ctx) -> dict:
     return summary
 
 
-def run(spark, conf, inputs: list[str], run_info=None, echo=print) -> dict:
-    from iolake.runner import run_stage
+_run, main = entry_points("ingest")
 
-    return run_stage(spark, conf, "ingest", run_info, echo, traces=inputs)
+
+def run(spark, conf, inputs: list[str], run_info=None, echo=print) -> dict:
+    """Ingest `inputs` (trace files or folders) through the runner; returns the summary."""
+    return _run(spark, conf, run_info, echo, traces=inputs)
 
 
 def format_summary(s: dict) -> str:
@@ -177,12 +180,6 @@ def format_summary(s: dict) -> str:
     for t, n in sorted(s.get("rows", {}).items()):
         lines.append(f"  {t:<14} {n:>12,} rows")
     return "\n".join(lines)
-
-
-def main(argv=None) -> int:
-    from iolake.cli import stage_main
-
-    return stage_main("ingest", argv)
 
 
 if __name__ == "__main__":

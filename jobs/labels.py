@@ -13,6 +13,7 @@ import sys
 
 from features import placement_labels
 from iolake.config import Config
+from iolake.runner import entry_points
 
 FF, LOGS, OUT = "silver/file_features", "bronze/logs", "gold/placement_labels"
 
@@ -70,16 +71,7 @@ def execute(ctx) -> dict:
     return summary
 
 
-def run(spark, conf, run_info=None, echo=print) -> dict:
-    from iolake.runner import run_stage
-
-    return run_stage(spark, conf, "labels", run_info, echo)
-
-
-def main(argv=None) -> int:
-    from iolake.cli import stage_main
-
-    return stage_main("labels", argv)
+run, main = entry_points("labels")
 
 
 if __name__ == "__main__":

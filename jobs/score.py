@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 
+from iolake.runner import entry_points
+
 FF = "silver/file_features"
 
 
@@ -98,16 +100,7 @@ def execute(ctx) -> dict:
     return summary
 
 
-def run(spark, conf, run_info=None, echo=print) -> dict:
-    from iolake.runner import run_stage
-
-    return run_stage(spark, conf, "score", run_info, echo)
-
-
-def main(argv=None) -> int:
-    from iolake.cli import stage_main
-
-    return stage_main("score", argv)
+run, main = entry_points("score")
 
 
 if __name__ == "__main__":

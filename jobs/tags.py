@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sys
 
+from iolake.runner import entry_points
+
 from features import bottleneck_tags
 
 OUT = "silver/bottleneck_tags"
@@ -33,16 +35,7 @@ def summarize(outputs: dict) -> dict:
     return {"tagged": facts.tagged}
 
 
-def run(spark, conf, run_info=None, echo=print) -> dict:
-    from iolake.runner import run_stage
-
-    return run_stage(spark, conf, "tags", run_info, echo)
-
-
-def main(argv=None) -> int:
-    from iolake.cli import stage_main
-
-    return stage_main("tags", argv)
+run, main = entry_points("tags")
 
 
 if __name__ == "__main__":

@@ -17,6 +17,7 @@ import numpy as np
 
 from iolake.config import Config
 from iolake.runinfo import RunInfo
+from iolake.runner import entry_points
 
 
 def _already_trained(exp_id: str, version, digest: str) -> bool:
@@ -192,16 +193,7 @@ def execute(ctx) -> dict:
     return out
 
 
-def run(spark, conf, run_info=None, echo=print) -> dict:
-    from iolake.runner import run_stage
-
-    return run_stage(spark, conf, "train", run_info, echo)
-
-
-def main(argv=None) -> int:
-    from iolake.cli import stage_main
-
-    return stage_main("train", argv)
+run, main = entry_points("train")
 
 
 if __name__ == "__main__":

@@ -147,6 +147,54 @@ class MaintainConf:
     allow_short_retention: bool
 
 
+@dataclass(frozen=True)
+class WatchMetric:
+    name: str  # a gold/app_runs (or --history) column
+    worse: str  # lower | higher: which way is a regression
+
+
+@dataclass(frozen=True)
+class SmaConf:
+    drop: float  # alarm when the short mean is this share below the baseline mean
+
+
+@dataclass(frozen=True)
+class RobustZConf:
+    z: float  # alarm when the short median's z against the baseline is <= -z ...
+    min_drop: float  # ... and the medians differ by at least this share
+    scale_floor: float  # lowest scale (log units) of a baseline
+
+
+@dataclass(frozen=True)
+class CusumConf:
+    k: float  # allowance per run, in baseline sds
+    h: float  # alarm when the cumulative sum reaches -h
+    clip: float  # a run's z counts at most this much
+    scale_floor: float  # lowest scale (log units) of a baseline
+
+
+@dataclass(frozen=True)
+class WatchConf:
+    """Regression watch (`jobs/watch.py`, `features/regressions.py`, `iolake watch`)."""
+
+    key_parts: list[str]  # application key parts, in order
+    nprocs_buckets: list[int]  # lower edges of the process-count buckets
+    metrics: list[WatchMetric]
+    rules: list[str]  # detectors that flag, in order
+    short_window: int
+    long_window: int
+    min_history: int  # no alarm before the baseline holds this many runs
+    recover: float  # re-armed when the short median is back within this share of the held baseline
+    rebase_rise: float  # a short median this share above the baseline restarts it (0: never)
+    sma: SmaConf
+    robust_z: RobustZConf
+    cusum: CusumConf
+    weather_window_h: float
+    weather_drop: float
+    weather_share: float
+    weather_min_peers: int
+
+
 # Delta's default delta.deletedFileRetentionDuration ("interval 1 week")
 DELTA_RETENTION_SAFETY_HOURS = 168.0
 
@@ -163,6 +211,7 @@ class Config:
     mlflow: MlflowConf
     models: ModelsConf
     maintain: MaintainConf
+    watch: WatchConf
 
     def digest(self) -> str:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
@@ -290,6 +339,7 @@ def load_config(env: str = "local", conf_dir: Path | str | None = None, override
         _merge(merged, overrides, origin, "command line")
     conf = _check(merged, Config, "", origin)
     _check_maintain(conf.maintain, origin)
+    _check_watch(conf.watch, origin)
     return conf
 
 
@@ -305,3 +355,29 @@ def _check_maintain(m: MaintainConf, origin: dict) -> None:
             f"limit of {DELTA_RETENTION_SAFETY_HOURS:g} h (delta.deletedFileRetentionDuration): VACUUM could delete "
             "files a running reader or writer still needs; set maintain.allow_short_retention: true to allow it"
         )
+
+
+WATCH_KEY_PARTS = ("exe", "uid", "nprocs_bucket", "fs", "direction", "layout")
+WATCH_RULES = ("sma", "robust_z", "cusum")
+
+
+def _check_watch(w: WatchConf, origin: dict) -> None:
+    """Known key parts, rules and directions; windows that can hold a baseline."""
+    def bad(key: str, msg: str):
+        return ConfigError(f"{origin.get('watch.' + key, origin.get('', 'conf/base.yaml'))}: watch.{key}: {msg}")
+
+    for part in w.key_parts:
+        if part not in WATCH_KEY_PARTS:
+            raise bad("key_parts", f"unknown part {part!r} (known: {', '.join(WATCH_KEY_PARTS)})")
+    if not w.key_parts:
+        raise bad("key_parts", "needs at least one part")
+    for r in w.rules:
+        if r not in WATCH_RULES:
+            raise bad("rules", f"unknown rule {r!r} (known: {', '.join(WATCH_RULES)})")
+    for m in w.metrics:
+        if m.worse not in ("lower", "higher"):
+            raise bad("metrics", f"{m.name}: worse must be lower or higher, got {m.worse!r}")
+    if not w.nprocs_buckets or w.nprocs_buckets != sorted(set(w.nprocs_buckets)) or w.nprocs_buckets[0] > 1:
+        raise bad("nprocs_buckets", "must be increasing lower edges starting at 1 (or 0)")
+    if w.short_window < 1 or w.min_history < 1 or w.long_window < w.min_history:
+        raise bad("long_window", "needs short_window >= 1, min_history >= 1 and long_window >= min_history")

@@ -1,0 +1,154 @@
+"""Regression-watch detectors on literal series (pandas only, no Spark): a clean step is caught
+within a few runs by every rule, a flat noisy series raises nothing, no alarm before the minimum
+history, one alarm per change, the weather flag, and the UMAMI panel's quartiles."""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from features.regressions import RULES, Params, detect, find_regressions, orient, umami_panel
+from iolake.config import load_config
+
+WATCH = load_config().watch
+P = Params.from_conf(WATCH)  # the shipped defaults
+# a bounded, repeating ±12% wobble: real-looking noise no rule should call a regression
+WOBBLE = [1.0, 1.12, 0.9, 1.05, 0.93, 1.08, 0.88, 1.02, 0.97, 1.1]
+
+
+def wobbly(n: int, level: float = 1000.0) -> np.ndarray:
+    return level * np.array([WOBBLE[i % len(WOBBLE)] for i in range(n)])
+
+
+def step(n: int, at: int, factor: float, level: float = 1000.0) -> np.ndarray:
+    v = wobbly(n, level)
+    v[at:] *= factor
+    return v
+
+
+def history(apps: dict, fs: dict | None = None, t0: int = 1_700_000_000, every_s: int = 86400) -> pd.DataFrame:
+    rows = []
+    for j, (app, values) in enumerate(apps.items()):
+        for i, v in enumerate(values):
+            rows.append({"app": app, "start": t0 + i * every_s + 60 * j, "bandwidth_mib_s": v,
+                         "fs": (fs or {}).get(app)})
+    return pd.DataFrame(rows)
+
+
+BW = [("bandwidth_mib_s", "lower")]
+
+
+def flagged(h: pd.DataFrame, rules=RULES, p: Params = P, metrics=BW) -> pd.DataFrame:
+    return find_regressions(h, metrics, rules, p, weather_window_s=6 * 3600, weather_drop=0.3, weather_share=0.5,
+                            weather_min_peers=2)
+
+
+@pytest.mark.parametrize("rule", RULES)
+@pytest.mark.parametrize("factor", [0.5, 0.6])
+def test_a_clean_step_is_caught_within_five_runs_and_not_before(rule, factor):
+    y = orient(step(80, 40, factor))
+    alarms = [a["t"] for a in detect(y, rule, P)]
+    assert alarms, f"{rule} missed a {1 - factor:.0%} step"
+    assert 40 <= alarms[0] <= 44, f"{rule}: first alarm at run {alarms[0]}, the step is at run 40"
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_a_flat_noisy_series_raises_no_alarm(rule):
+    assert detect(orient(wobbly(300)), rule, P) == []
+    # random log-normal noise (sd 8%): a CUSUM on a MAD-scaled baseline can still cross by chance
+    # (seed 7 does, twice), so the bound is a rate: far below the 3 per 100 runs budget
+    alarms = 0
+    for seed in range(20):
+        rng = np.random.default_rng(seed)
+        alarms += len(detect(orient(1000 * np.exp(rng.normal(0, 0.08, 300))), rule, P))
+    assert 100 * alarms / (20 * 300) <= 0.25
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_no_alarm_before_the_minimum_history(rule):
+    values = step(40, 4, 0.2)  # a five-fold drop after 4 runs
+    first_possible = P.min_history + P.short_window - 1
+    alarms = [a["t"] for a in detect(orient(values), rule, P)]
+    assert all(t >= first_possible for t in alarms)
+    # with a short minimum history the same drop is flagged early, so the limit is what held it back
+    short = Params(**{**P.__dict__, "min_history": 3})
+    assert any(t < first_possible for t in (a["t"] for a in detect(orient(values), rule, short)))
+
+
+@pytest.mark.parametrize("rule", RULES)
+def test_a_lasting_change_is_one_alarm_and_its_new_level_is_learnt(rule):
+    y = orient(step(150, 40, 0.5))
+    assert len(detect(y, rule, P)) == 1
+    # a second drop after the new level was learnt is a second alarm
+    v = step(150, 40, 0.5)
+    v[100:] *= 0.5
+    ts = [a["t"] for a in detect(orient(v), rule, P)]
+    assert len(ts) == 2 and 100 <= ts[1] <= 104
+
+
+def test_a_transient_dip_re_arms_the_rule():
+    v = wobbly(120)
+    v[40:43] *= 0.4  # three bad runs, then back to normal
+    v[60:] *= 0.5
+    ts = [a["t"] for a in detect(orient(v), "cusum", P)]
+    assert len(ts) == 2 and 40 <= ts[0] <= 42 and 60 <= ts[1] <= 64
+
+
+def test_higher_is_worse_metrics_flag_rises_not_falls():
+    up = history({"a": step(60, 30, 2.0)}).rename(columns={"bandwidth_mib_s": "io_time_s"})
+    down = history({"a": step(60, 30, 0.5)}).rename(columns={"bandwidth_mib_s": "io_time_s"})
+    assert len(flagged(up, ["robust_z"], metrics=[("io_time_s", "higher")])) == 1
+    assert flagged(down, ["robust_z"], metrics=[("io_time_s", "higher")]).empty
+
+
+def test_row_values_of_an_exact_step():
+    values = np.r_[np.full(40, 1000.0), np.full(10, 500.0)]
+    out = flagged(history({"a": values}), ["sma"])
+    assert len(out) == 1
+    r = out.iloc[0]
+    assert r.value == 500.0 and r.baseline == pytest.approx(1000.0) and r.change == pytest.approx(-0.5)
+    assert r.rule == "sma" and r.threshold_name == "watch.sma.drop" and r.threshold == WATCH.sma.drop
+    assert P.min_history <= r.baseline_runs <= P.long_window
+    assert r.baseline_last < r.since <= r.start
+    run = {pd.Timestamp(1_700_000_000 + i * 86400, unit="s", tz="UTC"): i for i in range(50)}
+    assert 40 <= run[r.start] <= 44
+
+
+def test_iso_and_epoch_starts_give_the_same_alarms():
+    h = history({"a": step(80, 50, 0.5), "b": wobbly(80)})
+    iso = h.assign(start=pd.to_datetime(h["start"], unit="s", utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    a, b = flagged(h), flagged(iso)
+    assert len(a) == 1
+    pd.testing.assert_frame_equal(a, b)
+
+
+def test_weather_when_peers_on_the_same_file_system_dropped_together():
+    fs = {"a": "/scratch1", "b": "/scratch1", "c": "/scratch1", "d": "/scratch2", "e": "/scratch2", "f": "/scratch2"}
+    apps = {k: wobbly(60) for k in fs}
+    for k in ("a", "b", "c"):  # the whole of /scratch1 gets slower at day 40
+        apps[k][40:] *= 0.4
+    apps["d"][40:] *= 0.4  # only d on /scratch2
+    out = flagged(history(apps, fs), ["cusum"]).set_index("app")
+    assert set(out.index) == {"a", "b", "c", "d"}
+    assert out.loc[["a", "b", "c"], "weather"].tolist() == [True, True, True]
+    assert out.loc[["a", "b", "c"], "weather_dropped"].tolist() == [2, 2, 2]
+    assert out.loc["d", "weather"] == False  # noqa: E712 - two peers ran, none dropped
+    assert out.loc["d", "weather_peers"] == 2 and out.loc["d", "weather_dropped"] == 0
+
+
+def test_no_file_system_no_weather():
+    out = flagged(history({"a": step(60, 40, 0.4)}), ["cusum"])
+    assert len(out) == 1 and out.iloc[0].weather is None
+
+
+def test_umami_panel_quartiles_of_today():
+    h = history({"a": [1, 2, 3, 4, 5, 6, 7, 8, 100]})
+    m = umami_panel(h, BW, P, app="a")["metrics"]["bandwidth_mib_s"]
+    # linear quantiles of 1..8, by hand: q1 = 1 + 0.25 * 7 = 2.75, median 4.5, q3 = 6.25
+    assert (m["q1"], m["median"], m["q3"], m["min"], m["max"]) == (2.75, 4.5, 6.25, 1, 8)
+    assert m["today"] == 100 and m["today_quartile"] == 4
+    assert len(m["series"]) == 9 and m["sma_long"][-1] == pytest.approx(sum([1, 2, 3, 4, 5, 6, 7, 8, 100]) / 9)
+    values = [1, 2, 3, 4, 5, 6, 7, 8, 100]
+    assert m["sma_short"][-1] == pytest.approx(sum(values[-P.short_window:]) / P.short_window)
+    low = umami_panel(history({"a": [1, 2, 3, 4, 5, 6, 7, 8, 0.5]}), BW, P, app="a")["metrics"]["bandwidth_mib_s"]
+    assert low["today_quartile"] == 1

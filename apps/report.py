@@ -10,7 +10,14 @@ slowest process, throughput, files, modules, Darshan metadata), the bottleneck t
 metric, threshold and evidence, the covering set (members, intervals, shares), a timeline PNG
 (`IOFrame.timeline`, covering-set members outlined) embedded as a base64 `data:` URI, and the
 placement plan (gold/placement_predictions and gold/bandwidth_predictions of the newest model
-version of each model) or "no predictions yet". Nothing is loaded from elsewhere: no script,
+version of each model) or "no predictions yet", and the UMAMI panel (`umami`, `draw_umami`): when
+the job's application has at least conf `watch.min_history` runs before it in gold/app_runs, one
+PNG row per metric of conf `watch.metrics` (the history over run start with its short and long
+moving averages, the job's value as a point coloured by its quartile among the earlier runs —
+red the worst quarter, blue the best, in the direction the metric is better, pytokio's colours —
+and a box plot of the earlier runs beside it) and a table per metric (the value, its quartile,
+the earlier runs' quartiles, the moving averages, the job's gold/regressions rows with rule,
+change, threshold and weather); else one line saying why not. Nothing is loaded from elsewhere: no script,
 no font, no stylesheet, no image outside the page.
 
 Every string that comes from a trace (file names, exe, metadata, evidence, messages) is
@@ -18,7 +25,8 @@ user-controlled: the page is rendered by a Jinja2 template with autoescape on an
 so each one reaches the page HTML-escaped.
 
 Reads: bronze/logs, jobs, files, io_ops, posix, mpiio, stdio; silver/job_features,
-bottleneck_tags, covering_sets; gold/placement_predictions, bandwidth_predictions — each only if
+bottleneck_tags, covering_sets; gold/placement_predictions, bandwidth_predictions, app_runs (the
+job's application only), regressions (the job's rows) — each only if
 present, through delta-rs (`iolake.lake.arrow`): no Spark, no JVM, local folder or URI alike.
 Writes the one HTML file.
 """
@@ -55,6 +63,7 @@ class LakeReader:
     def __init__(self, conf, storage_options: dict | None = None):
         self.lake = arrow.root(conf.lake)
         self.storage_options = storage_options
+        self.watch = getattr(conf, "watch", None)  # conf `watch:` (the UMAMI panel's metrics and windows)
         self._exists: dict[str, bool] = {}
 
     def exists(self, name: str) -> bool:
@@ -143,6 +152,9 @@ class Report:
     plan: list[dict] | None
     plan_models: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    umami: dict | None = None  # None: no history to place the job in (umami_note says why)
+    umami_png: bytes | None = None
+    umami_note: str = ""
 
 
 def _when(sec) -> str:
@@ -300,8 +312,199 @@ def build(reader: LakeReader, log_id: str) -> Report:
         for r in plan:
             r["move"] = r.get("predicted_tier") is not None and r["predicted_tier"] != r.get("tier")
         models = sorted({f"{r['model_name']} v{r['model_version']}" for r in [*place, *bw]})
+
+    umami_png = None
+    try:
+        panel, umami_note = umami(reader, log_id)
+    except Exception as e:  # a report without its UMAMI panel beats no report
+        panel, umami_note = None, f"No UMAMI panel: the history could not be read: {type(e).__name__}: {e}"
+    if panel is not None and any(not m["note"] for m in panel["metrics"]):
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                umami_png = Path(draw_umami(panel["metrics"], os.path.join(tmp, "umami.png"))).read_bytes()
+        except Exception as e:
+            umami_note = f"The UMAMI panel could not be drawn: {type(e).__name__}: {e}"
     return Report(log_id=log_id, title=title, summary=summary, metadata=metadata, tags=tags, covering=covering,
-                  timeline_png=png, timeline_note=note, plan=plan, plan_models=models, notes=notes)
+                  timeline_png=png, timeline_note=note, plan=plan, plan_models=models, notes=notes,
+                  umami=panel, umami_png=umami_png, umami_note=umami_note)
+
+
+# ---- UMAMI: this job against its application's history --------------------------------------
+# pytokio's UMAMI colour scale (tokio/analysis/umami.py), from the worst quarter to the best
+UMAMI_COLOURS = ("#DA0017", "#FD6A07", "#40A43A", "#2C69A9")
+UMAMI_VERDICTS = ("worst quarter", "second-worst quarter", "second-best quarter", "best quarter")
+UMAMI_PLACES = ("at or below their first quartile", "between their first quartile and median",
+                "between their median and third quartile", "above their third quartile")
+UMAMI_LINE = "#853692"  # pytokio's history line
+UMAMI_METRICS = {  # gold/app_runs column -> (label, unit on the plot's axis, formatter of one value)
+    "bandwidth_mib_s": ("I/O bandwidth (slowest process)", "MiB/s", lambda v: f"{v:,.1f} MiB/s"),
+    "io_time_s": ("I/O time (slowest process)", "s", lambda v: secs(v)),
+    "meta_time_share": ("metadata share of I/O time", "%", lambda v: f"{100 * v:.2f} %"),
+    "bytes": ("bytes read + written", "bytes", lambda v: human_bytes(v)),
+}
+
+
+def _metric_info(name: str):
+    return UMAMI_METRICS.get(name, (name, "", lambda v: num(float(v))))
+
+
+def _fmt(name: str, v) -> str:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "—"
+    return _metric_info(name)[2](v)
+
+
+def _stamp(t) -> str:
+    if t is None:
+        return "—"
+    import pandas as pd
+
+    if t is pd.NaT or (isinstance(t, float) and math.isnan(t)):
+        return "—"
+    return pd.Timestamp(t).tz_convert("UTC").strftime("%Y-%m-%d %H:%M UTC") if pd.Timestamp(t).tzinfo else \
+        pd.Timestamp(t).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def _regression_row(r: dict, metric: str) -> dict:
+    w = r.get("weather")
+    peers, dropped = r.get("weather_peers"), r.get("weather_dropped")
+    if w is None:
+        weather = "— (no file system or no peer run known)"
+    else:
+        weather = (f"{'yes' if w else 'no'}: {dropped} of {peers} other applications on {r.get('fs')} "
+                   f"dropped in the same window" + (" (the file system's weather)" if w else ""))
+    return {"rule": r["rule"], "value": _fmt(metric, r["value"]), "baseline": _fmt(metric, r["baseline"]),
+            "change": f"{100 * r['change']:+.1f} %", "threshold_name": r["threshold_name"],
+            "threshold": num(r["threshold"]), "score": num(r.get("score")), "since": _stamp(r.get("since")),
+            "baseline_runs": f"{r['baseline_runs']} runs, {_stamp(r['baseline_first'])} – "
+                             f"{_stamp(r['baseline_last'])}",
+            "weather": weather, "weather_flag": "" if w is None else ("yes" if w else "no")}
+
+
+def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
+    """The UMAMI section of the page: ({app, n_earlier, first, last, metrics: [...]}, "") for a job
+    whose application has at least `watch.min_history` earlier runs in gold/app_runs, else
+    (None, the one-line reason). Each metric: its history, moving averages, quartiles of the
+    earlier runs, this job's value and quartile (`features.regressions.umami_panel`, the data of
+    `iolake watch`), and the job's gold/regressions rows of that metric."""
+    import pandas as pd
+
+    from features import regressions
+
+    watch = reader.watch
+    if watch is None:
+        return None, "No UMAMI panel: the configuration has no watch settings."
+    if not reader.exists("app_runs"):
+        return None, ("No UMAMI panel: the lake has no gold/app_runs table (the watch stage has not run), "
+                      "so there is no history to place this job in.")
+    known = set(TABLES["app_runs"].columns)
+    metrics = [(m.name, m.worse) for m in watch.metrics if m.name in known]
+    unknown = [m.name for m in watch.metrics if m.name not in known]
+    cols = ["log_id", "app", "start", *[m for m, _ in metrics]]
+    me = reader.read("app_runs", cols, log_id=log_id).to_pandas()
+    if me.empty:
+        return None, ("No UMAMI panel: gold/app_runs has no row for this job (the watch stage has not run since "
+                      "it was ingested, or the job has no start time).")
+    app, at = str(me["app"].iloc[0]), me["start"].iloc[0]
+    hist = reader.read("app_runs", cols, filter=pc.field("app") == app).to_pandas()
+    earlier = hist[hist["start"] < at]
+    need = int(watch.min_history)
+    if len(earlier) < need:
+        return None, (f"No UMAMI panel: {len(earlier)} earlier run{'s' if len(earlier) != 1 else ''} of application "
+                      f"{app} in gold/app_runs, fewer than the {need} (watch.min_history) its history needs.")
+    # the job's history: the runs that started before it, then the job ("today")
+    h = pd.concat([earlier, me.iloc[:1]], ignore_index=True)
+    p = regressions.Params.from_conf(watch)
+    panel = regressions.umami_panel(h, metrics, p, app=app)
+    flagged = _rows(reader.read("regressions", log_id=log_id)) if reader.exists("regressions") else None
+    out = []
+    for metric, worse in metrics:
+        label, unit, _ = _metric_info(metric)
+        d = panel["metrics"][metric]
+        own = me[metric].iloc[0]
+        m = {"name": metric, "label": label, "unit": unit, "worse": worse, "note": "", "regressions": [],
+             "better": "higher" if worse == "lower" else "lower"}
+        series = d["series"]
+        if own is None or pd.isna(own) or own <= 0:
+            m["note"] = (f"This job has no {label} (none recorded, or no I/O of that kind): it is not placed in "
+                         f"its history.")
+        elif len(series) - 1 < need:
+            m["note"] = (f"Only {len(series) - 1} earlier runs of this application have a {label}, fewer than "
+                         f"{need} (watch.min_history).")
+        else:
+            q = int(d["today_quartile"])
+            rank = q if worse == "lower" else 5 - q  # 1 = the worst quarter .. 4 = the best
+            m.update(
+                today=float(d["today"]), today_text=_fmt(metric, d["today"]), quartile=q, rank=rank,
+                colour=UMAMI_COLOURS[rank - 1], verdict=UMAMI_VERDICTS[rank - 1], n_past=len(series) - 1,
+                place=UMAMI_PLACES[q - 1], n_short=min(p.short_window, len(series)),
+                n_long=min(p.long_window, len(series)),
+                quartiles=[(k, d[k], _fmt(metric, d[k])) for k in ("min", "q1", "median", "q3", "max")],
+                sma_short=float(d["sma_short"][-1]), sma_long=float(d["sma_long"][-1]),
+                short_window=p.short_window, long_window=p.long_window,
+                vs_median=f"{100 * (d['today'] / d['median'] - 1):+.1f} %",
+                sma_cross=f"{100 * (d['sma_short'][-1] / d['sma_long'][-1] - 1):+.1f} %",
+                series=series, sma_short_series=d["sma_short"], sma_long_series=d["sma_long"])
+            m["sma_short_text"], m["sma_long_text"] = _fmt(metric, m["sma_short"]), _fmt(metric, m["sma_long"])
+        if flagged is not None:
+            m["regressions"] = [_regression_row(r, metric) for r in flagged if r["metric"] == metric]
+        out.append(m)
+    rules = ", ".join(watch.rules)
+    return {"app": app, "n_earlier": len(earlier), "first": _stamp(earlier["start"].min()),
+            "last": _stamp(earlier["start"].max()), "today": _stamp(at), "metrics": out, "rules": rules,
+            "regressions_table": flagged is not None,
+            "other_regressions": sorted({r["metric"] for r in flagged or []} - {m for m, _ in metrics}),
+            "unknown_metrics": unknown}, ""
+
+
+def draw_umami(metrics: list[dict], path: str) -> str:
+    """One row per metric with a placed value: the history over run start (line), the moving
+    averages over the short and long windows, this job's value as a large point coloured by its
+    quartile (red: the worst quarter, in the direction the metric is better), and beside it a box
+    plot of the earlier runs with the same point."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+    from matplotlib.figure import Figure
+
+    rows = [m for m in metrics if not m["note"]]
+    fig = Figure(figsize=(10, 0.5 + 2.5 * len(rows)), dpi=100)
+    FigureCanvasAgg(fig)
+    grid = fig.add_gridspec(len(rows), 2, width_ratios=(6, 1), wspace=0.04)
+    for i, m in enumerate(rows):
+        ax = fig.add_subplot(grid[i, 0])
+        box = fig.add_subplot(grid[i, 1], sharey=ax)
+        s = m["series"]
+        x = s["start"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
+        y = s["value"].to_numpy(dtype=float)
+        ax.plot(x, y, color=UMAMI_LINE, lw=1, marker="o", ms=2.5, label="runs of this application")
+        ax.plot(x, m["sma_short_series"], color="#222222", lw=1.2, ls="--",
+                label=f"moving average, {m['short_window']} runs")
+        ax.plot(x, m["sma_long_series"], color="#8c8c8c", lw=1.6, label=f"moving average, {m['long_window']} runs")
+        today = dict(s=110, color=m["colour"], edgecolors="black", linewidths=0.8, zorder=5)
+        ax.scatter(x[-1:], y[-1:], label=f"this job: quartile {m['quartile']} ({m['verdict']})", **today)
+        if y.max() / y.min() > 30:
+            ax.set_yscale("log")
+        ax.set_ylabel(m["unit"], fontsize=9)
+        ax.set_title(f"{m['label']} ({m['better']} is better)", fontsize=10, loc="left")
+        locator = AutoDateLocator()
+        ax.xaxis.set_major_locator(locator)
+        ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+        ax.tick_params(labelsize=8)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best", fontsize=7, framealpha=0.85)
+        past = y[:-1]
+        box.boxplot(past, widths=0.6, patch_artist=True, showfliers=True,
+                    boxprops=dict(facecolor="#e8e8e8", edgecolor="#444444"), medianprops=dict(color="#222222"),
+                    whiskerprops=dict(color="#444444"), capprops=dict(color="#444444"),
+                    flierprops=dict(marker="o", markersize=3, markerfacecolor="none", markeredgecolor="#666666"))
+        box.scatter([1], y[-1:], **today)
+        box.set_xticks([1], [f"{len(past)} earlier"], fontsize=8)
+        box.tick_params(axis="y", labelleft=False)
+        box.grid(axis="y", alpha=0.3)
+    height = fig.get_figheight()
+    fig.subplots_adjust(left=0.08, right=0.98, top=1 - 0.35 / height, bottom=0.5 / height, hspace=0.6)
+    fig.savefig(path)
+    return path
 
 
 # ---- the page ------------------------------------------------------------------------------
@@ -327,6 +530,10 @@ table.tags { table-layout: fixed; } table.tags td { overflow-wrap: anywhere; }
 .note { color: #666; font-style: italic; }
 img.timeline { max-width: 100%; border: 1px solid #ddd; }
 tr.move td { background: #fef5e7; }
+img.umami { max-width: 100%; border: 1px solid #ddd; }
+table.umami-metric { width: auto; min-width: 40em; } table.umami-metric td.n { text-align: left; }
+.q { font-weight: 700; padding: .05em .45em; border-radius: .3em; color: #fff; }
+.q-rank1 { background: #DA0017; } .q-rank2 { background: #FD6A07; } .q-rank3 { background: #40A43A; } .q-rank4 { background: #2C69A9; }
 </style>
 </head>
 <body>
@@ -371,7 +578,39 @@ its pure I/O time of {{ r.covering.pure_io_time_s | secs }}: the minimum coverin
 <h2 id="timeline">Timeline</h2>
 {% if r.timeline_png %}<img class="timeline" id="timeline-img" alt="timeline of {{ r.title }}: ranks by time, covering-set members outlined in red" src="data:image/png;base64,{{ timeline_b64 }}">
 {% endif %}{% if r.timeline_note %}<p class="note">{{ r.timeline_note }}</p>{% endif %}
-<h2 id="placement">Placement plan</h2>
+<h2 id="umami">I/O performance against this application's history (UMAMI)</h2>
+{% if r.umami %}{% set u = r.umami %}<p>Application <span class="path" id="umami-app">{{ u.app }}</span>:
+this job ({{ u.today }}) against the application's {{ u.n_earlier }} earlier runs in gold/app_runs, {{ u.first }} to {{ u.last }}.
+Each row: the history over run start with its moving averages, and a box plot of the earlier runs; this job's value is
+coloured by its quartile among them, in the direction the metric is better:
+<span class="q q-rank1">worst quarter</span> <span class="q q-rank2">second-worst</span>
+<span class="q q-rank3">second-best</span> <span class="q q-rank4">best quarter</span>.</p>
+{% if r.umami_png %}<img class="umami" id="umami-img" alt="UMAMI panel: each metric's history, moving averages and box plot, this job's value coloured by its quartile" src="data:image/png;base64,{{ umami_b64 }}">
+{% endif %}{% if r.umami_note %}<p class="note">{{ r.umami_note }}</p>{% endif %}
+{% for m in u.metrics %}<h3>{{ m.label }} <small>({{ m.name }}; {{ m.better }} is better)</small></h3>
+{% if m.note %}<p class="note umami-metric-note" data-metric="{{ m.name }}">{{ m.note }}</p>
+{% else %}<table class="kv umami-metric" data-metric="{{ m.name }}">
+<tr><th>this job</th><td class="n umami-today" data-value="{{ m.today }}">{{ m.today_text }}</td></tr>
+<tr><th>quartile among the earlier runs</th><td class="umami-quartile" data-quartile="{{ m.quartile }}" data-rank="{{ m.rank }}"><span class="q q-rank{{ m.rank }}">Q{{ m.quartile }}</span> {{ m.place }} ({{ m.n_past }} earlier runs): the {{ m.verdict }}, {{ m.better }} being better</td></tr>
+<tr><th>earlier runs: min · Q1 · median · Q3 · max</th><td class="n">{% for k, v, t in m.quartiles %}<span class="umami-{{ k }}" data-value="{{ v }}">{{ t }}</span>{% if not loop.last %} · {% endif %}{% endfor %}</td></tr>
+<tr><th>this job against the median</th><td class="n">{{ m.vs_median }}</td></tr>
+<tr><th>moving average: mean of the last {{ m.short_window }} runs{% if m.n_short < m.short_window %} (all {{ m.n_short }}){% endif %}</th><td class="n umami-sma-short" data-value="{{ m.sma_short }}">{{ m.sma_short_text }}</td></tr>
+<tr><th>moving average: mean of the last {{ m.long_window }} runs{% if m.n_long < m.long_window %} (all {{ m.n_long }}){% endif %}</th><td class="n umami-sma-long" data-value="{{ m.sma_long }}">{{ m.sma_long_text }}</td></tr>
+<tr><th>short against long moving average</th><td class="n">{{ m.sma_cross }}</td></tr>
+</table>
+{% endif %}{% if m.regressions %}<table class="regressions" data-metric="{{ m.name }}">
+<tr><th>regression rule</th><th>value</th><th>baseline</th><th>change</th><th>threshold</th><th>since</th><th>baseline from</th><th>file-system weather</th></tr>
+{% for g in m.regressions %}<tr class="regression" data-rule="{{ g.rule }}" data-weather="{{ g.weather_flag }}">
+<td><code>{{ g.rule }}</code></td><td class="n">{{ g.value }}</td><td class="n">{{ g.baseline }}</td><td class="n">{{ g.change }}</td>
+<td><code>{{ g.threshold_name }}</code> = {{ g.threshold }} (score {{ g.score }})</td><td>{{ g.since }}</td><td>{{ g.baseline_runs }}</td><td>{{ g.weather }}</td></tr>
+{% endfor %}</table>
+{% elif u.regressions_table %}<p class="note">No regression of this job's {{ m.label }} flagged in gold/regressions (rules: {{ u.rules }}).</p>
+{% else %}<p class="note">No gold/regressions table yet (the watch stage has not flagged anything).</p>
+{% endif %}{% endfor %}
+{% if u.other_regressions %}<p class="note">This job is also flagged in gold/regressions for {{ u.other_regressions | join(", ") }}, not in watch.metrics now.</p>{% endif %}
+{% if u.unknown_metrics %}<p class="note">watch.metrics names {{ u.unknown_metrics | join(", ") }}, not a gold/app_runs column: not shown.</p>{% endif %}
+{% else %}<p class="note" id="no-umami">{{ r.umami_note }}</p>
+{% endif %}<h2 id="placement">Placement plan</h2>
 {% if r.plan %}<p>Predictions of {{ r.plan_models | join(", ") }}: {{ r.plan | selectattr("move") | list | length }} of
 {{ r.plan | length }} files would run faster on another tier.</p>
 <table class="plan">
@@ -395,8 +634,9 @@ def render(report: Report) -> str:
     env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=False)
     env.filters.update(num=num, secs=secs)
     b64 = base64.b64encode(report.timeline_png).decode("ascii") if report.timeline_png else ""
+    umami_b64 = base64.b64encode(report.umami_png).decode("ascii") if report.umami_png else ""
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return env.from_string(TEMPLATE).render(r=report, timeline_b64=b64, generated=now)
+    return env.from_string(TEMPLATE).render(r=report, timeline_b64=b64, umami_b64=umami_b64, generated=now)
 
 
 def output_path(out: str | None, log_id: str) -> Path:

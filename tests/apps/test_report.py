@@ -257,3 +257,232 @@ def test_report_renders_in_headless_chromium(lake, dxt_page, tmp_path):
     (img,) = json.loads(root["data-probe"])
     assert img["complete"] and (img["w"], img["h"]) == (width, height), img
     assert "error" not in img and 0.02 < img["ink"] < 0.9, img
+
+
+# ---- the UMAMI panel: this job against its application's history ----------------------------
+# A copy of the report lake with gold/app_runs rows written through the project's writer: the
+# dxt job ("today", its own application key from the real silver rows) after 20 earlier runs of
+# the same application with these literal metrics (and one run after it), and the noposix job after 3
+# earlier runs of its own. The panel follows two metrics: bandwidth (lower is worse) and I/O time (higher is worse).
+UMAMI_BW = [800.0, 950.0, 700.0, 1020.0, 880.0, 910.0, 760.0, 990.0, 1100.0, 840.0,
+            930.0, 870.0, 1010.0, 780.0, 960.0, 890.0, 1050.0, 820.0, 940.0, 900.0]
+UMAMI_IO = [10.0, 9.0, 12.0, 8.0, 11.0, 10.0, 13.0, 9.0, 8.5, 11.0,
+            10.0, 12.0, 9.0, 13.0, 10.0, 11.0, 8.0, 12.0, 10.0, 9.0]
+TODAY_BW, TODAY_IO = 410.0, 7.5  # bandwidth far below every earlier run; I/O time below every earlier run
+UMAMI_WATCH = {"metrics": [{"name": "bandwidth_mib_s", "worse": "lower"}, {"name": "io_time_s", "worse": "higher"}]}
+RED, BLUE = (0xDA, 0x00, 0x17), (0x2C, 0x69, 0xA9)  # the worst and the best quarter (pytokio's colours)
+
+
+def _umami_conf(lake_root: str, **watch):
+    from iolake.config import load_config
+
+    return load_config("local", overrides={"lake": {"root": lake_root}, "watch": {**UMAMI_WATCH, **watch}})
+
+
+@pytest.fixture(scope="module")
+def umami_lake(spark, lake, tmp_path_factory) -> dict:
+    import datetime as dt
+
+    import numpy as np
+
+    from features import regressions
+    from iolake.lake import read_table
+    from iolake.lake.writer import write
+    from schemas import GOLD, SILVER
+
+    root = tmp_path_factory.mktemp("umami") / "lake"
+    shutil.copytree(lake["lake"], root)
+    conf = _umami_conf(str(root))
+    jf = read_table(spark, SILVER["job_features"], str(root)).where(F.col("log_id").isin(lake["dxt"], lake["noposix"]))
+    ff = read_table(spark, SILVER["file_features"], str(root))
+    today = {r["log_id"]: r.asDict() for r in regressions.app_runs(jf, ff, conf.watch).collect()}
+    assert set(today) == {lake["dxt"], lake["noposix"]}, "setup: both jobs need a start time"
+    day = dt.timedelta(days=1)
+    rows = []
+    noposix_history = ([500.0, 520.0, 480.0], [3.0, 2.9, 3.1])
+    for log_id, bws, ios in ((lake["dxt"], UMAMI_BW, UMAMI_IO), (lake["noposix"], *noposix_history)):
+        job = today[log_id]
+        if log_id == lake["dxt"]:
+            job.update(bandwidth_mib_s=TODAY_BW, io_time_s=TODAY_IO)
+        rows.append(job)
+        for i, (bw, io) in enumerate(zip(bws, ios)):
+            start = job["start"] - (len(bws) - i) * day
+            rows.append({**job, "log_id": f"{log_id[:16]}-earlier-{i:02d}", "job_month": start.strftime("%Y-%m"),
+                         "start": start, "bandwidth_mib_s": bw, "io_time_s": io})
+    # and a run of dxt's application after it: the panel of a job is its history up to the job
+    later = today[lake["dxt"]]["start"] + day
+    rows.append({**today[lake["dxt"]], "log_id": f"{lake['dxt'][:16]}-later", "job_month": later.strftime("%Y-%m"),
+                 "start": later, "bandwidth_mib_s": 1500.0, "io_time_s": 30.0})
+    spec = GOLD["app_runs"]
+    write(spark, conf, spec, spark.createDataFrame(rows, spec.struct))
+
+    # one gold/regressions row of the dxt job, as the watch stage writes them (the table's display is
+    # tested here, not the detectors: tests/features/test_regressions.py)
+    dxt = today[lake["dxt"]]
+    base = float(np.median(UMAMI_BW))
+    flagged = {"app": dxt["app"], "start": dxt["start"], "log_id": lake["dxt"], "metric": "bandwidth_mib_s",
+               "value": TODAY_BW, "baseline": base, "change": TODAY_BW / base - 1, "rule": "robust_z",
+               "threshold_name": "watch.robust_z.z", "threshold": 2.0, "score": -7.25, "since": dxt["start"],
+               "baseline_runs": 20, "baseline_first": dxt["start"] - 20 * day, "baseline_last": dxt["start"] - day,
+               "fs": dxt["fs"] or "/scratch", "weather": False, "weather_peers": 3, "weather_dropped": 1}
+    spec = GOLD["regressions"]
+    write(spark, conf, spec, spark.createDataFrame([flagged], spec.struct), mode="overwrite")
+    return {**lake, "lake": str(root), "app": dxt["app"], "noposix_app": today[lake["noposix"]]["app"],
+            "regression": flagged}
+
+
+def _expected_quartile(history: list[float], today: float) -> int:
+    import numpy as np
+
+    q1, q2, q3 = np.percentile(np.array(history), [25, 50, 75])
+    return 1 + int(today > q1) + int(today > q2) + int(today > q3)
+
+
+class Cells(Page):
+    """Page, plus the text and attributes of the elements of the UMAMI tables: cells[(class, metric)]
+    for the cells of each metric's table, regressions for the gold/regressions rows."""
+
+    CLASSES = ("umami-today", "umami-quartile", "umami-sma-short", "umami-sma-long", "regression")
+
+    def __init__(self, source: str):
+        self.cells: dict[tuple[str, str], tuple[dict, str]] = {}
+        self.regressions: list[tuple[str, dict, str]] = []
+        self._metric = None
+        self._open: list[tuple[str, str, dict, list]] = []
+        super().__init__(source)
+
+    def handle_starttag(self, tag, attrs):
+        super().handle_starttag(tag, attrs)
+        a = dict(attrs)
+        classes = (a.get("class") or "").split()
+        if tag == "table":
+            self._metric = a.get("data-metric")
+        hit = [c for c in classes if c in self.CLASSES]
+        if hit:
+            self._open.append((tag, hit[0], a, []))
+
+    def handle_endtag(self, tag):
+        super().handle_endtag(tag)
+        if self._open and self._open[-1][0] == tag:
+            _, cls, a, text = self._open.pop()
+            text = " ".join("".join(text).split())
+            if cls == "regression":
+                self.regressions.append((self._metric, a, text))
+            else:
+                self.cells[(cls, self._metric)] = (a, text)
+
+    def handle_data(self, data):
+        super().handle_data(data)
+        for *_, buf in self._open:
+            buf.append(data)
+
+    def metric_cells(self, metric: str) -> dict[str, tuple[dict, str]]:
+        return {cls: v for (cls, m), v in self.cells.items() if m == metric}
+
+
+def _chromium_dom(source: str, tmp_path: Path) -> tuple[str, list[dict]]:
+    """The DOM headless Chromium made of the page, and what it made of each image (PROBE)."""
+    head, body_end, tail = source.rpartition("</body>")
+    probe = tmp_path / "probed.html"
+    probe.write_text(head + PROBE + body_end + tail)
+    run = subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
+                          "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    (root,) = Page(run.stdout).all("html")
+    return run.stdout, json.loads(root["data-probe"])
+
+
+def _png(src: str):
+    import io
+
+    from PIL import Image
+
+    assert src.startswith("data:image/png;base64,")
+    return Image.open(io.BytesIO(base64.b64decode(src.split(",", 1)[1]))).convert("RGB")
+
+
+def _near(img, colour, tol: int = 40) -> int:
+    import numpy as np
+
+    a = np.asarray(img, dtype=int)
+    return int((np.abs(a - np.array(colour)).max(axis=2) <= tol).sum())
+
+
+def test_report_umami_panel_in_headless_chromium(umami_lake, tmp_path):
+    import numpy as np
+
+    from apps.report import write_report
+
+    path = write_report(_umami_conf(umami_lake["lake"]), umami_lake["dxt"][:10], str(tmp_path / "dxt.html"))
+    source = path.read_text()
+    dom_source, probed = _chromium_dom(source, tmp_path)
+    dom = Cells(dom_source)
+
+    # the section, its application (a trace string: escaped in the source, literal to the reader)
+    assert ("h2", {"id": "umami"}) in dom.elements
+    assert umami_lake["app"] in dom.body_text
+    if any(ch in umami_lake["app"] for ch in "<>&\"'"):
+        assert umami_lake["app"] not in source
+    assert "data-pwned" not in dom.all("body")[0]
+    assert "20 earlier runs" in dom.body_text
+
+    # the panel image: decoded by the browser at the PNG's own size, a drawing, not a blank
+    (img,) = [a for a in Page(source).all("img") if a.get("id") == "umami-img"]
+    png = _png(img["src"])
+    (seen,) = [p for p in probed if p["id"] == "umami-img"]
+    assert seen["complete"] and (seen["w"], seen["h"]) == png.size, seen
+    assert "error" not in seen and 0.02 < seen["ink"] < 0.9, seen
+    # two rows: bandwidth on top, today's point red (its worst quarter); I/O time below, today's
+    # point blue (quartile 1 of I/O time is its best quarter: lower is better)
+    w, h = png.size
+    assert 700 <= w <= 1200 and h > 400
+    top, bottom = png.crop((0, 0, w, h // 2)), png.crop((0, h // 2, w, h))
+    assert _near(top, RED) > 100 and _near(top, BLUE) < 20
+    assert _near(bottom, BLUE) > 100 and _near(bottom, RED) < 20
+
+    # the tables: today's value and its quartile, as the literal history implies
+    bw, io = dom.metric_cells("bandwidth_mib_s"), dom.metric_cells("io_time_s")
+    q_bw, q_io = _expected_quartile(UMAMI_BW, TODAY_BW), _expected_quartile(UMAMI_IO, TODAY_IO)
+    assert (q_bw, q_io) == (1, 1)
+    assert float(bw["umami-today"][0]["data-value"]) == TODAY_BW and f"{TODAY_BW:,.1f} MiB/s" == bw["umami-today"][1]
+    assert bw["umami-quartile"][0]["data-quartile"] == str(q_bw) and bw["umami-quartile"][0]["data-rank"] == "1"
+    assert bw["umami-quartile"][1] == (f"Q{q_bw} at or below their first quartile (20 earlier runs): "
+                                        "the worst quarter, higher being better")
+    assert io["umami-quartile"][0]["data-quartile"] == str(q_io) and io["umami-quartile"][0]["data-rank"] == "4"
+    assert io["umami-quartile"][1] == (f"Q{q_io} at or below their first quartile (20 earlier runs): "
+                                        "the best quarter, lower being better")
+    assert float(io["umami-today"][0]["data-value"]) == TODAY_IO
+    # the moving averages at today: the last 5 and the last 30 (here: all 21) runs, today included
+    bw_all = [*UMAMI_BW, TODAY_BW]
+    assert float(bw["umami-sma-short"][0]["data-value"]) == pytest.approx(np.mean(bw_all[-5:]))
+    assert float(bw["umami-sma-long"][0]["data-value"]) == pytest.approx(np.mean(bw_all))
+
+    # the job's gold/regressions row, under the bandwidth table
+    ((metric, attrs, text),) = dom.regressions
+    assert metric == "bandwidth_mib_s"
+    assert attrs["data-rule"] == "robust_z" and attrs["data-weather"] == "no"
+    change = umami_lake["regression"]["change"]
+    assert f"{100 * change:+.1f} %" in text and "watch.robust_z.z" in text and "1 of 3 other applications" in text
+    assert "No regression of this job's I/O time" in dom.body_text
+
+
+def test_report_umami_note_without_enough_history(umami_lake, lake, tmp_path):
+    from apps.report import LakeReader, build, render
+
+    # noposix: 3 earlier runs of its application, fewer than watch.min_history (10 by default)
+    out = tmp_path / "noposix.html"
+    assert main(["report", umami_lake["noposix"][:10], "--lake", umami_lake["lake"], "--out", str(out)]) == 0
+    page = Page(out.read_text())
+    assert ("p", {"class": "note", "id": "no-umami"}) in page.elements
+    assert (f"No UMAMI panel: 3 earlier runs of application {umami_lake['noposix_app']} in gold/app_runs, "
+            f"fewer than the 10 (watch.min_history)") in page.body_text
+    assert not [a for a in page.all("img") if a.get("id") == "umami-img"]
+    # the threshold is the setting: with watch.min_history 3 the same job gets its panel
+    report = build(LakeReader(_umami_conf(umami_lake["lake"], min_history=3)), umami_lake["noposix"])
+    assert report.umami is not None and report.umami_png and report.umami["n_earlier"] == 3
+    assert 'id="umami-img"' in render(report)
+    # the lake without gold/app_runs (the watch stage never ran): says so
+    assert main(["report", lake["dxt"][:10], "--lake", lake["lake"], "--out", str(tmp_path / "plain.html")]) == 0
+    plain = Page((tmp_path / "plain.html").read_text())
+    assert "No UMAMI panel: the lake has no gold/app_runs table" in plain.body_text

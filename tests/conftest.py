@@ -10,11 +10,27 @@ ROOT = Path(__file__).resolve().parents[1]
 SHARED_DATA = Path(os.environ.get("IOLAKE_SHARED_DATA", ROOT.parent / "shared" / "data"))
 
 
+def in_ci() -> bool:
+    """CI runs with `CI` set (CI=true): there a missing tool or data set is a failure, not a skip."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def need(condition: bool, why: str) -> None:
+    """Skip the calling test (or module, at import time) unless `condition`; under CI, fail instead.
+
+    `why` says what is missing and how to get it, e.g. "needs iolake_native (pip install ./native)".
+    """
+    if condition:
+        return
+    if in_ci():
+        pytest.fail(why, pytrace=False)
+    pytest.skip(why, allow_module_level=True)
+
+
 def shared_path(*parts: str) -> Path:
-    """A path under ../shared/data, or skip the calling test saying the data is absent."""
+    """A path under ../shared/data, or skip the calling test saying the data is absent (fail under CI)."""
     p = SHARED_DATA.joinpath(*parts)
-    if not p.exists():
-        pytest.skip(f"needs {p} (the shared data folder beside the project); it is absent here")
+    need(p.exists(), f"needs {p} (the shared data folder beside the project); it is absent here")
     return p
 
 

@@ -1,35 +1,102 @@
+"""iolake/config.py: conf/base.yaml holds every default; an overlay changes keys; errors name the file and key."""
+import ast
+from pathlib import Path
+
 import pytest
+import yaml
 
 from iolake.config import CONF_DIR, ConfigError, load_config
 
+ROOT = Path(__file__).resolve().parents[2]
+BASE = yaml.safe_load((CONF_DIR / "base.yaml").read_text())  # plain YAML, not the loader under test
 
-def _conf_dir(tmp_path, local_text: str):
-    (tmp_path / "base.yaml").write_text((CONF_DIR / "base.yaml").read_text())
+
+def _conf_dir(tmp_path, local_text: str = "", base_edit=None, cluster_text: str | None = None):
+    """A conf folder: the real base.yaml (optionally edited line by line) and the given overlays."""
+    base = (CONF_DIR / "base.yaml").read_text()
+    if base_edit:
+        base = base_edit(base)
+    (tmp_path / "base.yaml").write_text(base)
     (tmp_path / "local.yaml").write_text(local_text)
+    if cluster_text is not None:
+        (tmp_path / "cluster.yaml").write_text(cluster_text)
     return tmp_path
 
 
+def test_config_base_yaml_gives_every_value():
+    conf = load_config("local")
+    assert conf.ingest.task_bytes == BASE["ingest"]["task_bytes"]
+    assert conf.lake.commit_retries == BASE["lake"]["commit_retries"]
+    assert conf.lake.retry_backoff_s == BASE["lake"]["retry_backoff_s"]
+    assert conf.tags.small_bytes == BASE["tags"]["small_bytes"]
+    assert conf.models.alias == BASE["models"]["alias"]
+
+
 def test_config_overlay_merges_key_by_key(tmp_path):
-    d = _conf_dir(tmp_path, "ingest:\n  decoder: native\nspark:\n  properties:\n    spark.x: '1'\n")
+    assert BASE["ingest"]["decoder"] != "pydarshan" and BASE["ingest"]["task_bytes"] != 4096
+    d = _conf_dir(tmp_path, "ingest:\n  decoder: pydarshan\n  task_bytes: 4096\n"
+                            "spark:\n  properties:\n    spark.x: '1'\n")
     conf = load_config("local", d)
-    assert conf.ingest.decoder == "native"
-    # keys the overlay does not mention keep their base values
-    assert conf.ingest.task_bytes == 67108864
+    # the overlay's values replace base.yaml's ...
+    assert conf.ingest.decoder == "pydarshan"
+    assert conf.ingest.task_bytes == 4096
     assert conf.spark.properties["spark.x"] == "1"
-    assert conf.spark.properties["spark.sql.session.timeZone"] == "UTC"
+    # ... and keys it does not mention keep them, in the same section and in nested mappings
+    assert conf.ingest.task_max_logs == BASE["ingest"]["task_max_logs"]
+    assert conf.ingest.suffixes == BASE["ingest"]["suffixes"]
+    assert conf.spark.properties["spark.sql.session.timeZone"] == BASE["spark"]["properties"]["spark.sql.session.timeZone"]
 
 
 def test_config_unknown_key_names_file_and_key(tmp_path):
     d = _conf_dir(tmp_path, "ingest:\n  decodr: native\n")
     with pytest.raises(ConfigError) as e:
         load_config("local", d)
-    assert str(d / "local.yaml") in str(e.value)
-    assert "ingest.decodr" in str(e.value)
+    assert str(e.value).startswith(f"{d / 'local.yaml'}: ingest.decodr: unknown key")
+
+
+def test_config_ingest_commit_retries_moved_to_lake(tmp_path):
+    d = _conf_dir(tmp_path, "ingest:\n  commit_retries: 3\n")
+    with pytest.raises(ConfigError) as e:
+        load_config("local", d)
+    assert str(e.value).startswith(f"{d / 'local.yaml'}: ingest.commit_retries: unknown key")
+    assert load_config("local", _conf_dir(tmp_path, "lake:\n  commit_retries: 3\n")).lake.commit_retries == 3
 
 
 def test_config_wrong_type_names_file_and_key(tmp_path):
     d = _conf_dir(tmp_path, "gates:\n  enabled: maybe\n")
     with pytest.raises(ConfigError, match=r"local.yaml: gates.enabled: expected true or false"):
+        load_config("local", d)
+
+
+@pytest.mark.parametrize("env", ["local", "cluster"])
+def test_config_overlay_wrong_type_names_the_overlay(tmp_path, env):
+    text = "lake:\n  commit_retries: many\n"
+    d = _conf_dir(tmp_path, text if env == "local" else "", cluster_text=text if env == "cluster" else "")
+    with pytest.raises(ConfigError) as e:
+        load_config(env, d)
+    assert str(e.value) == f"{d / f'{env}.yaml'}: lake.commit_retries: expected an integer, got 'many'"
+
+
+def test_config_key_missing_from_base_names_base_and_key(tmp_path):
+    def drop_small_bytes(text):
+        lines = text.splitlines(keepends=True)
+        kept = [ln for ln in lines if not ln.startswith("  small_bytes:")]
+        assert len(kept) == len(lines) - 1
+        return "".join(kept)
+
+    d = _conf_dir(tmp_path, "tags:\n  small_requests: 0.2\n", base_edit=drop_small_bytes)
+    with pytest.raises(ConfigError) as e:
+        load_config("local", d)
+    assert str(e.value).startswith(f"{d / 'base.yaml'}: tags.small_bytes: missing (base.yaml sets every key")
+
+
+def test_config_missing_key_is_not_filled_by_the_overlay_section(tmp_path):
+    """A key base.yaml lacks is base.yaml's error even when the overlay sets it: overlays only change keys."""
+    def drop_alias(text):
+        return text.replace("  alias: champion", "", 1)
+
+    d = _conf_dir(tmp_path, "", base_edit=drop_alias)
+    with pytest.raises(ConfigError, match=r"base.yaml: models.alias: missing"):
         load_config("local", d)
 
 
@@ -44,10 +111,30 @@ def test_config_unknown_env_is_refused():
         load_config("staging")
 
 
-def test_config_overrides_from_command_line_win():
-    conf = load_config("local", overrides={"lake": {"root": "/tmp/x"}})
-    assert conf.lake.root == "/tmp/x"
-    assert conf.digest() != load_config("local").digest()
+def test_config_lake_override_wins_over_base_and_overlay(tmp_path):
+    """`--lake X` is the override {"lake": {"root": X}}: it beats cluster.yaml's lake.root and
+    leaves the other lake keys at base.yaml's values."""
+    cluster_root = yaml.safe_load((CONF_DIR / "cluster.yaml").read_text())["lake"]["root"]
+    assert cluster_root != BASE["lake"]["root"]
+    assert load_config("cluster").lake.root == cluster_root
+    conf = load_config("cluster", overrides={"lake": {"root": str(tmp_path / "x")}})
+    assert conf.lake.root == str(tmp_path / "x")
+    assert conf.lake.commit_retries == BASE["lake"]["commit_retries"]
+    assert conf.digest() != load_config("cluster").digest()
+
+
+def test_config_lake_override_of_the_cli(tmp_path):
+    from iolake.cli import _conf, parser
+
+    args = parser().parse_args(["ingest", "in", "--env", "cluster", "--lake", str(tmp_path / "l")])
+    assert _conf(args).lake.root == str(tmp_path / "l")
+
+
+def test_config_cli_without_lake_keeps_the_configured_root():
+    from iolake.cli import _conf, parser
+
+    cluster_root = yaml.safe_load((CONF_DIR / "cluster.yaml").read_text())["lake"]["root"]
+    assert _conf(parser().parse_args(["ingest", "in", "--env", "cluster"])).lake.root == cluster_root
 
 
 def test_pipeline_lists_ingest_first_and_checks_dependencies(tmp_path):
@@ -62,8 +149,46 @@ def test_pipeline_lists_ingest_first_and_checks_dependencies(tmp_path):
 
 
 def test_unknown_key_in_base_is_blamed_on_base_even_when_the_overlay_sets_its_section(tmp_path):
-    (tmp_path / "base.yaml").write_text("lake: x\ningest:\n  decodr: native\n")
-    (tmp_path / "cluster.yaml").write_text("ingest:\n  task_bytes: 1024\n")
+    d = _conf_dir(tmp_path, base_edit=lambda t: t.replace("\ningest:\n", "\ningest:\n  decodr: native\n", 1),
+                  cluster_text="ingest:\n  task_bytes: 1024\n")
+    assert "  decodr: native" in (d / "base.yaml").read_text()
     with pytest.raises(ConfigError) as e:
-        load_config("cluster", tmp_path)
-    assert str(e.value).startswith(f"{tmp_path / 'base.yaml'}: ingest.decodr: unknown key")
+        load_config("cluster", d)
+    assert str(e.value).startswith(f"{d / 'base.yaml'}: ingest.decodr: unknown key")
+
+
+# -- models.alias: the one alias promotion, scoring and predict use ---------------------------------
+
+def _calls(path: Path, func: str):
+    tree = ast.parse(path.read_text())
+    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)
+            and (getattr(n.func, "attr", None) == func or getattr(n.func, "id", None) == func)]
+
+
+def _is_config_alias(node) -> bool:
+    """`conf.models.alias` or `m.alias` (m = conf.models), not a literal."""
+    return isinstance(node, ast.Attribute) and node.attr == "alias"
+
+
+def _alias_arg(call: ast.Call, position: int):
+    kw = [k.value for k in call.keywords if k.arg == "alias"]
+    return kw[0] if kw else call.args[position]
+
+
+def test_config_models_alias_is_the_alias_of_promotion_scoring_and_predict(tmp_path):
+    assert load_config("local", _conf_dir(tmp_path, "models:\n  alias: nightly\n")).models.alias == "nightly"
+    promote = _calls(ROOT / "jobs" / "train.py", "register_and_promote")
+    assert len(promote) == 2  # placement and bandwidth
+    assert all(_is_config_alias(_alias_arg(c, 6)) for c in promote)
+    loads = (_calls(ROOT / "jobs" / "score.py", "version_by_alias") + _calls(ROOT / "apps" / "predict.py", "load"))
+    assert len(loads) >= 3
+    assert all(_is_config_alias(_alias_arg(c, 1)) for c in loads)
+    # no code (docstrings aside) names the default alias itself
+    for rel in ("models/registry.py", "jobs/train.py", "jobs/score.py", "apps/predict.py"):
+        tree = ast.parse((ROOT / rel).read_text())
+        docs = {id(n.body[0].value) for n in ast.walk(tree)
+                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
+                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
+        literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docs
+                    and isinstance(n.value, str) and BASE["models"]["alias"] in n.value]
+        assert not literals, (rel, literals)

@@ -17,11 +17,11 @@ from pyspark.sql import types as T
 from iolake.cli import sample_inputs
 from iolake.config import load_config
 from iolake.lake import SchemaConflict, ensure_table, merge_new_logs, read_table
+from readers import native_darshan as native  # imports without the extension: `native._native` is None
 from schemas import BRONZE
+from tests.conftest import need
 
-native = pytest.importorskip("readers.native_darshan")
-if native._native is None:  # pragma: no cover
-    pytest.skip("iolake_native is not built (pip install ./native)", allow_module_level=True)
+need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
 
 POSIX = BRONZE["posix"]
 NEW = "POSIX_NEWER_COUNTER"  # what a future POSIX module version appends

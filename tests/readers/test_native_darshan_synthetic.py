@@ -8,6 +8,7 @@ the requested *old* version, so the native up-conversions are checked against da
 """
 from __future__ import annotations
 
+import importlib.util
 import random
 import struct
 import zlib
@@ -16,10 +17,11 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-native = pytest.importorskip("readers.native_darshan")
-pytest.importorskip("darshan")
-if native._native is None:  # pragma: no cover
-    pytest.skip("iolake_native is not built (pip install ./native)", allow_module_level=True)
+from readers import native_darshan as native  # imports without the extension: `native._native` is None
+from tests.conftest import need
+
+need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
+need(importlib.util.find_spec("darshan") is not None, "needs pydarshan, the reference decoder (pip install darshan)")
 
 CURRENT = ["NULL", "POSIX", "MPI-IO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR", "BG/Q", "LUSTRE",
            "STDIO", "DXT_POSIX", "DXT_MPIIO", "MDHIM", "APXC", "APMPI", "HEATMAP", "DFS", "DAOS"]

@@ -339,6 +339,9 @@ def load_config(env: str = "local", conf_dir: Path | str | None = None, override
         _merge(merged, overrides, origin, "command line")
     conf = _check(merged, Config, "", origin)
     _check_maintain(conf.maintain, origin)
+    if conf.models.alias == "challenger":  # models/registry.py gives a losing version that alias
+        raise ConfigError(f"{origin.get('models.alias', origin.get('', 'conf/base.yaml'))}: models.alias: 'challenger' "
+                          "is the alias a version that lost gets; choose another (e.g. champion)")
     _check_watch(conf.watch, origin)
     return conf
 

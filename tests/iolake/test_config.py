@@ -192,3 +192,9 @@ def test_config_models_alias_is_the_alias_of_promotion_scoring_and_predict(tmp_p
         literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docs
                     and isinstance(n.value, str) and BASE["models"]["alias"] in n.value]
         assert not literals, (rel, literals)
+
+
+def test_config_alias_cannot_be_the_losers_alias():
+    """A losing model version gets `challenger` (models/registry.py): the configured alias must differ."""
+    with pytest.raises(ConfigError, match=r"command line: models.alias: 'challenger' is the alias a version that lost"):
+        load_config("local", overrides={"models": {"alias": "challenger"}})

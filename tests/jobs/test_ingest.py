@@ -299,7 +299,8 @@ def test_cli_run_on_sample_logs(spark, tmp_path, capsys):
 def test_cli_bad_config_exits_2_naming_key(tmp_path, capsys):
     from iolake.cli import main
 
-    (tmp_path / "base.yaml").write_text("lake: x\ningest:\n  workers: 3\n")
+    base = (ROOT / "conf" / "base.yaml").read_text().replace("\ningest:\n", "\ningest:\n  workers: 3\n", 1)
+    (tmp_path / "base.yaml").write_text(base)
     assert main(["ingest", str(tmp_path), "--conf-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "base.yaml: ingest.workers: unknown key" in err

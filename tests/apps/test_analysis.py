@@ -329,6 +329,7 @@ def _same(a: IOFrame, b: IOFrame) -> None:
         pd.testing.assert_frame_equal(getattr(a, method)(), getattr(b, method)(), obj=method)
 
 
+@pytest.mark.slow
 def test_from_darshan_equals_from_lake(spark, lake):
     direct = IOFrame.from_darshan(DXT)
     (log_id,) = direct.log_ids
@@ -343,6 +344,7 @@ def test_from_darshan_equals_from_lake(spark, lake):
     pd.testing.assert_frame_equal(old.covering, from_lake.covering)
 
 
+@pytest.mark.slow
 def test_versions_are_the_delta_versions_spark_sees(spark, lake):
     from delta.tables import DeltaTable
 
@@ -354,6 +356,7 @@ def test_versions_are_the_delta_versions_spark_sees(spark, lake):
         assert v == DeltaTable.forPath(spark, f"{root}/{name}").history(1).first().version, name
 
 
+@pytest.mark.slow
 def test_timeline_from_the_lake_highlights_the_covering_set(lake, tmp_path):
     from apps.analysis.timeline import COLOURS
 
@@ -368,6 +371,7 @@ def test_timeline_from_the_lake_highlights_the_covering_set(lake, tmp_path):
     assert ink(COLOURS["read"]) > 100 and ink(COLOURS["write"]) > 100 and ink(COLOURS["meta"]) == 0
 
 
+@pytest.mark.slow
 def test_register_views_answers_sql_like_ioframe(spark, lake):
     from apps.views import register_views
 

@@ -12,6 +12,8 @@ from apps.maintain import disk_files, run
 from schemas import BRONZE
 from tests.conftest import shared_path
 
+pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
+
 # three small real logs of one month (2024-12): one ingest each leaves several files per partition
 DLIO = "darshan-logs/darshan_logs/dlio_logs"
 LOGS = ["snyder_python3_id3116902-2110365_12-19-66957-188958432683465822_1.darshan",

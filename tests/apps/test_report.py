@@ -20,6 +20,8 @@ from markupsafe import escape
 from iolake.cli import main
 from tests.lakes import HOSTILE_EXE, HOSTILE_FILE, HOSTILE_META, report_lake
 
+pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
+
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]

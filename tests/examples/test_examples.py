@@ -14,6 +14,8 @@ import pytest
 
 from tests.lakes import report_lake
 
+pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
+
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 TOP = 5

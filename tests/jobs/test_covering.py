@@ -232,6 +232,7 @@ def sample_lake(spark, tmp_path_factory):
     return lake, covering.run(spark, conf, echo=lambda *_: None)
 
 
+@pytest.mark.slow
 def test_covering_run_on_sample_logs_covers_every_job(spark, sample_lake):
     lake, summary = sample_lake
     assert summary["covered"] >= 4 and summary["members"] >= summary["covered"]
@@ -242,6 +243,7 @@ def test_covering_run_on_sample_logs_covers_every_job(spark, sample_lake):
     assert sources == {"dxt", "counters"}  # dxt.darshan has DXT segments
 
 
+@pytest.mark.slow
 def test_covering_rerun_adds_nothing(spark, sample_lake, capsys):
     lake, _ = sample_lake
     before = table_version(spark, SPEC, str(lake))

@@ -76,6 +76,7 @@ def test_train_on_empty_lake_reports_and_does_not_fail(spark, tmp_path):
     assert out["trained"] is False and "nothing to train" in lines[0]
 
 
+@pytest.mark.slow
 def test_score_twice_adds_no_rows(spark, tmp_path):
     from iolake.lake import read_table
     from jobs import labels, score, train

@@ -17,6 +17,8 @@ from readers.base import DecodeError, UnsupportedFormat
 from schemas import BRONZE
 from tests.conftest import need, shared_path
 
+pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
+
 need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
 
 

@@ -20,6 +20,8 @@ import pytest
 from readers import native_darshan as native  # imports without the extension: `native._native` is None
 from tests.conftest import need
 
+pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
+
 need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
 need(importlib.util.find_spec("darshan") is not None, "needs pydarshan, the reference decoder (pip install darshan)")
 

@@ -13,6 +13,8 @@ from readers.sandbox import SandboxedDecoder
 from schemas import BRONZE, DARSHAN_MODULE_TABLE
 from tests.conftest import shared_path
 
+pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
+
 
 def _samples():
     import darshan

@@ -13,6 +13,8 @@ from readers.recorder import decode_recorder, is_recorder_trace, path_record_id
 from schemas import BRONZE
 from tests.conftest import shared_path
 
+pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
+
 TIER_DIR = {"bb": "/dev/shm/iosweep-bb", "pfs": "/srv/iosweep-pfs"}
 ROLLUP_COUNTERS = ("POSIX_READS", "POSIX_WRITES", "POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN", "POSIX_ACCESS1_ACCESS")
 

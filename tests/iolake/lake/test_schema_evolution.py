@@ -21,6 +21,8 @@ from readers import native_darshan as native  # imports without the extension: `
 from schemas import BRONZE
 from tests.conftest import need
 
+pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
+
 need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
 
 POSIX = BRONZE["posix"]

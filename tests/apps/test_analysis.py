@@ -223,6 +223,7 @@ def _rows_of(table) -> pd.DataFrame:
     return df.sort_values(list(df.columns)).reset_index(drop=True)
 
 
+@pytest.mark.slow
 def test_read_matches_spark_after_overwrite_merge_and_checkpoint(spark, tmp_path):
     from delta.tables import DeltaTable
 
@@ -244,6 +245,7 @@ def test_read_matches_spark_after_overwrite_merge_and_checkpoint(spark, tmp_path
     assert arrow.version(lake, SPEC) == DeltaTable.forPath(spark, path).history(1).first().version == 2
 
 
+@pytest.mark.slow
 def test_read_projects_and_filters_like_spark_with_and_without_deletion_vectors(spark, tmp_path):
     from deltalake import DeltaTable
 
@@ -272,6 +274,7 @@ def test_read_projects_and_filters_like_spark_with_and_without_deletion_vectors(
     pd.testing.assert_frame_equal(_rows_of(everything), _spark_rows(spark, path))
 
 
+@pytest.mark.slow
 def test_read_renamed_column_by_its_logical_name_and_refuses_what_delta_rs_cannot_read(spark, tmp_path):
     lake = str(tmp_path)
     mapped = TableSpec(name="mapped", layer="silver", keys=("k",), struct=T.StructType([
@@ -388,6 +391,7 @@ def test_register_views_answers_sql_like_ioframe(spark, lake):
     assert dict(zip(shared["file_name"], shared["num_ranks"])) == mine["num ranks"].to_dict()
 
 
+@pytest.mark.slow
 def test_register_views_job_summary_counts_tags_when_the_table_exists(spark, tmp_path):
     from apps.views import register_views
 

@@ -181,7 +181,7 @@ def _run(conf, inputs, pipeline=None, verbose: bool = False) -> int:
     """Every available stage of `pipeline` (default: the project's pipeline.yaml), in order."""
     from iolake.pipeline import load_pipeline
 
-    stages = [s for s in (load_pipeline(pipeline) if pipeline else load_pipeline())]
+    stages = load_pipeline(pipeline) if pipeline else load_pipeline()
     return _stages(conf, stages, inputs, verbose, command="run", announce=True)
 
 
@@ -197,6 +197,7 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
         t0 = time.monotonic()
         info = rec.info
         spark = rec.spark = session(conf, verbose, info.run_id)
+        log_file = log_file_of(spark)  # None with --verbose, or when the session already existed
         if announce:
             print(f"iolake {command} {info.run_id}: lake {conf.lake.root}, env {conf.env}, inputs {', '.join(inputs)}")
         for stage in stages:
@@ -205,7 +206,7 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
                 continue
             t = time.monotonic()
             try:
-                with _library_output_to(log_file_of(spark)):
+                with _library_output_to(log_file):
                     summary = run_stage(spark, conf, stage, info, print, traces=inputs)
                 if stage.name == "ingest":
                     rec.counts = ingest_counts(summary)
@@ -215,8 +216,8 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
         if announce:
             print(f"iolake {command} {info.run_id}: finished in {time.monotonic() - t0:.1f} s; tables under "
                   f"{conf.lake.root}")
-        if log_file_of(spark):
-            print(f"Spark's log: {log_file_of(spark)} (--verbose shows it on the console)")
+        if log_file:
+            print(f"Spark's log: {log_file} (--verbose shows it on the console)")
         return 0
 
     return record(command if command != "stage" else f"stage {stages[0].name}", conf, inputs, body)
@@ -225,7 +226,7 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
 @contextlib.contextmanager
 def _library_output_to(log_file: str | None):
     """While a stage runs, what libraries print (MLflow's registry messages, its INFO log and
-    UserWarnings) goes to the run's log file, not the console; nothing changes with --verbose."""
+    UserWarnings) goes to the run's log file, not the console; with no log file (--verbose) nothing changes."""
     if log_file is None:
         yield
         return

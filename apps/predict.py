@@ -50,7 +50,8 @@ def features(spark, paths, conf) -> pd.DataFrame:
 
 
 def plan(ff: pd.DataFrame, conf) -> pd.DataFrame:
-    """Per file: predicted tier, probability, predicted bandwidth on that tier (MiB/s)."""
+    """Per file: predicted tier, probability, predicted bandwidth on that tier (MiB/s); and, from the
+    bandwidth model alone, the bandwidth on the file's current tier, the fastest tier and the speed-up."""
     from models import registry, tracking
 
     tracking.configure(conf)
@@ -59,11 +60,16 @@ def plan(ff: pd.DataFrame, conf) -> pd.DataFrame:
     p = placement.predict(ff)
     on_pick = ff.assign(tier=p["predicted_tier"].to_numpy())
     b = bandwidth.predict(on_pick)
-    return pd.DataFrame({
+    now = bandwidth.predict(ff)  # on the tier each file is on now: every tier's prediction and the speed-up
+    out = pd.DataFrame({
         "trace": ff["trace"], "file": ff["file_name"], "interface": ff["interface"], "io_type": ff["io_type"],
         "current_tier": ff["tier"], "predicted_tier": p["predicted_tier"], "probability": p["probability"].round(3),
         "predicted_bandwidth_mib_s": b["predicted_bandwidth_mib_s"].round(1),
-    }).assign(models=f"{conf.models.placement_model} v{pv.version}, {conf.models.bandwidth_model} v{bv.version}")
+    })
+    if "speedup" in now:  # versions trained before per-tier predictions lack it
+        out = out.assign(bandwidth_now_mib_s=now["predicted_bandwidth_mib_s"].round(1).to_numpy(),
+                         fastest_tier=now["best_tier"].to_numpy(), speedup=now["speedup"].round(2).to_numpy())
+    return out.assign(models=f"{conf.models.placement_model} v{pv.version}, {conf.models.bandwidth_model} v{bv.version}")
 
 
 def main(conf, traces) -> int:

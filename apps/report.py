@@ -151,6 +151,7 @@ class Report:
     timeline_note: str
     plan: list[dict] | None
     plan_models: list[str] = field(default_factory=list)
+    plan_tiers: list[str] = field(default_factory=list)  # tiers the bandwidth model predicts
     notes: list[str] = field(default_factory=list)
     umami: dict | None = None  # None: no history to place the job in (umami_note says why)
     umami_png: bytes | None = None
@@ -306,12 +307,18 @@ def build(reader: LakeReader, log_id: str) -> Report:
             by_file.setdefault(r["record_id"], {"file_name": r["file_name"], "tier": r["tier"]}).update(
                 predicted_tier=r["predicted_tier"], probability=r["probability"])
         for r in bw:
+            by_tier = r.get("bandwidth_by_tier") or {}
+            by_tier = dict(by_tier) if not isinstance(by_tier, dict) else by_tier  # Arrow maps: (key, value) pairs
             by_file.setdefault(r["record_id"], {"file_name": r["file_name"], "tier": r["tier"]}).update(
-                bandwidth_mib_s=r["bandwidth_mib_s"], predicted_bandwidth_mib_s=r["predicted_bandwidth_mib_s"])
+                bandwidth_mib_s=r["bandwidth_mib_s"], predicted_bandwidth_mib_s=r["predicted_bandwidth_mib_s"],
+                by_tier=by_tier, speedup=r.get("speedup"), best_bw_tier=r.get("best_tier"))
         plan = sorted(by_file.values(), key=lambda r: (r.get("file_name") or ""))
+        plan_tiers = sorted({t for r in plan for t in (r.get("by_tier") or {})})
         for r in plan:
             r["move"] = r.get("predicted_tier") is not None and r["predicted_tier"] != r.get("tier")
         models = sorted({f"{r['model_name']} v{r['model_version']}" for r in [*place, *bw]})
+    else:
+        plan_tiers = []
 
     umami_png = None
     try:
@@ -325,7 +332,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
         except Exception as e:
             umami_note = f"The UMAMI panel could not be drawn: {type(e).__name__}: {e}"
     return Report(log_id=log_id, title=title, summary=summary, metadata=metadata, tags=tags, covering=covering,
-                  timeline_png=png, timeline_note=note, plan=plan, plan_models=models, notes=notes,
+                  timeline_png=png, timeline_note=note, plan=plan, plan_models=models, plan_tiers=plan_tiers, notes=notes,
                   umami=panel, umami_png=umami_png, umami_note=umami_note)
 
 
@@ -614,11 +621,15 @@ coloured by its quartile among them, in the direction the metric is better:
 {% if r.plan %}<p>Predictions of {{ r.plan_models | join(", ") }}: {{ r.plan | selectattr("move") | list | length }} of
 {{ r.plan | length }} files would run faster on another tier.</p>
 <table class="plan">
-<tr><th>file</th><th>tier now</th><th>predicted best tier</th><th>probability</th><th>measured MiB/s</th><th>predicted MiB/s (tier now)</th></tr>
+<tr><th>file</th><th>tier now</th><th>predicted best tier</th><th>probability</th><th>measured MiB/s</th><th>predicted MiB/s (tier now)</th>
+{% for t in r.plan_tiers %}<th class="tier-bw">predicted MiB/s on {{ t }}</th>{% endfor %}<th>predicted speed-up</th></tr>
 {% for p in r.plan %}<tr class="file{% if p.move %} move{% endif %}">
 <td class="path">{{ p.file_name }}</td><td>{{ p.tier }}</td><td>{{ p.predicted_tier or "—" }}</td>
-<td class="n">{{ p.probability | num }}</td><td class="n">{{ p.bandwidth_mib_s | num }}</td><td class="n">{{ p.predicted_bandwidth_mib_s | num }}</td></tr>
+<td class="n">{{ p.probability | num }}</td><td class="n">{{ p.bandwidth_mib_s | num }}</td><td class="n">{{ p.predicted_bandwidth_mib_s | num }}</td>
+{% for t in r.plan_tiers %}<td class="n tier-bw">{{ (p.by_tier or {}).get(t) | num }}</td>{% endfor %}<td class="n">{% if p.speedup is not none %}{{ p.speedup | num }}× ({{ p.best_bw_tier }}){% else %}—{% endif %}</td></tr>
 {% endfor %}</table>
+{% if r.plan_tiers %}<p class="note">Predicted bandwidth per tier comes from one bandwidth model given the same file features on
+each tier; the speed-up is the best tier's prediction over the prediction on the file's own tier (— when the model never saw that tier).</p>{% endif %}
 {% else %}<p class="note" id="no-predictions">No predictions yet for this job: the gold tables hold no
 placement or bandwidth prediction for its files (train models on traces from two tiers, then run the score stage).</p>
 {% endif %}

@@ -113,7 +113,9 @@ def read_benchmark(spark, path: str):
     for c in ("files_bb", "files_pfs"):
         if c not in pdf.columns:
             pdf[c] = 1
-    return pdf
+    from models.benchmarks import cast_like
+
+    return cast_like(pdf, SPEC, FEATURES)
 
 
 def from_benchmark(spark, pdf, mconf):

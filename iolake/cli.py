@@ -216,11 +216,43 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
         if announce:
             print(f"iolake {command} {info.run_id}: finished in {time.monotonic() - t0:.1f} s; tables under "
                   f"{conf.lake.root}")
+            if any(s.name in ("train", "score") for s in stages):
+                _where_to_look(conf)
         if log_file:
             print(f"Spark's log: {log_file} (--verbose shows it on the console)")
         return 0
 
     return record(command if command != "stage" else f"stage {stages[0].name}", conf, inputs, body)
+
+
+def _where_to_look(conf) -> None:
+    """The champions a run left in the registry, and the commands that show them and their predictions."""
+    import mlflow
+
+    from iolake.lake import arrow
+    from models import tracking
+    from models.registry import ModelAliasMissing, version_by_alias
+    from schemas import TABLES
+
+    uri = tracking.configure(conf)
+    m = conf.models
+    for name in (m.placement_model, m.bandwidth_model, m.job_bandwidth_model):
+        try:
+            mv = version_by_alias(name, m.alias)
+            run = mlflow.get_run(mv.run_id)
+            src = run.data.tags.get("iolake.training_source") or run.data.tags.get("iolake.label_source", "?")
+            print(f"  {name}@{m.alias}: v{mv.version} ({run.data.params.get('model', '?')}, trained on {src})")
+        except ModelAliasMissing:
+            print(f"  {name}@{m.alias}: none yet")
+    try:
+        preds = arrow.read(conf.lake.root, TABLES["placement_predictions"], columns=["log_id"])
+        example = preds.column("log_id")[0].as_py() if preds.num_rows else None
+    except Exception:  # a summary line is not worth failing a finished run
+        example = None
+    lake = f" --lake {conf.lake.root}" if conf.lake.root != "lake" else ""
+    if example:
+        print(f"  a job's report with its placement plan: iolake report{lake} {example[:12]}")
+    print(f"  models and their runs: mlflow ui --backend-store-uri {uri}")
 
 
 @contextlib.contextmanager

@@ -125,14 +125,16 @@ class ModelsConf:
     label_min_margin: float  # drop a label group when (best - other) / other tier bandwidth <= this
     label_formats: list[str]  # trace formats whose bandwidths label
     benchmark_table: str | None  # CSV or Delta path: features + per-tier bandwidth; replaces lake labels
+    default_benchmark: str | None  # the table to train on when the lake has too few two-tier labels
     ground_truth: str | None  # labels.csv of a sweep: agreement of lake labels is reported against it
-    splits: int  # random train/test splits per classifier / regressor
+    splits: int  # grouped train/test splits per classifier / regressor (models/evaluation.py)
     test_fraction: float
     seed: int
     classifiers: list[str]
     regressors: list[str]
     placement_model: str  # registered model names
     bandwidth_model: str
+    job_bandwidth_model: str
     alias: str  # the alias `train` promotes a winning version to, and `score` / `predict` load
 
 

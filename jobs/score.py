@@ -1,11 +1,14 @@
-"""score: silver/file_features -> gold/placement_predictions, gold/bandwidth_predictions.
+"""score: silver/file_features, silver/job_features -> the three prediction tables.
 
-Reads:  silver/file_features, the predictions so far; `models:/iolake-placement@ALIAS`,
-        `models:/iolake-bandwidth@ALIAS` (ALIAS: `models.alias`, the one `train` promotes to).
-Writes: gold/placement_predictions, gold/bandwidth_predictions, insert-only on
-        (log_id, record_id, model_name, model_version): every data file not yet scored by that
-        model version is scored once (anti-join on (log_id, model_version)), so a re-run scores
-        nothing twice and a newly promoted version rescores everything.
+Reads:  silver/file_features, silver/job_features, the predictions so far;
+        `models:/iolake-placement@ALIAS`, `models:/iolake-bandwidth@ALIAS`,
+        `models:/iolake-job-bandwidth@ALIAS` (ALIAS: `models.alias`, the one `train` promotes to).
+Writes: gold/placement_predictions, gold/bandwidth_predictions (per file: its tier's bandwidth,
+        every tier's, the best tier and the speed-up of moving there),
+        gold/job_bandwidth_predictions (the same per job), insert-only on (log, [record,] model
+        name, model version): every log not yet scored by that model version is scored once
+        (anti-join on (log_id, model_version)), so a re-run scores nothing twice and a newly
+        promoted version rescores everything.
 Models run in Spark through `mlflow.pyfunc.spark_udf`; every row names the model and version.
 """
 from __future__ import annotations
@@ -43,23 +46,53 @@ def todo(candidates, done_table, version: str):
     return candidates.join(done, "log_id", "left_anti")
 
 
-def predict(spark, df, model_uri: str, name: str, version: str, result_type: str, outputs: list[str], spec):
-    """Score `df` with the model in Spark; `spec`'s columns, with model name and version on every row."""
+def _result_type(model_uri: str) -> tuple[str, list[str]]:
+    """The model's output columns as a Spark DDL struct (from its signature) and their names."""
+    from mlflow.models import get_model_info
+
+    kinds = {"string": "string", "double": "double", "float": "double", "long": "bigint", "integer": "int",
+             "boolean": "boolean"}
+    cols = get_model_info(model_uri).signature.outputs.inputs
+    names = [c.name for c in cols]
+    return ", ".join(f"{c.name} {kinds.get(c.type.name, 'string')}" for c in cols), names
+
+
+# model output column -> table column (the per-job table speaks of throughput)
+RENAMES = {"job_bandwidth_predictions": {"predicted_bandwidth_mib_s": "predicted_throughput_mib_s",
+                                         "bandwidth_by_tier": "throughput_by_tier",
+                                         "best_bandwidth_mib_s": "best_throughput_mib_s"}}
+
+
+def predict(spark, df, model_uri: str, name: str, version: str, spec):
+    """Score `df` with the model in Spark; `spec`'s columns, with model name and version on every row.
+    A JSON {tier: value} output becomes a map column."""
     import mlflow.pyfunc
     import pyspark.sql.functions as F
+    from pyspark.sql import types as T
 
     cols = signature_columns(model_uri)
     check_columns(df, cols, f"{name} v{version}")
+    result_type, outputs = _result_type(model_uri)
     udf = mlflow.pyfunc.spark_udf(spark, model_uri, result_type=result_type, env_manager="local")
     scored = df.withColumn("_p", udf(F.struct(*[F.col(c) for c in cols])))
+    renames = RENAMES.get(spec.name, {})
     for o in outputs:
-        scored = scored.withColumn(o, F.col(f"_p.{o}"))
+        target = renames.get(o, o)
+        if target not in spec.struct.fieldNames():
+            continue
+        value = F.col(f"_p.{o}")
+        if isinstance(spec.struct[target].dataType, T.MapType):
+            value = F.from_json(value, spec.struct[target].dataType)
+        scored = scored.withColumn(target, value)
+    for f in spec.struct.fields:  # columns an older model version does not output
+        if f.name not in scored.columns:
+            scored = scored.withColumn(f.name, F.lit(None).cast(f.dataType))
     return (scored.withColumn("model_name", F.lit(name)).withColumn("model_version", F.lit(str(version)))
             .withColumn("scored_at", F.current_timestamp())
             .select(*[F.col(f.name).cast(f.dataType) for f in spec.struct.fields]))
 
 
-def _score_one(ctx, name, table, result_type, outputs, candidates) -> int:
+def _score_one(ctx, name, table, candidates) -> int:
     from models.registry import version_by_alias
 
     conf = ctx.conf
@@ -69,10 +102,25 @@ def _score_one(ctx, name, table, result_type, outputs, candidates) -> int:
     new = todo(candidates, ctx.read(table), str(mv.version)).cache()
     n = new.count()
     if n:
-        ctx.write(table, predict(ctx.spark, new, uri, name, str(mv.version), result_type, outputs, spec))
+        ctx.write(table, predict(ctx.spark, new, uri, name, str(mv.version), spec))
     new.unpersist()
-    ctx.echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} files scored")
+    what = "jobs" if table.endswith("job_bandwidth_predictions") else "files"
+    ctx.echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} {what} scored")
     return n
+
+
+def _job_candidates(ctx):
+    """silver/job_features rows with the per-job model's columns; `tier` is the job's single tier,
+    `mixed` when its files span several, `unknown` when none has a tier."""
+    import pyspark.sql.functions as F
+
+    from models.bandwidth import JOB_NUMERIC
+
+    jf = ctx.read("silver/job_features")
+    tier = (F.when(F.size("tiers") == 1, F.col("tiers")[0])
+            .when(F.size("tiers") > 1, F.lit("mixed")).otherwise(F.lit("unknown")))
+    return (jf.withColumn("tier", tier)
+            .na.fill(0, [*JOB_NUMERIC, "seq_pct"]))
 
 
 def execute(ctx) -> dict:
@@ -83,21 +131,59 @@ def execute(ctx) -> dict:
     conf = ctx.conf
     if not ctx.exists(FF):
         ctx.echo("[score] no silver/file_features yet")
-        return {"placement": 0, "bandwidth": 0}
+        return {"placement": 0, "bandwidth": 0, "job_bandwidth": 0}
     tracking.configure(conf)
     candidates = data_files(ctx.read(FF), need_bandwidth=False)  # every data file, whatever the tracer
     summary = {}
-    jobs = (("placement", conf.models.placement_model, "gold/placement_predictions",
-             "predicted_tier string, probability double", ["predicted_tier", "probability"]),
-            ("bandwidth", conf.models.bandwidth_model, "gold/bandwidth_predictions",
-             "predicted_bandwidth_mib_s double", ["predicted_bandwidth_mib_s"]))
-    for key, name, table, rt, outs in jobs:
+    jobs = (("placement", conf.models.placement_model, "gold/placement_predictions", lambda: candidates),
+            ("bandwidth", conf.models.bandwidth_model, "gold/bandwidth_predictions", lambda: candidates),
+            ("job_bandwidth", conf.models.job_bandwidth_model, "gold/job_bandwidth_predictions",
+             lambda: _job_candidates(ctx) if ctx.exists("silver/job_features") else None))
+    for key, name, table, rows in jobs:
         try:
-            summary[key] = _score_one(ctx, name, table, rt, outs, candidates)
+            df = rows()
+            summary[key] = 0 if df is None else _score_one(ctx, name, table, df)
         except ModelAliasMissing as e:
             ctx.echo(f"[score] skipped {name}: {e}")
             summary[key] = 0
+    try:
+        summary["lake_check"] = lake_check(ctx)
+    except ModelAliasMissing:
+        pass
     return summary
+
+
+def lake_check(ctx) -> dict | None:
+    """The champion's predictions against the tier gaps the lake itself measured (PrismIO §VII:
+    train on a benchmark, apply to the lake): every scored data file whose feature group was traced
+    on both tiers has a lake label (features/placement_labels.transform); accuracy over those files
+    beside the best constant answer. None when the lake measured no tier gap."""
+    import pyspark.sql.functions as F
+
+    from features import placement_labels
+    from models.registry import version_by_alias
+    from schemas.placement_labels import FEATURES
+
+    conf = ctx.conf
+    name = conf.models.placement_model
+    mv = version_by_alias(name, conf.models.alias)
+    lake = placement_labels.transform(ctx.read(FF), ctx.read("bronze/logs"), conf.models)
+    pred = (ctx.read("gold/placement_predictions").where(F.col("model_version") == str(mv.version))
+            .select("log_id", "record_id", "predicted_tier"))
+    files = ctx.read(FF).select("log_id", "record_id", *FEATURES).join(pred, ["log_id", "record_id"])
+    cond = [files[c].eqNullSafe(lake[c]) for c in FEATURES]
+    both = files.join(lake.select(*FEATURES, F.col("best_tier").alias("lake_tier")), cond).select(
+        "predicted_tier", "lake_tier")
+    facts = both.groupBy().agg(F.count(F.lit(1)).alias("n"),
+                               F.sum((F.col("predicted_tier") == F.col("lake_tier")).cast("int")).alias("hits"),
+                               F.sum((F.col("lake_tier") == "bb").cast("int")).alias("bb")).first()
+    if not facts.n:
+        return None
+    out = {"files": facts.n, "accuracy": facts.hits / facts.n, "best_constant": max(facts.bb, facts.n - facts.bb) / facts.n}
+    ctx.echo(f"[score] {name} v{mv.version} on the {out['files']} scored files whose tier gap the lake measured "
+             f"(feature groups traced on both tiers): accuracy {out['accuracy']:.3f} "
+             f"(best constant answer {out['best_constant']:.3f})")
+    return out
 
 
 run, main = entry_points("score")

@@ -1,23 +1,41 @@
-"""train: gold/placement_labels -> iolake-placement; silver/file_features -> iolake-bandwidth (MLflow).
+"""train: placement and bandwidth models in MLflow, evaluated on grouped splits, refit on all labels.
 
-Reads:  gold/placement_labels, silver/file_features, silver/job_features, bronze/logs.
-Writes: MLflow runs (experiments `iolake-placement`, `iolake-bandwidth`) and registered model
-        versions; the `champion` alias moves only when a new version wins on the same held-out set.
-Every model in `models.classifiers` / `models.regressors` is compared over `models.splits` random
-splits; the best is refit on split 0's training part and registered. Skipped when MLflow already
-holds a run trained on the same Delta version of the training table with the same config.
-An empty or missing training table is reported, not an error.
+Reads:  gold/placement_labels, silver/file_features, silver/job_features, bronze/logs; the
+        benchmark table (`models.benchmark_table`, else `models.default_benchmark` when the
+        lake has no two-tier labels or bandwidths: `models/benchmarks/`).
+Writes: MLflow runs (experiments `iolake-placement`, `iolake-bandwidth`, `iolake-job-bandwidth`)
+        and registered versions of the three models.
+
+How a model is chosen (models/evaluation.py):
+1. every model in `models.classifiers` / `models.regressors` is scored on the same
+   `models.splits` grouped splits: a configuration's files and a log's files are never on both
+   sides. Each figure stands beside its baseline on the same splits: the majority class
+   (placement), the median bandwidth of the tier (bandwidth), and, when the labels come from a
+   benchmark with its own parameters, a decision tree given those parameters (the reference);
+2. the best mean score wins; the winner is refit on *all* labelled rows and registered;
+3. the new version takes `models.alias` when it beats the version holding it on the same rows
+   (every row of a held-out fold), else `challenger`; the run records why.
+The recursive-elimination decision tree of PrismIO §VII is logged as its own run.
+Skipped when MLflow already holds a run trained on the same version of the same training data
+with the same config. Too few labels is reported, not an error.
 """
 from __future__ import annotations
 
+import hashlib
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 
 from iolake.config import Config
 from iolake.runinfo import RunInfo
 from iolake.runner import entry_points
+
+MIN_LABELS = 10  # label groups (and, per tier, 2) for grouped splits to hold both tiers out
+MIN_JOBS = 20
+MIN_SPLIT_GROUPS = 5  # fewer (log-connected) split groups than this cannot be split 10 ways
 
 
 def _already_trained(exp_id: str, version, digest: str) -> bool:
@@ -29,167 +47,365 @@ def _already_trained(exp_id: str, version, digest: str) -> bool:
     return len(runs) > 0
 
 
-MIN_LABELS = 10  # a random split needs both tiers on both sides
-
-
 def _table_id(spark, path: str) -> str:
     return spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["id"]
 
 
-def train_placement(labels, conf: Config, info: RunInfo, version, echo=print) -> dict:
+def _file_digest(path: str) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def enough_labels(y: pd.Series) -> bool:
+    counts = y.value_counts()
+    return len(y) >= MIN_LABELS and len(counts) >= 2 and counts.min() >= 2
+
+
+def _weighted_rows(X: pd.DataFrame, target, folds):
+    """The rows of every held-out fold, each as often as it was held out."""
+    idx = np.concatenate([te for _, te in folds])
+    return X.iloc[idx].reset_index(drop=True), np.asarray(target)[idx]
+
+
+def holder_score(evaluate, artefact_score):
+    """`score_fn` for registry.register_and_promote: the alias holder's recipe (its model kind, from
+    its run's params) evaluated on the challenger's folds; a holder whose kind is unknown here is
+    scored as it is (`artefact_score(version)`) on the held-out rows."""
+    def score(mv):
+        import mlflow
+
+        kind = mlflow.get_run(mv.run_id).data.params.get("model") if mv.run_id else None
+        try:
+            return evaluate(kind)
+        except (ValueError, TypeError):
+            return artefact_score(mv)
+    return score
+
+
+def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, version: str, source: str,
+                    reference: pd.DataFrame | None = None, echo=print, source_text: str | None = None) -> dict:
+    """Compare `models.classifiers` on grouped splits, refit the best on every label, register it."""
     import mlflow
 
-    from models import placement, pyfunc, registry, tracking
+    from models import evaluation, placement, pyfunc, registry, tracking
     from schemas.placement_labels import FEATURES
 
     m = conf.models
-    X, y = labels[list(FEATURES)], labels["best_tier"]
-    strong = labels["label_margin_gt_std"].astype("boolean")
+    X, y = labels[list(FEATURES)].reset_index(drop=True), labels["best_tier"].reset_index(drop=True)
+    strong = labels["label_margin_gt_std"].astype("boolean").reset_index(drop=True)
+    folds = evaluation.splits(groups, m.splits, m.test_fraction, m.seed)
+    echo(f"[train] placement: {len(X)} label rows from {source} (bb {int((y == 'bb').sum())} / "
+         f"pfs {int((y == 'pfs').sum())}), {len(np.unique(groups))} split groups, {m.splits} grouped splits")
+
+    def show(r):
+        echo(f"[train] placement {r['model']:<20} accuracy {r['accuracy_mean']:.3f} ± {r['accuracy_std']:.3f} "
+             f"(majority {r['baseline_mean']:.3f}); margin>std {r.get('accuracy_strong_mean', float('nan')):.3f} "
+             f"(majority {r.get('baseline_strong_mean', float('nan')):.3f}) [{r['seconds']:.1f} s]")
+
     results = []
     for name in m.classifiers:
         t = time.monotonic()
-        r = placement.fit_and_evaluate(name, X, y, n_splits=m.splits, test_fraction=m.test_fraction, seed=m.seed,
-                                       strong=strong)
+        r = placement.fit_and_evaluate(name, X, y, folds, strong=strong, seed=m.seed)
         r["seconds"] = time.monotonic() - t
         results.append(r)
-        echo(f"[train] placement {name:<20} accuracy {r['accuracy_mean']:.3f} ± {r['accuracy_std']:.3f} "
-             f"(majority {r['baseline_mean']:.3f}); margin>std {r.get('accuracy_strong_mean', float('nan')):.3f} "
-             f"(majority {r.get('baseline_strong_mean', float('nan')):.3f}) [{r['seconds']:.1f} s]")
-    best = max(results, key=lambda r: r["accuracy_mean"])
-    tr, te = placement.splits(y, m.splits, m.test_fraction, m.seed)[0]
-    est = placement.build_estimator(best["model"], seed=m.seed).fit(X.iloc[tr], y.iloc[tr])
-    Xte, yte = X.iloc[te], y.iloc[te]
-    held_out = float(np.mean(est.predict(Xte) == yte.to_numpy()))
-    imp = placement.importances(est, X, y, seed=m.seed)  # permutation importance over all labels
-    kept, trail = placement.eliminate_features("decision_tree", X, y, seed=m.seed)
+        show(r)
+    ref = None
+    if reference is not None:
+        t = time.monotonic()
+        ref = placement.fit_and_evaluate("reference_true_params", reference.reset_index(drop=True), y, folds,
+                                         strong=strong, seed=m.seed,
+                                         estimator=placement.reference_estimator(reference))
+        ref["seconds"] = time.monotonic() - t
+        show(ref)
+    best = max(results, key=lambda r: (r["accuracy_mean"], r.get("accuracy_strong_mean", 0.0)))
+    est = placement.build_estimator(best["model"], seed=m.seed).fit(X, y)  # the winner, refit on every label
+    imp = placement.importances(est, X, y, seed=m.seed)
     echo("[train] placement importances: " + ", ".join(f"{k} {v:.3f}" for k, v in imp.head(6).items()))
-    echo(f"[train] placement feature elimination (decision tree) keeps {len(kept)}: {', '.join(kept)}")
 
     exp = tracking.experiment(conf, m.placement_model)
-    with mlflow.start_run(experiment_id=exp, run_name=f"placement-{best['model']}", tags=tracking.tags(info)) as run:
-        mlflow.set_tags({"iolake.training_table": "gold/placement_labels", "iolake.training_version": str(version),
-                         "iolake.label_source": ",".join(sorted(labels.label_source.unique()))})
+    common_tags = {**tracking.tags(info), "iolake.training_table": "gold/placement_labels",
+                   "iolake.training_version": version, "iolake.label_source": source,
+                   "iolake.training_source": f"gold/placement_labels from {source_text or source}"}
+    t = time.monotonic()
+    kept, trail = placement.eliminate_features("decision_tree", X, y, folds, seed=m.seed)
+    rfe = trail[-1]["accuracy"]
+    with mlflow.start_run(experiment_id=exp, run_name="placement-rfe-decision_tree", tags=common_tags):
+        mlflow.log_params({"model": "decision_tree", "features": ",".join(kept), "elimination": "backward"})
+        mlflow.log_metrics({"accuracy_mean": rfe, "baseline_mean": best["baseline_mean"]})
+        mlflow.log_dict({"trail": trail}, "elimination.json")
+    echo(f"[train] placement recursive elimination (decision tree) keeps {len(kept)}: {', '.join(kept)}; "
+         f"accuracy {rfe:.3f} [{time.monotonic() - t:.1f} s]")
+
+    Xp, yp = _weighted_rows(X, y, folds)
+    with mlflow.start_run(experiment_id=exp, run_name=f"placement-{best['model']}", tags=common_tags) as run:
         mlflow.log_params({"model": best["model"], "features": ",".join(FEATURES), "splits": m.splits,
-                           "test_fraction": m.test_fraction, "seed": m.seed, "rows": len(labels),
-                           "label_min_margin": m.label_min_margin, "training_table_version": version,
-                           "rfe_features": ",".join(kept)})
-        for r in results:
+                           "split": "grouped", "test_fraction": m.test_fraction, "seed": m.seed, "rows": len(X),
+                           "refit": "all labelled rows", "label_min_margin": m.label_min_margin,
+                           "training_version": version, "rfe_features": ",".join(kept)})
+        for r in results + ([ref] if ref else []):
             for k in ("accuracy_mean", "accuracy_std", "baseline_mean", "accuracy_strong_mean", "baseline_strong_mean"):
                 if k in r:
                     mlflow.log_metric(f"{r['model']}.{k}", r[k])
-        mlflow.log_metrics({"accuracy_mean": best["accuracy_mean"], "accuracy_std": best["accuracy_std"],
-                            "baseline_mean": best["baseline_mean"], "held_out_accuracy": held_out})
-        mlflow.log_figure(tracking.figure_confusion(yte, est.predict(Xte), ["bb", "pfs"]), "confusion_matrix.png")
+        metrics = {k: best[k] for k in ("accuracy_mean", "accuracy_std", "baseline_mean", "accuracy_strong_mean",
+                                        "baseline_strong_mean") if k in best}
+        if ref:
+            metrics["reference_accuracy_mean"] = ref["accuracy_mean"]
+            if "accuracy_strong_mean" in ref:
+                metrics["reference_accuracy_strong_mean"] = ref["accuracy_strong_mean"]
+        mlflow.log_metrics({**metrics, "rfe_accuracy_mean": rfe})
+        tr, te = folds[0]
+        shown = placement.build_estimator(best["model"], seed=m.seed).fit(X.iloc[tr], y.iloc[tr])
+        mlflow.log_figure(tracking.figure_confusion(y.iloc[te], shown.predict(X.iloc[te]), ["bb", "pfs"]),
+                          "confusion_matrix_split0.png")
         mlflow.log_figure(tracking.figure_importances(imp, "permutation importance"), "importances.png")
-        mlflow.log_dict({"trail": trail, "comparison": results}, "selection.json")
+        mlflow.log_dict({"comparison": results, "reference": ref}, "selection.json")
         info_m = tracking.log_model(pyfunc.Placement(est, FEATURES), X)
 
-        def score_fn(model):
-            return float(np.mean(model.predict(Xte)["predicted_tier"].to_numpy() == yte.to_numpy()))
+        def artefact(mv):
+            pred = registry.load_version(m.placement_model, mv.version).predict(Xp)["predicted_tier"].to_numpy()
+            return float(np.mean(pred == yp))
 
-        promo = registry.register_and_promote(m.placement_model, info_m.model_uri, run.info.run_id, held_out,
-                                              score_fn, "accuracy", m.alias)
-    echo(f"[train] {m.placement_model} v{promo['version']} -> @{promo['alias']}: {promo['why']}")
-    return {"best": best["model"], "results": results, "importances": imp.to_dict(), "rfe": kept, **promo}
+        def recipe(kind):
+            if kind == best["model"]:
+                return best["accuracy_mean"]
+            return placement.fit_and_evaluate(kind, X, y, folds, seed=m.seed)["accuracy_mean"]
+
+        promo = registry.register_and_promote(m.placement_model, info_m.model_uri, run.info.run_id,
+                                              best["accuracy_mean"], holder_score(recipe, artefact),
+                                              "grouped-CV accuracy", m.alias)
+    echo(f"[train] {m.placement_model} v{promo['version']} ({best['model']}, refit on {len(X)} labels) -> "
+         f"@{promo['alias']}: {promo['why']}")
+    return {"best": best["model"], "results": results, "reference": ref, "rfe": kept, "rfe_accuracy": rfe, **promo}
 
 
-def train_bandwidth(files, jobs, conf: Config, info: RunInfo, version, echo=print) -> dict:
+def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: str, model_name: str, conf: Config,
+                    info: RunInfo, version: str, source: str, echo=print) -> dict:
+    """Compare `models.regressors` on grouped splits (beside the median-per-tier rule), refit the best
+    on every row, register it as `model_name`: one model that predicts every tier it saw."""
     import mlflow
 
-    from models import bandwidth, pyfunc, registry, tracking
+    from models import bandwidth, evaluation, pyfunc, registry, tracking
 
     m = conf.models
-    X, bw = files[list(bandwidth.FILE_FEATURES)], files[bandwidth.FILE_TARGET]
+    X = rows[list(features)].reset_index(drop=True)
+    bw = rows[target].astype(float).reset_index(drop=True)
+    tiers = sorted(X["tier"].astype(str).unique())
+    folds = evaluation.splits(groups, m.splits, m.test_fraction, m.seed)
+    echo(f"[train] bandwidth/{level}: {len(X)} rows from {source} on tiers {', '.join(tiers)}, "
+         f"{len(np.unique(groups))} split groups")
     results = []
     for name in m.regressors:
-        r = bandwidth.fit_and_evaluate(name, X, bw, n_splits=m.splits, test_fraction=m.test_fraction, seed=m.seed)
+        t = time.monotonic()
+        r = bandwidth.fit_and_evaluate(name, X, bw, folds, level=level, seed=m.seed)
+        r["seconds"] = time.monotonic() - t
         results.append(r)
-        echo(f"[train] bandwidth/file {name:<18} MdAPE {r['mdape_pct_mean']:.1f}% R²(log) {r['r2_log_mean']:.3f} "
-             f"RMSE(log) {r['rmse_log_mean']:.3f}")
-    job_results = []
-    if len(jobs) >= 20:
-        for name in m.regressors:
-            r = bandwidth.fit_and_evaluate(name, jobs[list(bandwidth.JOB_FEATURES)], jobs[bandwidth.JOB_TARGET],
-                                           level="job", n_splits=m.splits, test_fraction=m.test_fraction, seed=m.seed)
-            job_results.append(r)
-            echo(f"[train] bandwidth/job  {name:<18} MdAPE {r['mdape_pct_mean']:.1f}% R²(log) {r['r2_log_mean']:.3f} "
-                 f"RMSE(log) {r['rmse_log_mean']:.3f}")
+        echo(f"[train] bandwidth/{level} {name:<18} MdAPE {r['mdape_pct_mean']:.1f}% MAPE {r['mape_pct_mean']:.0f}% "
+             f"R² {r['r2_mean']:.3f} R²(log) {r['r2_log_mean']:.3f} (median rule: MdAPE "
+             f"{r['baseline_mdape_pct_mean']:.1f}%, R²(log) {r['baseline_r2_log_mean']:.3f}) [{r['seconds']:.1f} s]")
     best = max(results, key=lambda r: r["r2_log_mean"])
-    tr, te = bandwidth.splits(len(X), m.splits, m.test_fraction, m.seed)[0]
-    est = bandwidth.build_estimator(best["model"], seed=m.seed).fit(X.iloc[tr], np.log(bw.iloc[tr]))
-    Xte, bte = X.iloc[te], bw.iloc[te].to_numpy()
-    held = bandwidth.metrics(bte, np.exp(est.predict(Xte)))
-    exp = tracking.experiment(conf, m.bandwidth_model)
-    with mlflow.start_run(experiment_id=exp, run_name=f"bandwidth-{best['model']}", tags=tracking.tags(info)) as run:
-        mlflow.set_tags({"iolake.training_table": "silver/file_features", "iolake.training_version": str(version)})
-        mlflow.log_params({"model": best["model"], "features": ",".join(bandwidth.FILE_FEATURES), "rows": len(X),
-                           "splits": m.splits, "seed": m.seed, "training_table_version": version})
-        for r in results + job_results:
-            for k in ("mdape_pct_mean", "r2_log_mean", "rmse_log_mean"):
-                mlflow.log_metric(f"{r['level']}.{r['model']}.{k}", r[k])
-        mlflow.log_metrics({f"held_out_{k}": v for k, v in held.items()})
-        mlflow.log_figure(tracking.figure_pred_vs_measured(bte, np.exp(est.predict(Xte)), "file bandwidth, held out"),
-                          "predicted_vs_measured.png")
-        info_m = tracking.log_model(pyfunc.Bandwidth(est, bandwidth.FILE_FEATURES), X)
+    est = bandwidth.build_estimator(best["model"], level=level, seed=m.seed).fit(X, np.log(bw.to_numpy()))
+    Xp, bp = _weighted_rows(X, bw, folds)
+    exp = tracking.experiment(conf, model_name)
+    with mlflow.start_run(experiment_id=exp, run_name=f"{level}-bandwidth-{best['model']}",
+                          tags={**tracking.tags(info), "iolake.training_version": version,
+                                "iolake.training_source": source}) as run:
+        mlflow.log_params({"model": best["model"], "features": ",".join(features), "rows": len(X), "level": level,
+                           "tiers": ",".join(tiers), "splits": m.splits, "split": "grouped", "seed": m.seed,
+                           "refit": "all rows", "training_version": version})
+        for r in results:
+            for k, v in r.items():
+                if k.endswith("_mean") or k.endswith("_std"):
+                    mlflow.log_metric(f"{r['model']}.{k}", v)
+        mlflow.log_metrics({k: best[k] for k in best if k.endswith("_mean") or k.endswith("_std")})
+        tr, te = folds[0]
+        shown = bandwidth.build_estimator(best["model"], level=level, seed=m.seed).fit(X.iloc[tr],
+                                                                                       np.log(bw.iloc[tr]))
+        mlflow.log_figure(tracking.figure_pred_vs_measured(bw.iloc[te].to_numpy(), np.exp(shown.predict(X.iloc[te])),
+                                                           f"{level} bandwidth, held-out split 0"),
+                          "predicted_vs_measured_split0.png")
+        info_m = tracking.log_model(pyfunc.Bandwidth(est, features, tiers), X)
 
-        def score_fn(model):
-            return bandwidth.metrics(bte, model.predict(Xte)["predicted_bandwidth_mib_s"].to_numpy())["r2_log"]
+        def artefact(mv):
+            pred = registry.load_version(model_name, mv.version).predict(Xp)["predicted_bandwidth_mib_s"]
+            return bandwidth.metrics(bp, pred.to_numpy(dtype=float))["r2_log"]
 
-        promo = registry.register_and_promote(m.bandwidth_model, info_m.model_uri, run.info.run_id, held["r2_log"],
-                                              score_fn, "R²(log)", m.alias)
-    echo(f"[train] {m.bandwidth_model} v{promo['version']} -> @{promo['alias']}: {promo['why']}")
-    return {"best": best["model"], "results": results, "job_results": job_results, **promo}
+        def recipe(kind):
+            if kind == best["model"]:
+                return best["r2_log_mean"]
+            return bandwidth.fit_and_evaluate(kind, X, bw, folds, level=level, seed=m.seed)["r2_log_mean"]
+
+        promo = registry.register_and_promote(model_name, info_m.model_uri, run.info.run_id, best["r2_log_mean"],
+                                              holder_score(recipe, artefact), "grouped-CV R²(log)", m.alias)
+    echo(f"[train] {model_name} v{promo['version']} ({best['model']}, refit on {len(X)} rows) -> @{promo['alias']}: "
+         f"{promo['why']}")
+    return {"best": best["model"], "results": results, **promo}
 
 
-def execute(ctx) -> dict:
+def split_groups(feature_group, pairs: pd.DataFrame, what: str, echo) -> np.ndarray:
+    """Split group of each row: the connected component of its feature group in `pairs`
+    (group_id, log_id), so a log's files stay on one side. When the logs tie the feature groups
+    into fewer than MIN_SPLIT_GROUPS components (jobs sharing patterns across many logs), the
+    feature group alone, and the run says so."""
+    from models.evaluation import connected_groups
+
+    comp = connected_groups(pairs)
+    groups = pd.Series(feature_group).map(comp)
+    n = groups.nunique()
+    if n >= MIN_SPLIT_GROUPS and not groups.isna().any():
+        return groups.to_numpy()
+    echo(f"[train] {what}: the logs tie {pd.Series(feature_group).nunique()} feature groups into {n} component(s): "
+         f"splitting by feature group only (files of one log may sit on both sides)")
+    return pd.factorize(pd.Series(feature_group))[0]
+
+
+def _benchmark(conf) -> str | None:
+    from models.benchmarks import resolve
+
+    m = conf.models
+    return resolve(m.benchmark_table) if m.benchmark_table else (resolve(m.default_benchmark)
+                                                                  if m.default_benchmark else None)
+
+
+def _train_placement_stage(ctx, out: dict) -> None:
     import pyspark.sql.functions as F
 
-    from features.placement_labels import data_files
-    from models import tracking
+    from features.placement_labels import data_files, group_id, read_benchmark
+    from models import evaluation, tracking
+    from models.benchmarks import reference_params
+    from schemas.placement_labels import FEATURES
 
     conf, echo, info = ctx.conf, ctx.echo, ctx.info
-    labels_t, ff_t = "gold/placement_labels", "silver/file_features"
+    labels_t = "gold/placement_labels"
     if not ctx.exists(labels_t) or ctx.read(labels_t).limit(1).count() == 0:
         echo("[train] gold/placement_labels is missing or empty: no files were seen with the same I/O features "
-             "on both tiers (or set models.benchmark_table); nothing to train")
-        return {"trained": False}
-    tracking.configure(conf)
-    out = {"trained": True}
-    # a table's version is only unique with its id (a table recreated in place restarts at 0)
-    root = conf.lake.root
-    lv = f"{_table_id(ctx.spark, ctx.spec(labels_t, 'input').path(root))}@{ctx.version(labels_t)}"
+             "on both tiers (set models.benchmark_table or models.default_benchmark); nothing to train")
+        return
+    lv = f"{_table_id(ctx.spark, ctx.spec(labels_t, 'input').path(conf.lake.root))}@{ctx.version(labels_t)}"
     exp = tracking.experiment(conf, conf.models.placement_model)
     if _already_trained(exp, lv, info.config_digest):
         echo(f"[train] placement: already trained on gold/placement_labels version {lv}")
+        return
+    # Spark returns rows in no fixed order and the splits are positional: sort, so the same
+    # table always trains the same models
+    labels = ctx.read(labels_t).orderBy("label_source", "group_id").toPandas()
+    if not enough_labels(labels.best_tier):
+        echo(f"[train] placement: too few labels to train ({dict(labels.best_tier.value_counts())}; need both "
+             f"tiers, >= 2 of each and >= {MIN_LABELS} groups)")
+        return
+    source = ",".join(sorted(labels.label_source.unique()))
+    reference = None
+    if source == "lake":
+        files = data_files(ctx.read("silver/file_features"), ctx.read("bronze/logs"), conf.models.label_formats)
+        pairs = files.select(group_id().alias("group_id"), "log_id").distinct().toPandas()
+        groups = split_groups(labels.group_id.to_numpy(), pairs, "placement", echo)
     else:
-        # Spark returns rows in no fixed order and the splits are positional: sort, so the same
-        # table always trains the same models
-        labels = ctx.read(labels_t).orderBy("label_source", "group_id").toPandas()
-        counts = labels.best_tier.value_counts()
-        if len(counts) < 2 or counts.min() < 2 or len(labels) < MIN_LABELS:
-            echo(f"[train] placement: too few labels to train ({dict(counts)}; need both tiers, >= 2 of each "
-                 f"and >= {MIN_LABELS} groups)")
-        else:
-            out["placement"] = train_placement(labels, conf, info, lv, echo)
-    fv = f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(root))}@{ctx.version(ff_t)}"
-    exp = tracking.experiment(conf, conf.models.bandwidth_model)
-    if _already_trained(exp, fv, info.config_digest):
-        echo(f"[train] bandwidth: already trained on silver/file_features version {fv}")
-    else:
-        from models.bandwidth import FILE_FEATURES, JOB_FEATURES
+        groups = evaluation.feature_groups(labels, FEATURES)
+        bench = _benchmark(conf)
+        if bench and bench.endswith(".csv"):
+            bpdf = read_benchmark(ctx.spark, bench)
+            params = reference_params(bpdf)
+            if params is not None:  # the first configuration of each label group (identical trace features)
+                keyed = bpdf.assign(_k=evaluation.feature_key(bpdf, FEATURES))
+                first = keyed.drop_duplicates("_k").set_index("_k")
+                lk = evaluation.feature_key(labels, FEATURES)
+                if lk.isin(first.index).all():
+                    reference = first.loc[lk, params.columns].reset_index(drop=True)
+    text = None
+    if source == "benchmark":
+        from models.benchmarks import describe
 
-        logs = ctx.read("bronze/logs")
-        files = (data_files(ctx.read(ff_t), logs, conf.models.label_formats).select(*FILE_FEATURES, "bandwidth_mib_s")
-                 .orderBy(*FILE_FEATURES, "bandwidth_mib_s").toPandas())
-        ok = logs.where(F.col("format").isin(list(conf.models.label_formats))).select("log_id")
-        jobs = (ctx.read("silver/job_features").join(ok, "log_id", "left_semi")
-                .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
-                .withColumn("tier", F.col("tiers")[0]).select(*JOB_FEATURES, "throughput_mib_s")
-                .orderBy(*JOB_FEATURES, "throughput_mib_s").toPandas())
-        if len(files) < MIN_LABELS:
-            echo(f"[train] bandwidth: too few data files with a bandwidth ({len(files)})")
+        text = "benchmark " + describe(conf.models.benchmark_table or conf.models.default_benchmark or "?")
+    out["placement"] = train_placement(labels, groups, conf, info, lv, source, reference, echo, text)
+
+
+def _train_bandwidth_stage(ctx, out: dict) -> None:
+    import pyspark.sql.functions as F
+
+    from features.placement_labels import data_files, read_benchmark
+    from models import benchmarks, evaluation, tracking
+    from models.bandwidth import FILE_FEATURES, JOB_FEATURES, JOB_NUMERIC
+    from schemas.placement_labels import FEATURES
+
+    conf, echo, info = ctx.conf, ctx.echo, ctx.info
+    m = conf.models
+    ff_t, jf_t = "silver/file_features", "silver/job_features"
+    lake_v = f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(conf.lake.root))}@{ctx.version(ff_t)}"
+    logs = ctx.read("bronze/logs")
+    files = (data_files(ctx.read(ff_t), logs, m.label_formats).select("log_id", *FILE_FEATURES, "bandwidth_mib_s")
+             .orderBy("log_id", *FILE_FEATURES, "bandwidth_mib_s").toPandas())
+    ok = logs.where(F.col("format").isin(list(m.label_formats))).select("log_id")
+    jobs = (ctx.read(jf_t).join(ok, "log_id", "left_semi")
+            .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
+            .withColumn("tier", F.col("tiers")[0]).select("log_id", *JOB_FEATURES, "throughput_mib_s")
+            .orderBy("log_id", *JOB_FEATURES).toPandas()) if ctx.exists(jf_t) else pd.DataFrame()
+    bench = _benchmark(conf)
+    bpdf = None
+
+    def benchmark_frame():
+        nonlocal bpdf
+        if bpdf is None:
+            bpdf = read_benchmark(ctx.spark, bench)
+        return bpdf
+
+    def two_tiers(df, n):
+        return len(df) >= n and df["tier"].nunique() >= 2
+
+    # files: the lake when it measured two tiers (and no benchmark is forced), else the benchmark
+    if two_tiers(files, MIN_LABELS) and not m.benchmark_table:
+        fg = evaluation.feature_groups(files, FEATURES)
+        f_groups = split_groups(fg, pd.DataFrame({"group_id": fg, "log_id": files.log_id}), "bandwidth/file", echo)
+        f_rows, f_src, f_ver = files, "silver/file_features", lake_v
+    elif bench:
+        f_rows = benchmarks.file_rows(benchmark_frame())
+        f_groups = evaluation.feature_groups(f_rows, FEATURES)
+        f_src, f_ver = f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}", \
+            f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench
+    else:
+        f_rows = None
+        echo(f"[train] bandwidth: {len(files)} lake files with a bandwidth on {files['tier'].nunique() if len(files) else 0} "
+             f"tier(s) and no benchmark table: no bandwidth model")
+    for level, rows, groups, feats, target, name, src, ver in (
+            ("file", f_rows, f_groups if f_rows is not None else None, FILE_FEATURES, "bandwidth_mib_s",
+             m.bandwidth_model, f_src if f_rows is not None else None, f_ver if f_rows is not None else None),):
+        if rows is None:
+            continue
+        exp = tracking.experiment(conf, name)
+        if _already_trained(exp, ver, info.config_digest):
+            echo(f"[train] bandwidth/{level}: already trained on {ver}")
         else:
-            out["bandwidth"] = train_bandwidth(files, jobs.fillna(0), conf, info, fv, echo)
+            out["bandwidth"] = train_bandwidth(rows, groups, feats, target, level, name, conf, info, ver, src, echo)
+
+    # jobs: the lake's single-tier jobs when they span two tiers, else the benchmark's job rows
+    if two_tiers(jobs, MIN_JOBS) and not m.benchmark_table:
+        j_rows = jobs.fillna(0)
+        j_groups = evaluation.feature_groups(j_rows, JOB_NUMERIC)
+        j_src, j_ver = "silver/job_features", f"{lake_v}+{ctx.version(jf_t)}"
+    elif bench and len(benchmarks.job_rows(benchmark_frame())) >= MIN_JOBS:
+        j_rows = benchmarks.job_rows(benchmark_frame())
+        key = pd.Series(evaluation.feature_key(benchmark_frame(), FEATURES).to_numpy(),
+                        index=benchmark_frame().config_id)
+        j_groups = pd.factorize(j_rows.config_id.map(key))[0]
+        j_src = f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}"
+        j_ver = f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench
+    else:
+        echo(f"[train] bandwidth/job: {len(jobs)} single-tier lake jobs and no benchmark job rows: no per-job model")
+        return
+    exp = tracking.experiment(conf, m.job_bandwidth_model)
+    if _already_trained(exp, j_ver, info.config_digest):
+        echo(f"[train] bandwidth/job: already trained on {j_ver}")
+    else:
+        out["job_bandwidth"] = train_bandwidth(j_rows, j_groups, JOB_FEATURES, "throughput_mib_s", "job",
+                                               m.job_bandwidth_model, conf, info, j_ver, j_src, echo)
+
+
+def execute(ctx) -> dict:
+    from models import tracking
+
+    tracking.configure(ctx.conf)
+    out = {"trained": True}
+    _train_placement_stage(ctx, out)
+    if ctx.exists("silver/file_features"):
+        _train_bandwidth_stage(ctx, out)
+    out["trained"] = any(k in out for k in ("placement", "bandwidth", "job_bandwidth"))
     return out
 
 

@@ -9,7 +9,6 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
-from sklearn.model_selection import StratifiedShuffleSplit
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
 
@@ -82,36 +81,49 @@ def build_estimator(name: str, params: dict | None = None, features=FEATURES, se
     return Pipeline([("prep", preprocessor(features)), ("model", classifier(name, params, seed))])
 
 
-def splits(y, n: int, test_fraction: float, seed: int):
-    """`n` random stratified train/test index pairs (the same for every model given the same seed)."""
-    return list(StratifiedShuffleSplit(n_splits=n, test_size=test_fraction, random_state=seed).split(np.zeros(len(y)), y))
-
-
-def fit_and_evaluate(name: str, X: pd.DataFrame, y: pd.Series, *, params=None, n_splits: int = 10,
-                     test_fraction: float = 0.1, seed: int = 42, strong: pd.Series | None = None,
-                     features=FEATURES) -> dict:
-    """Accuracy over random splits: mean ± std, on the `strong` subset (e.g. label_margin_gt_std=1)
-    and the majority-class baseline of each split. Returns per-split values too."""
+def fit_and_evaluate(name: str, X: pd.DataFrame, y: pd.Series, folds, *, params=None,
+                     strong: pd.Series | None = None, features=FEATURES, seed: int = 0, estimator=None) -> dict:
+    """Accuracy of one classifier over grouped `folds` (models/evaluation.py): mean ± std per fold,
+    beside the majority class of each fold's training part (the baseline), also on the `strong`
+    subset (label_margin_gt_std). `pooled` is the accuracy over every (fold, test row) pair, the
+    figure promotion compares. `estimator(seed)` overrides the named pipeline (the reference)."""
     acc, acc_strong, base, base_strong = [], [], [], []
-    X = X[list(features)]
-    for tr, te in splits(y, n_splits, test_fraction, seed):
-        est = build_estimator(name, params, features, seed).fit(X.iloc[tr], y.iloc[tr])
-        pred = est.predict(X.iloc[te])
+    hits = total = 0
+    X = X[list(features)] if estimator is None else X
+    for tr, te in folds:
+        est = (estimator(seed) if estimator else build_estimator(name, params, features, seed))
+        est.fit(X.iloc[tr], y.iloc[tr])
+        pred = np.asarray(est.predict(X.iloc[te]))
         truth = y.iloc[te].to_numpy()
         majority = y.iloc[tr].mode().iloc[0]
         acc.append(float(np.mean(pred == truth)))
         base.append(float(np.mean(truth == majority)))
+        hits, total = hits + int(np.sum(pred == truth)), total + len(te)
         if strong is not None:
             m = strong.iloc[te].fillna(False).to_numpy(dtype=bool)
             if m.any():
                 acc_strong.append(float(np.mean(pred[m] == truth[m])))
                 base_strong.append(float(np.mean(truth[m] == majority)))
     out = {"model": name, "accuracy_mean": float(np.mean(acc)), "accuracy_std": float(np.std(acc)),
-           "baseline_mean": float(np.mean(base)), "accuracy": acc}
+           "baseline_mean": float(np.mean(base)), "pooled": hits / total, "accuracy": acc}
     if acc_strong:
         out.update(accuracy_strong_mean=float(np.mean(acc_strong)), accuracy_strong_std=float(np.std(acc_strong)),
                    baseline_strong_mean=float(np.mean(base_strong)))
     return out
+
+
+def reference_estimator(params: pd.DataFrame):
+    """The true-parameter reference: a decision tree given a benchmark's own parameters (one-hot
+    text columns, numbers as they are), the ceiling the trace-feature models are measured against."""
+    from sklearn.tree import DecisionTreeClassifier
+
+    text = [c for c in params.columns if params[c].dtype == object]
+
+    def make(seed: int) -> Pipeline:
+        prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), text)],
+                                 remainder="passthrough")
+        return Pipeline([("prep", prep), ("model", DecisionTreeClassifier(random_state=seed))])
+    return make
 
 
 def importances(estimator: Pipeline, X: pd.DataFrame, y: pd.Series, seed: int = 0, repeats: int = 5) -> pd.Series:
@@ -122,16 +134,16 @@ def importances(estimator: Pipeline, X: pd.DataFrame, y: pd.Series, seed: int = 
     return pd.Series(r.importances_mean, index=list(X.columns)).sort_values(ascending=False)
 
 
-def eliminate_features(name: str, X: pd.DataFrame, y: pd.Series, *, n_splits: int = 5, test_fraction: float = 0.2,
-                       seed: int = 42, tolerance: float = 0.005, features=FEATURES) -> tuple[list[str], list[dict]]:
-    """Recursive (backward) elimination over raw features: drop the feature whose removal costs the
-    least mean accuracy, while the accuracy stays within `tolerance` of the best seen."""
+def eliminate_features(name: str, X: pd.DataFrame, y: pd.Series, folds, *, seed: int = 0,
+                       tolerance: float = 0.005, features=FEATURES) -> tuple[list[str], list[dict]]:
+    """Recursive (backward) elimination over raw features (PrismIO §VII's reduced tree): drop the
+    feature whose removal costs the least mean accuracy over the grouped `folds`, while the accuracy
+    stays within `tolerance` of the best seen. Returns the kept features and the trail."""
     keep = list(features)
-    score = fit_and_evaluate(name, X, y, n_splits=n_splits, test_fraction=test_fraction, seed=seed,
-                             features=keep)["accuracy_mean"]
+    score = fit_and_evaluate(name, X, y, folds, seed=seed, features=keep)["accuracy_mean"]
     best, trail = score, [{"features": list(keep), "accuracy": score}]
     while len(keep) > 1:
-        trials = {f: fit_and_evaluate(name, X, y, n_splits=n_splits, test_fraction=test_fraction, seed=seed,
+        trials = {f: fit_and_evaluate(name, X, y, folds, seed=seed,
                                       features=[k for k in keep if k != f])["accuracy_mean"] for f in keep}
         drop, s = max(trials.items(), key=lambda kv: kv[1])
         if s < best - tolerance:

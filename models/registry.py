@@ -1,9 +1,11 @@
 """Registered models and promotion by alias (`models.alias` in the configuration, `champion` by default).
 
-A new version takes the alias only when it beats the version holding it on the SAME held-out
-set: that version is loaded and scored on the challenger's test split. Otherwise it gets the
-alias `challenger` and its run records why (tag `iolake.promotion`). Scoring and `iolake
-predict` load the same configured alias.
+A new version takes the alias when it scores at least as well as the version holding it on the
+SAME evaluation: `score_fn(holder)` scores the holder there (`jobs/train.py` refits the holder's
+recipe, its model kind, on the challenger's grouped folds: both are judged out of sample, on the
+current labels; a tie goes to the new version, fitted on the newest data). Otherwise the new
+version gets the alias `challenger` and its run records why (tag `iolake.promotion`). Scoring
+and `iolake predict` load the same configured alias.
 """
 from __future__ import annotations
 
@@ -31,6 +33,12 @@ def version_by_alias(name: str, alias: str):
         ) from None
 
 
+def load_version(name: str, version) -> "object":
+    import mlflow
+
+    return mlflow.pyfunc.load_model(f"models:/{name}/{version}")
+
+
 def load(name: str, alias: str):
     import mlflow
 
@@ -44,8 +52,8 @@ def register_and_promote(name: str, model_uri: str, run_id: str, score: float, s
 
     `alias` is `models.alias` of the configuration, the same one `score` and `predict` load.
 
-    score: the challenger's score on its held-out set (higher is better).
-    score_fn(pyfunc_model) -> the same score of another model on that same held-out set.
+    score: the challenger's score (higher is better).
+    score_fn(model_version) -> the same score of the version holding the alias, on the same evaluation.
     """
     import mlflow
     from mlflow import MlflowClient
@@ -60,13 +68,13 @@ def register_and_promote(name: str, model_uri: str, run_id: str, score: float, s
     if current is None:
         why = f"first version: {metric} {score:.4f}"
     else:
-        champ_score = float(score_fn(mlflow.pyfunc.load_model(f"models:/{name}/{current.version}")))
-        if score > champ_score:
-            why = f"beat @{alias} v{current.version} on the same held-out set: {metric} {score:.4f} > {champ_score:.4f}"
+        champ_score = float(score_fn(current))
+        if score >= champ_score:
+            why = f"matched or beat @{alias} v{current.version} on the same evaluation: {metric} {score:.4f} >= {champ_score:.4f}"
         else:
             given = "challenger"
-            why = (f"did not beat @{alias} v{current.version} on the same held-out set: "
-                   f"{metric} {score:.4f} <= {champ_score:.4f}")
+            why = (f"did not beat @{alias} v{current.version} on the same evaluation: "
+                   f"{metric} {score:.4f} < {champ_score:.4f}")
     alias = given
     client.set_registered_model_alias(name, alias, mv.version)
     client.set_model_version_tag(name, mv.version, "iolake.promotion", why)

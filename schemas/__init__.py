@@ -1,6 +1,6 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
 from schemas import bottleneck_tags, covering_sets, file_features, files, io_ops, job_features, jobs, logs
-from schemas import bandwidth_predictions, placement_labels, placement_predictions
+from schemas import bandwidth_predictions, job_bandwidth_predictions, placement_labels, placement_predictions
 from schemas import runs
 from schemas import app_runs, regressions
 from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
@@ -29,6 +29,7 @@ GOLD: dict[str, TableSpec] = {
     "placement_labels": placement_labels.SPEC,
     "placement_predictions": placement_predictions.SPEC,
     "bandwidth_predictions": bandwidth_predictions.SPEC,
+    "job_bandwidth_predictions": job_bandwidth_predictions.SPEC,
     "app_runs": app_runs.SPEC,
     "regressions": regressions.SPEC,
 }

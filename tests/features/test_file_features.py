@@ -51,7 +51,8 @@ def test_file_features_write_then_read_is_raw_and_fsync_rules(spark):
     assert b.random_access  # no sequential counters at all: every op random
 
 
-@pytest.mark.parametrize("bytes_read,expected", [(16384, "RO"), (32768, "RAR")])
+# the second case costs make check 16 s of Spark jobs: it runs in make test only
+@pytest.mark.parametrize("bytes_read,expected", [(16384, "RO"), pytest.param(32768, "RAR", marks=pytest.mark.slow)])
 def test_file_features_reread_is_rar(spark, bytes_read, expected):
     n = bytes_read // 4096
     rows = [_posix(7, -1, POSIX_READS=n, POSIX_BYTES_READ=bytes_read, POSIX_MAX_BYTE_READ=16383,

@@ -285,17 +285,6 @@ def test_gate_failure_names_expectation_and_rows(spark):
     validate(spec, ok)  # a clean frame passes
 
 
-def test_cli_run_on_sample_logs(spark, tmp_path, capsys):
-    from iolake.cli import main
-
-    lake = tmp_path / "lake"
-    assert main(["run", "--lake", str(lake)]) == 0
-    out = capsys.readouterr().out
-    assert "logs: ok 6, partial 0, quarantined 0" in out
-    led = read_table(spark, BRONZE["logs"], str(lake)).toPandas()
-    assert len(led) == 6 and set(led.status) == {"ok"}
-
-
 def test_cli_bad_config_exits_2_naming_key(tmp_path, capsys):
     from iolake.cli import main
 

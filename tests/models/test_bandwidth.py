@@ -14,7 +14,33 @@ def test_build_estimator_fits_log_bandwidth(name):
 
 
 def test_metrics_perfect_prediction():
-    assert bandwidth.metrics([10.0, 100.0], [10.0, 100.0]) == {"mdape_pct": 0.0, "r2_log": 1.0, "rmse_log": 0.0}
+    assert bandwidth.metrics([10.0, 100.0], [10.0, 100.0]) == {"mdape_pct": 0.0, "mape_pct": 0.0, "r2": 1.0,
+                                                               "r2_log": 1.0, "rmse_log": 0.0}
+
+
+def test_metrics_mape_and_raw_r2_by_hand():
+    m = bandwidth.metrics([100.0, 200.0], [150.0, 200.0])
+    assert m["mape_pct"] == pytest.approx(25.0)  # (50% + 0%) / 2
+    assert m["r2"] == pytest.approx(1 - 2500.0 / 5000.0)  # SS_res 50², SS_tot 2 × 50²
+
+
+def test_median_rule_is_the_training_median_of_the_tier():
+    import pandas as pd
+
+    X_train = pd.DataFrame({"tier": ["bb", "bb", "bb", "pfs"]})
+    X_test = pd.DataFrame({"tier": ["bb", "pfs", "lustre"]})
+    pred = bandwidth.median_rule(X_train, [1.0, 3.0, 10.0, 7.0], X_test)
+    assert list(pred) == [3.0, 7.0, 5.0]  # lustre: the median of all four
+
+
+def test_fit_and_evaluate_reports_the_median_rule_beside_each_model():
+    from models import evaluation
+
+    X, bw = bandwidth_frame()
+    folds = evaluation.splits(np.arange(len(X)) // 3, 4, 0.25, seed=0)
+    r = bandwidth.fit_and_evaluate("random_forest", X, bw, folds)
+    assert {"mdape_pct_mean", "mape_pct_mean", "r2_mean", "r2_log_mean", "baseline_mdape_pct_mean"} <= set(r)
+    assert r["r2_log_mean"] > r["baseline_r2_log_mean"]
 
 
 def test_metrics_mdape_is_median_relative_error():

@@ -28,7 +28,8 @@ def _register(est, X, Xte, yte, name="t-placement"):
     with mlflow.start_run() as run:
         info = tracking.log_model(pyfunc.Placement(est, FEATURES), X)
 
-        def score_fn(model):
+        def score_fn(mv):
+            model = registry.load_version(name, mv.version)
             return float(np.mean(model.predict(Xte)["predicted_tier"].to_numpy() == yte.to_numpy()))
 
         return registry.register_and_promote(name, info.model_uri, run.info.run_id, score, score_fn, "accuracy", "champion"), run
@@ -49,6 +50,8 @@ def test_promotion_refuses_worse_challenger(mlflow_uri):
     assert client.get_model_version_by_alias("t-placement", "champion").version == first["version"]
     why = client.get_run(run.info.run_id).data.tags["iolake.promotion"]
     assert f"did not beat @champion v{first['version']}" in why
+    third, _ = _register(good, X, X, y)  # as good as the champion: the newest fit takes the alias
+    assert third["alias"] == "champion" and "matched or beat" in third["why"]
 
 
 def test_missing_alias_names_alias_and_registry(mlflow_uri):

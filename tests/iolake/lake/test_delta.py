@@ -19,6 +19,7 @@ from schemas import BRONZE
 JOBS = BRONZE["jobs"]
 
 
+@pytest.mark.slow  # two threads racing to create a table: 8 s, make test only
 def test_create_waits_for_a_concurrent_creator(spark, tmp_path):
     winner, lake = str(tmp_path / "winner"), str(tmp_path / "lake")
     ensure_table(spark, JOBS, winner)  # the commit the concurrent creator is about to write

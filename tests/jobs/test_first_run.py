@@ -1,0 +1,127 @@
+"""The first run a new user makes: `iolake run` on the sample logs shipped in the darshan wheel,
+with nothing else (no shared data, no labels of their own). The sample logs come from one file
+system, so the lake yields no two-tier label; the shipped IOR-sweep benchmark table must then
+train all three models, promote them, and score the sample logs, and `iolake report` must show
+the placement plan with predicted bandwidth per tier."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.conftest import ROOT
+
+pytestmark = pytest.mark.slow  # a whole run with training: 5 minutes on 2 cores
+
+MODELS = {"classifiers": ["decision_tree", "logistic_regression"], "regressors": ["decision_tree", "linear"],
+          "splits": 3}
+
+
+def _conf_dir(dest: Path, models: dict) -> Path:
+    """The project's conf folder with `models` merged into local.yaml."""
+    dest.mkdir(parents=True)
+    for f in (ROOT / "conf").glob("*.yaml"):
+        (dest / f.name).write_text(f.read_text())
+    local = yaml.safe_load((dest / "local.yaml").read_text()) or {}
+    local["models"] = {**local.get("models", {}), **models}
+    (dest / "local.yaml").write_text(yaml.safe_dump(local, sort_keys=False))
+    return dest
+
+
+@pytest.fixture(scope="module")
+def first_run(spark, tmp_path_factory):
+    import contextlib
+    import io
+
+    from iolake.cli import main
+
+    tmp = tmp_path_factory.mktemp("first-run")
+    lake, conf = tmp / "lake", _conf_dir(tmp / "conf", MODELS)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["run", "--lake", str(lake), "--conf-dir", str(conf)])
+    text = out.getvalue()
+    print(text[-4000:])
+    assert code == 0, text[-6000:]
+    return {"lake": lake, "out": text, "conf": conf}
+
+
+def _table(spark, lake: Path, name: str):
+    return spark.read.format("delta").load(str(lake / name))
+
+
+def test_first_run_labels_from_the_shipped_benchmark(first_run):
+    out = first_run["out"]
+    assert "logs: ok 6, partial 0, quarantined 0" in out
+    assert "labels from models.default_benchmark = iosweep" in out
+    # the lake itself gave too few two-tier groups, as the sample logs are from one tier
+    assert "[labels] the lake gives 0 two-tier label groups" in out
+
+
+def test_first_run_registers_three_champions(first_run):
+    import mlflow
+    from mlflow import MlflowClient
+
+    mlflow.set_registry_uri(f"sqlite:///{first_run['lake']}/mlflow.db")
+    client = MlflowClient(registry_uri=f"sqlite:///{first_run['lake']}/mlflow.db")
+    for name in ("iolake-placement", "iolake-bandwidth", "iolake-job-bandwidth"):
+        mv = client.get_model_version_by_alias(name, "champion")
+        assert str(mv.version) == "1"
+        assert f"{name}@champion: v1" in first_run["out"]
+    assert "mlflow ui --backend-store-uri sqlite:///" in first_run["out"]
+
+
+def test_first_run_scores_every_data_file_and_job(spark, first_run):
+    import pyspark.sql.functions as F
+
+    lake = first_run["lake"]
+    ff = _table(spark, lake, "silver/file_features")
+    data = ff.where((F.col("reads") + F.col("writes") > 0) & (F.col("interface") != "STDIO"))
+    n_data = data.count()
+    assert n_data > 0
+    place = _table(spark, lake, "gold/placement_predictions")
+    assert place.count() == n_data
+    assert {r.predicted_tier for r in place.select("predicted_tier").distinct().collect()} <= {"bb", "pfs"}
+    bw = _table(spark, lake, "gold/bandwidth_predictions").collect()
+    assert len(bw) == n_data
+    for r in bw:
+        assert set(r.bandwidth_by_tier) == {"bb", "pfs"}
+        assert r.best_tier == max(r.bandwidth_by_tier, key=r.bandwidth_by_tier.get)
+        assert r.best_bandwidth_mib_s == max(r.bandwidth_by_tier.values())
+        if r.tier in r.bandwidth_by_tier:  # a tier the model knows: the speed-up of the best over it
+            assert r.predicted_bandwidth_mib_s == pytest.approx(r.bandwidth_by_tier[r.tier])
+            assert r.speedup == pytest.approx(r.best_bandwidth_mib_s / r.bandwidth_by_tier[r.tier])
+        else:
+            assert r.predicted_bandwidth_mib_s is None and r.speedup is None
+    jobs = _table(spark, lake, "gold/job_bandwidth_predictions").collect()
+    assert len(jobs) == 6
+    assert all(set(j.throughput_by_tier) == {"bb", "pfs"} for j in jobs)
+
+
+def test_first_run_report_shows_bandwidth_per_tier(spark, first_run, tmp_path):
+    from iolake.cli import main
+
+    lake = first_run["lake"]
+    log_id = _table(spark, lake, "gold/bandwidth_predictions").first().log_id
+    html = tmp_path / "r.html"
+    assert main(["report", log_id, "--lake", str(lake), "--conf-dir", str(first_run["conf"]),
+                 "--out", str(html)]) == 0
+    text = html.read_text()
+    assert "predicted MiB/s on bb" in text and "predicted MiB/s on pfs" in text
+    assert "iolake-bandwidth v1" in text and "iolake-placement v1" in text
+
+
+def test_second_run_trains_and_scores_nothing_new(first_run):
+    import contextlib
+    import io
+
+    from iolake.cli import main
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["run", "--lake", str(first_run["lake"]), "--conf-dir", str(first_run["conf"])]) == 0
+    text = out.getvalue()
+    assert "[train] placement: already trained" in text
+    assert "[train] bandwidth/file: already trained" in text
+    assert "(v1): 0 files scored" in text and "(v1): 0 jobs scored" in text

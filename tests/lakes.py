@@ -88,6 +88,9 @@ def report_lake(spark, tmp_path_factory) -> dict:
     for name, frames in (("placement_predictions", place), ("bandwidth_predictions", bw)):
         spec = GOLD[name]
         df = frames[0].unionByName(frames[1]).withColumn("scored_at", F.current_timestamp())
+        for f in spec.struct.fields:  # per-tier columns: null, as rows of a model from before them
+            if f.name not in df.columns:
+                df = df.withColumn(f.name, F.lit(None).cast(f.dataType))
         merge_new_logs(spark, spec, lake, df.select(*spec.columns))
 
     _BUILT.update(lake=lake, dxt=dxt, noposix=noposix, jobid=jobid, hostile_record=record,

@@ -26,7 +26,7 @@ so each one reaches the page HTML-escaped.
 
 Reads: bronze/logs, jobs, files, io_ops, posix, mpiio, stdio; silver/job_features,
 bottleneck_tags, covering_sets; gold/placement_predictions, bandwidth_predictions, app_runs (the
-job's application only), regressions (the job's rows) — each only if
+job's application only), regressions (the job's rows), tuning_advice (its newest pass: what-if, stripe and tag advice) — each only if
 present, through delta-rs (`iolake.lake.arrow`): no Spark, no JVM, local folder or URI alike.
 Writes the one HTML file.
 """
@@ -156,6 +156,26 @@ class Report:
     umami: dict | None = None  # None: no history to place the job in (umami_note says why)
     umami_png: bytes | None = None
     umami_note: str = ""
+    advice: list[dict] | None = None  # None: the advise stage has not run on this job
+
+
+ADVICE_ORDER = {"what_if": 0, "stripe": 1, "tag": 2, "none": 3}
+
+
+def _advice(reader: "LakeReader", log_id: str) -> list[dict] | None:
+    """The job's gold/tuning_advice rows of its newest advice pass (highest `advised_with`):
+    what-ifs by predicted speed-up, then the stripe setting, then the tags' recommendations."""
+    rows = _rows(reader.read("tuning_advice", log_id=log_id))
+    if not rows:
+        return None
+
+    def version(r):
+        v = r.get("advised_with") or ""
+        return int(v) if v.isdigit() else -1
+
+    newest = max(version(r) for r in rows)
+    rows = [r for r in rows if version(r) == newest]
+    return sorted(rows, key=lambda r: (ADVICE_ORDER.get(r["kind"], 9), -(r.get("predicted_speedup") or 0), r["item"]))
 
 
 def _when(sec) -> str:
@@ -333,7 +353,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
             umami_note = f"The UMAMI panel could not be drawn: {type(e).__name__}: {e}"
     return Report(log_id=log_id, title=title, summary=summary, metadata=metadata, tags=tags, covering=covering,
                   timeline_png=png, timeline_note=note, plan=plan, plan_models=models, plan_tiers=plan_tiers, notes=notes,
-                  umami=panel, umami_png=umami_png, umami_note=umami_note)
+                  umami=panel, umami_png=umami_png, umami_note=umami_note, advice=_advice(reader, log_id))
 
 
 # ---- UMAMI: this job against its application's history --------------------------------------
@@ -617,6 +637,20 @@ coloured by its quartile among them, in the direction the metric is better:
 {% if u.other_regressions %}<p class="note">This job is also flagged in gold/regressions for {{ u.other_regressions | join(", ") }}, not in watch.metrics now.</p>{% endif %}
 {% if u.unknown_metrics %}<p class="note">watch.metrics names {{ u.unknown_metrics | join(", ") }}, not a gold/app_runs column: not shown.</p>{% endif %}
 {% else %}<p class="note" id="no-umami">{{ r.umami_note }}</p>
+{% endif %}<h2 id="advice">Tuning advice</h2>
+{% if r.advice %}<p>What to change, from gold/tuning_advice: the models' what-if per file (predicted speed-up; measured
+where this lake traced both settings), DCA-IO's Lustre stripe setting, and each bottleneck tag's recommendation.</p>
+<table class="advice">
+<tr><th>kind</th><th>about</th><th>now</th><th>advised</th><th>predicted speed-up</th><th>measured speed-up</th><th>advice</th><th>evidence</th></tr>
+{% for a in r.advice %}<tr class="advice-row" data-kind="{{ a.kind }}">
+<td><code>{{ a.kind }}</code></td><td class="path">{% if a.kind == "what_if" %}{{ a.file_name }}{% else %}{{ a.item }}{% endif %}</td>
+<td>{{ a.current or "—" }}</td><td>{{ a.advised or "—" }}</td>
+<td class="n advice-predicted">{% if a.predicted_speedup is not none %}{{ a.predicted_speedup | num }}×{% else %}—{% endif %}</td>
+<td class="n advice-measured">{% if a.measured_speedup is not none %}{{ a.measured_speedup | num }}×{% else %}—{% endif %}</td>
+<td>{{ a.message }}{% if a.model_name %}<br><small>{{ a.model_name }} v{{ a.model_version }}</small>{% endif %}</td>
+<td>{% if a.evidence %}<ul class="evidence">{% for e in a.evidence %}<li>{{ e }}</li>{% endfor %}</ul>{% else %}—{% endif %}</td></tr>
+{% endfor %}</table>
+{% else %}<p class="note" id="no-advice">No tuning advice for this job yet (the advise stage has not run on it).</p>
 {% endif %}<h2 id="placement">Placement plan</h2>
 {% if r.plan %}<p>Predictions of {{ r.plan_models | join(", ") }}: {{ r.plan | selectattr("move") | list | length }} of
 {{ r.plan | length }} files would run faster on another tier.</p>

@@ -8,7 +8,8 @@ BENCHMARK_CSV defaults to the shipped `models/benchmarks/iosweep.csv`. Prints, o
    exceeds the repetitions' spread (`label_margin_gt_std`), beside the majority class and the
    true-parameter reference (a decision tree given IOR's own parameters);
 2. bandwidth per file and per job: MdAPE, MAPE, R², R²(log) per regressor beside the
-   median-per-tier rule.
+   median-per-tier rule; and per configuration against IOR's own effective, read and write
+   bandwidths (separate read and write models).
 With --lake (a lake that ingested the sweep) and --labels (its labels.csv): how often the lake's
 own per-configuration labels (mean Darshan file bandwidth per tier) agree with IOR's.
 Labels are aggregated by identical trace features as `labels` does (features/placement_labels.py).
@@ -62,10 +63,10 @@ def show_placement(pdf: pd.DataFrame) -> None:
               f"{time.monotonic() - t:6.1f}")
 
 
-def show_bandwidth(rows: pd.DataFrame, features, target: str, level: str, groups) -> None:
+def show_bandwidth(rows: pd.DataFrame, features, target: str, level: str, groups, label: str | None = None) -> None:
     X, bw = rows[list(features)].reset_index(drop=True), rows[target].reset_index(drop=True)
     folds = evaluation.splits(groups, SPLITS, TEST_FRACTION, SEED)
-    print(f"\nbandwidth/{level}: {len(X)} rows, tiers {sorted(X.tier.unique())}")
+    print(f"\nbandwidth/{label or level}: {len(X)} rows, tiers {sorted(X.tier.unique())}")
     print(f"{'model':<18} {'MdAPE %':>8} {'MAPE %':>8} {'R²':>7} {'R²(log)':>8}   median rule: {'MdAPE %':>8} {'R²(log)':>8}")
     for name in bandwidth.REGRESSORS:
         r = bandwidth.fit_and_evaluate(name, X, bw, folds, level=level)
@@ -94,6 +95,19 @@ def show_lake_labels(lake: str, labels_csv: str) -> None:
           f"{agree[strong].mean():.1%} of {int(strong.sum())} with margin > std")
 
 
+def ior_rows(pdf: pd.DataFrame, prefix: str) -> pd.DataFrame:
+    """Per (configuration, tier) rows with IOR's own `<prefix>bandwidth_mib_s_<tier>` as the target
+    (`read_`, `write_` or `` for the effective bandwidth), where the configuration has it."""
+    from schemas import SILVER
+
+    parts = []
+    for t in benchmarks.TIERS:
+        col = f"{prefix}bandwidth_mib_s_{t}"
+        part = pdf[list(FEATURES)].assign(tier=t, bandwidth_mib_s=pd.to_numeric(pdf[col]), config_id=pdf.config_id)
+        parts.append(part[part.bandwidth_mib_s > 0])
+    return benchmarks.cast_like(pd.concat(parts, ignore_index=True), SILVER["file_features"], FEATURES)
+
+
 def main(argv) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("benchmark", nargs="?", default=str(benchmarks.SHIPPED["iosweep"]))
@@ -105,6 +119,10 @@ def main(argv) -> int:
     key = pdf.set_index("config_id")[list(FEATURES)].astype(str).agg("\x1f".join, axis=1)
     files = benchmarks.file_rows(pdf)
     show_bandwidth(files, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(files.config_id.map(key))[0])
+    for prefix, label in (("", "IOR effective"), ("read_", "IOR read"), ("write_", "IOR write")):
+        rows = ior_rows(pdf, prefix)  # separate read and write models where the data has both
+        show_bandwidth(rows, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(rows.config_id.map(key))[0],
+                       label=f"{label} (per configuration)")
     jobs = benchmarks.job_rows(pdf)
     show_bandwidth(jobs, JOB_FEATURES, "throughput_mib_s", "job", pd.factorize(jobs.config_id.map(key))[0])
     if a.lake and a.labels:

@@ -5,6 +5,7 @@
   iolake ingest INPUT... [--lake DIR] [--env local|cluster]  the same as `iolake stage ingest INPUT...`
   iolake stages                                             the stages of pipeline.yaml
   iolake predict TRACE... [--lake DIR]                      per-file placement plan from the champion models
+  iolake advise TRACE... [--lake DIR] [--out CSV]           what to change: what-if, stripe and tag advice
   iolake maintain [--table NAME] [--dry-run] [--lake DIR]   OPTIMIZE + Z-ORDER, VACUUM, table stats
   iolake report JOB [--out FILE_OR_DIR] [--lake DIR]        one job's HTML page: summary, tags, covering set,
                                                             timeline, placement plan (JOB: log_id, its prefix, or jobid)
@@ -74,6 +75,10 @@ def parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("predict", help="per-file placement plan of Darshan logs (champion models)")
     pr.add_argument("inputs", nargs="+", help="Darshan log files")
     _common(pr)
+    ad = sub.add_parser("advise", help="what to change in Darshan logs: model what-if, DCA-IO stripes, tag advice")
+    ad.add_argument("inputs", nargs="+", help="Darshan log files")
+    ad.add_argument("--out", metavar="CSV", help="also write every advice row as CSV")
+    _common(ad)
     m = sub.add_parser("maintain", help="OPTIMIZE (Z-ORDER) and VACUUM every table; print table stats")
     m.add_argument("--table", action="append", metavar="NAME",
                    help="only this table (repeatable; `posix` or `bronze/posix`)")
@@ -142,6 +147,10 @@ def main(argv=None) -> int:
             except ModelAliasMissing as e:
                 print(f"iolake predict: {e}", file=sys.stderr)
                 return 2
+        if args.cmd == "advise":
+            from apps.advise import main as advise_main
+
+            return advise_main(conf, args.inputs, args.out)
         if args.cmd == "report":
             from apps.report import main as report_main
 

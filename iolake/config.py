@@ -197,6 +197,21 @@ class WatchConf:
     weather_min_peers: int
 
 
+@dataclass(frozen=True)
+class AdviseConf:
+    """Tuning advice (`jobs/advise.py`, `features/what_if.py`, `features/stripe_advice.py`, `iolake advise`)."""
+
+    dimensions: list[str]  # what the what-if search may change
+    transfer_sizes: list[int]  # request sizes tried, bytes
+    smaller_transfers: bool  # advise smaller requests too
+    tier_from: str  # placement | bandwidth: which model picks the tier
+    min_speedup: float  # advise a what-if when the predicted speed-up reaches this
+    max_model_calls: int  # candidates scored per file; above it, coordinate descent
+    stripe_key: list[str]  # the application key of DCA-IO's run history (job_features columns)
+    stripe_growth: str  # double | linear: the heuristic phase's stripe-count growth
+    lustre_osts: int  # OSTs of the site's Lustre file system (0: not capped below Lustre's maximum)
+
+
 # Delta's default delta.deletedFileRetentionDuration ("interval 1 week")
 DELTA_RETENTION_SAFETY_HOURS = 168.0
 
@@ -214,6 +229,7 @@ class Config:
     models: ModelsConf
     maintain: MaintainConf
     watch: WatchConf
+    advise: AdviseConf
 
     def digest(self) -> str:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
@@ -345,6 +361,7 @@ def load_config(env: str = "local", conf_dir: Path | str | None = None, override
         raise ConfigError(f"{origin.get('models.alias', origin.get('', 'conf/base.yaml'))}: models.alias: 'challenger' "
                           "is the alias a version that lost gets; choose another (e.g. champion)")
     _check_watch(conf.watch, origin)
+    _check_advise(conf.advise, origin)
     return conf
 
 
@@ -362,14 +379,41 @@ def _check_maintain(m: MaintainConf, origin: dict) -> None:
         )
 
 
+ADVISE_DIMENSIONS = ("tier", "transfer_size", "api", "layout")
+
+
+def _section_error(section: str, origin: dict):
+    """bad(key, msg) -> a ConfigError naming the file that set `section.key` (or the base) and the key."""
+    def bad(key: str, msg: str) -> ConfigError:
+        dotted = f"{section}.{key}"
+        return ConfigError(f"{origin.get(dotted, origin.get('', 'conf/base.yaml'))}: {dotted}: {msg}")
+    return bad
+
+
+def _check_advise(a: AdviseConf, origin: dict) -> None:
+    """Known dimensions and choices; positive sizes and thresholds."""
+    bad = _section_error("advise", origin)
+
+    for d in a.dimensions:
+        if d not in ADVISE_DIMENSIONS:
+            raise bad("dimensions", f"unknown dimension {d!r} (known: {', '.join(ADVISE_DIMENSIONS)})")
+    if a.tier_from not in ("placement", "bandwidth"):
+        raise bad("tier_from", f"must be placement or bandwidth, got {a.tier_from!r}")
+    if a.stripe_growth not in ("double", "linear"):
+        raise bad("stripe_growth", f"must be double or linear, got {a.stripe_growth!r}")
+    if not a.transfer_sizes or min(a.transfer_sizes) < 1:
+        raise bad("transfer_sizes", "needs at least one positive size in bytes")
+    if a.min_speedup <= 0 or a.max_model_calls < 1 or a.lustre_osts < 0:
+        raise bad("min_speedup", "needs min_speedup > 0, max_model_calls >= 1 and lustre_osts >= 0")
+
+
 WATCH_KEY_PARTS = ("exe", "uid", "nprocs_bucket", "fs", "direction", "layout")
 WATCH_RULES = ("sma", "robust_z", "cusum")
 
 
 def _check_watch(w: WatchConf, origin: dict) -> None:
     """Known key parts, rules and directions; windows that can hold a baseline."""
-    def bad(key: str, msg: str):
-        return ConfigError(f"{origin.get('watch.' + key, origin.get('', 'conf/base.yaml'))}: watch.{key}: {msg}")
+    bad = _section_error("watch", origin)
 
     for part in w.key_parts:
         if part not in WATCH_KEY_PARTS:

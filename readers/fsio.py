@@ -87,17 +87,18 @@ def list_traces(inputs: list[str], suffixes: list[str]) -> list[TraceFile]:
         if _is_recorder_dir(fs, path):
             found[path] = _recorder_entry(fs, path, root)
             continue
+        files = _files_under(fs, path)
         recorder_dirs: set[str] = set()
-        for i in sorted(fs.get_file_info(pafs.FileSelector(path, recursive=True)), key=lambda i: i.path):
-            if i.type == pafs.FileType.File and i.base_name == "recorder.mt":
+        for i in files:
+            if i.base_name == "recorder.mt":
                 d = i.path.rsplit("/", 1)[0]
                 if _is_recorder_dir(fs, d):
                     recorder_dirs.add(d)
         for d in recorder_dirs:
             t = _recorder_entry(fs, d, root)
             found[t.uri] = t
-        for i in fs.get_file_info(pafs.FileSelector(path, recursive=True)):
-            if i.type != pafs.FileType.File or any(i.path.startswith(d + "/") for d in recorder_dirs):
+        for i in files:
+            if any(i.path.startswith(d + "/") for d in recorder_dirs):
                 continue
             if any(i.base_name.endswith(s) for s in suffixes):
                 t = TraceFile(_to_uri(fs, i.path, root), i.size, i.mtime_ns, "darshan")
@@ -105,8 +106,34 @@ def list_traces(inputs: list[str], suffixes: list[str]) -> list[TraceFile]:
     return sorted(found.values(), key=lambda t: t.uri)
 
 
+def _files_under(fs, path: str) -> list:
+    """Every regular file under the folder `path` (FileInfo), sorted by path. On a local file system
+    the walk enters each real directory once (by device and inode), so a symbolic-link loop such as
+    `latest -> .` is not followed round and round until the path-length limit, as pyarrow's
+    recursive selector does; a link to a folder outside the tree is still followed."""
+    if not isinstance(fs, pafs.LocalFileSystem):
+        infos = fs.get_file_info(pafs.FileSelector(path, recursive=True))
+        return sorted((i for i in infos if i.type == pafs.FileType.File), key=lambda i: i.path)
+    seen: set[tuple[int, int]] = set()
+    paths: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(path, followlinks=True):
+        try:
+            st = os.stat(dirpath)
+        except OSError:
+            dirnames[:] = []
+            continue
+        if (st.st_dev, st.st_ino) in seen:
+            dirnames[:] = []
+            continue
+        seen.add((st.st_dev, st.st_ino))
+        dirnames.sort()
+        paths += [f"{dirpath}/{f}" for f in filenames]
+    infos = fs.get_file_info(paths) if paths else []
+    return sorted((i for i in infos if i.type == pafs.FileType.File), key=lambda i: i.path)
+
+
 def _recorder_entry(fs, path: str, root: str) -> TraceFile:
-    infos = [i for i in fs.get_file_info(pafs.FileSelector(path, recursive=True)) if i.type == pafs.FileType.File]
+    infos = _files_under(fs, path)
     size = sum(i.size for i in infos)
     mtime = max((i.mtime_ns or 0) for i in infos) if infos else None
     return TraceFile(_to_uri(fs, path, root), size, mtime, "recorder")

@@ -2,7 +2,7 @@
 from schemas import bottleneck_tags, covering_sets, file_features, files, io_ops, job_features, jobs, logs
 from schemas import bandwidth_predictions, job_bandwidth_predictions, placement_labels, placement_predictions
 from schemas import runs
-from schemas import app_runs, regressions
+from schemas import app_runs, regressions, tuning_advice
 from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
 from schemas.modules import DARSHAN_MODULE_TABLE, LUSTRE_SPEC, MODULE_SPECS
 
@@ -32,6 +32,7 @@ GOLD: dict[str, TableSpec] = {
     "job_bandwidth_predictions": job_bandwidth_predictions.SPEC,
     "app_runs": app_runs.SPEC,
     "regressions": regressions.SPEC,
+    "tuning_advice": tuning_advice.SPEC,
 }
 
 # About the pipeline itself, not the traces (`LAKE/ops/`).

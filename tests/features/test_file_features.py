@@ -75,6 +75,7 @@ def test_file_features_mpiio_collective_view_prealloc_and_hdf5(spark):
     assert got.rw_per_open == 2.0  # 4 collective writes over 2 ranks x 1 pass
 
 
+@pytest.mark.slow  # 13 s of Spark jobs: make test only, keeping make check under 5 minutes
 def test_file_features_skips_std_streams_and_heatmaps(spark):
     st = [{"record_id": 9, "rank": 0, "STDIO_WRITES": 3, "STDIO_BYTES_WRITTEN": 30, "STDIO_OPENS": 1},
           {"record_id": 10, "rank": 0, "STDIO_WRITES": 3, "STDIO_BYTES_WRITTEN": 30, "STDIO_OPENS": 1}]

@@ -198,3 +198,15 @@ def test_config_alias_cannot_be_the_losers_alias():
     """A losing model version gets `challenger` (models/registry.py): the configured alias must differ."""
     with pytest.raises(ConfigError, match=r"command line: models.alias: 'challenger' is the alias a version that lost"):
         load_config("local", overrides={"models": {"alias": "challenger"}})
+
+
+@pytest.mark.parametrize("text, key", [
+    ("advise:\n  tier_from: oracle\n", "advise.tier_from: must be placement or bandwidth"),
+    ("advise:\n  dimensions: [tier, stripes]\n", "advise.dimensions: unknown dimension 'stripes'"),
+    ("advise:\n  stripe_growth: triple\n", "advise.stripe_growth: must be double or linear"),
+])
+def test_config_bad_advise_setting_names_file_and_key(tmp_path, text, key):
+    d = _conf_dir(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        load_config("local", d)
+    assert str(e.value).startswith(str(d / "local.yaml")) and key in str(e.value)

@@ -112,6 +112,78 @@ def test_first_run_report_shows_bandwidth_per_tier(spark, first_run, tmp_path):
     assert "iolake-bandwidth v1" in text and "iolake-placement v1" in text
 
 
+def test_first_run_advises_every_job(spark, first_run):
+    """gold/tuning_advice: every featured job has a row; what-ifs name the bandwidth champion and
+    change something; a stripe row per job with a Lustre stripe setting; a tag row per fired tag."""
+    import pyspark.sql.functions as F
+
+    lake = first_run["lake"]
+    adv = _table(spark, lake, "gold/tuning_advice")
+    jobs = _table(spark, lake, "silver/job_features")
+    assert {r.log_id for r in adv.select("log_id").distinct().collect()} == \
+        {r.log_id for r in jobs.select("log_id").collect()}
+    assert {r.advised_with for r in adv.select("advised_with").distinct().collect()} == {"1"}
+    what_ifs = adv.where("kind = 'what_if'").collect()
+    assert what_ifs, "the sample logs' data files get what-if advice"
+    for r in what_ifs:
+        assert (r.model_name, r.model_version) == ("iolake-bandwidth", "1")
+        assert r.current != r.advised and r.message.startswith("predicted ")
+        moved = "placement model: " in " ".join(r.evidence) and r.current.rsplit(" on ", 1)[1] != \
+            r.advised.rsplit(" on ", 1)[1]
+        assert moved or r.predicted_speedup >= 1.1  # advise.min_speedup, unless the placement model moved it
+    lustre = jobs.where(F.col("stripe_count").isNotNull()).toPandas()
+    striped = {r.log_id for r in adv.where("kind = 'stripe'").collect()}
+    assert striped and striped <= set(lustre.log_id)
+    for j in lustre[~lustre.log_id.isin(striped)].itertuples():
+        # no stripe row only where DCA-IO has nothing to go on: the application's first run, and no
+        # earlier job of another application with the same process count and a stripe setting
+        earlier = lustre[(lustre.start_time < j.start_time)]
+        assert not len(earlier[earlier.program == j.program])
+        assert not len(earlier[(earlier.program != j.program) & (earlier.nprocs == j.nprocs)])
+    for r in adv.where("kind = 'stripe'").collect():
+        assert r.message.startswith("DCA-IO (") and r.advised.startswith("-c ")
+    fired = _table(spark, lake, "silver/bottleneck_tags").where("tag != 'no_issue'")
+    assert adv.where("kind = 'tag'").count() == fired.count()
+
+
+def test_first_run_report_shows_the_advice(spark, first_run, tmp_path):
+    from iolake.cli import main
+
+    lake = first_run["lake"]
+    log_id = _table(spark, lake, "gold/tuning_advice").where("kind = 'what_if'").first().log_id
+    html = tmp_path / "a.html"
+    assert main(["report", log_id, "--lake", str(lake), "--conf-dir", str(first_run["conf"]),
+                 "--out", str(html)]) == 0
+    text = html.read_text()
+    assert 'id="advice"' in text and 'data-kind="what_if"' in text and "no-advice" not in text
+
+
+def test_advise_command_gives_the_stage_s_tag_advice(spark, first_run, tmp_path):
+    """`iolake advise LOG` on a sample log (decoded afresh, not read from the lake) gives the same
+    tag advice the pipeline stored for the same log, and what-ifs from the same champion."""
+    import contextlib
+    import io
+
+    import pandas as pd
+
+    from iolake.cli import main, sample_inputs
+
+    lake = first_run["lake"]
+    logs = _table(spark, lake, "bronze/logs").select("log_id", "source_uri").collect()
+    tagged = {r.log_id for r in _table(spark, lake, "gold/tuning_advice").where("kind = 'tag'").collect()}
+    log = next(r for r in logs if r.log_id in tagged)
+    path = next(Path(d) / Path(log.source_uri).name for d in sample_inputs() if (Path(d) / Path(log.source_uri).name).exists())
+    out_csv, out = tmp_path / "advice.csv", io.StringIO()
+    with contextlib.redirect_stdout(out):
+        assert main(["advise", str(path), "--lake", str(lake), "--conf-dir", str(first_run["conf"]),
+                     "--out", str(out_csv)]) == 0
+    rows = pd.read_csv(out_csv, dtype={"model_version": str, "item": str})
+    stage = _table(spark, lake, "gold/tuning_advice").where(f"log_id = '{log.log_id}'").toPandas()
+    assert set(rows[rows.kind == "tag"].item) == set(stage[stage.kind == "tag"].item)
+    assert set(rows[rows.kind == "what_if"].model_version.astype(str)) <= {"1"}
+    assert str(path) in out.getvalue()
+
+
 def test_second_run_trains_and_scores_nothing_new(first_run):
     import contextlib
     import io
@@ -125,3 +197,4 @@ def test_second_run_trains_and_scores_nothing_new(first_run):
     assert "[train] placement: already trained" in text
     assert "[train] bandwidth/file: already trained" in text
     assert "(v1): 0 files scored" in text and "(v1): 0 jobs scored" in text
+    assert "[advise] every job already advised (advised_with 1)" in text

@@ -274,3 +274,37 @@ def test_sweep_score_reports_accuracy_where_the_lake_measured_the_gap(sweep_lake
     assert m, sweep_lake["log"][-3000:]
     print("\n[sweep] " + m.group(0))
     assert int(m.group(1)) > 100 and 0.0 <= float(m.group(2)) <= 1.0
+
+
+@pytest.mark.slow
+def test_sweep_advice_measured_on_held_out_configs(spark, sweep_lake, tmp_path):
+    """The advise stage on the held-out configs' traces (both tiers in the lake): a what-if that only
+    moves files to another tier carries the lake's measured speed-up of that move; most such moves
+    go to the tier the lake measured faster (staying put would be right on none of them), printed
+    beside the better blind move over the lake's feature groups; and a sweep job's report shows
+    the advice with predicted and measured speed-ups."""
+    import pyspark.sql.functions as F
+
+    from features.placement_labels import data_files
+    from iolake.cli import main
+    from schemas.placement_labels import FEATURES
+
+    lake = sweep_lake["lake"]
+    assert "[advise] 180 jobs advised with bandwidth model v1" in sweep_lake["log"]
+    adv = spark.read.format("delta").load(str(lake / "gold/tuning_advice"))
+    moves = adv.where(F.col("measured_speedup").isNotNull()).collect()
+    assert len(moves) >= 20, "the lake measured both tiers for many advised moves"
+    right = sum(r.measured_speedup > 1 for r in moves) / len(moves)
+    # the blind rule: move every data file to the other tier; measured over feature groups on both tiers
+    ff = data_files(spark.read.format("delta").load(str(lake / "silver/file_features")))
+    per = ff.groupBy(*FEATURES).pivot("tier", ["bb", "pfs"]).agg(F.avg("bandwidth_mib_s")).dropna().collect()
+    blind = sum((r.bb > r.pfs) for r in per) / len(per)  # moving a pfs file to bb helps in this share
+    blind = max(blind, 1 - blind)  # the better of the two blind moves
+    print(f"\n[sweep] advised tier moves measured faster in the lake: {right:.3f} of {len(moves)} "
+          f"(best blind move: {blind:.3f} of {len(per)} feature groups)")
+    assert right > 0.5  # most advised moves help: staying put is the better answer on fewer than half
+    log_id = moves[0].log_id
+    html = tmp_path / "sweep.html"
+    assert main(["report", log_id, "--lake", str(lake), "--out", str(html)]) == 0
+    text = html.read_text()
+    assert 'data-kind="what_if"' in text and "measured in this lake:" in text

@@ -15,9 +15,9 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHED = ROOT / "scheduling"
 
 # The task graph, written out: stage order and depends_on edges (pipeline.yaml must say the same).
-STAGES = ["ingest", "features", "covering", "tags", "watch", "labels", "train", "score"]
+STAGES = ["ingest", "features", "covering", "tags", "watch", "labels", "train", "score", "advise"]
 EDGES = {"ingest": [], "features": ["ingest"], "covering": ["ingest"], "tags": ["features"], "watch": ["features"],
-         "labels": ["features"], "train": ["labels"], "score": ["train"]}
+         "labels": ["features"], "train": ["labels"], "score": ["train"], "advise": ["score", "tags"]}
 
 
 @pytest.fixture(scope="module")

@@ -45,6 +45,7 @@ def test_writer_gate_failure_commits_nothing(spark, tmp_path):
     assert _rows(spark, tmp_path) == [("a", "2026-01", 1), ("b", "2026-01", -5)]
 
 
+@pytest.mark.slow  # 7 s: make test only, keeping make check under 5 minutes
 def test_writer_overwrite_and_append(spark, tmp_path):
     conf = _conf(tmp_path)
     spec = dataclasses.replace(SPEC, partition_by=())

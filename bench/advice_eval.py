@@ -1,0 +1,168 @@
+"""How good is the what-if advice (features/what_if.py) on configurations the model never saw?
+
+    python bench/advice_eval.py [BENCHMARK_CSV] [--model lightgbm] [--min-speedup 1.2 ...]
+
+On the IOR sweep (default: the shipped `models/benchmarks/iosweep.csv`, 270 configurations run
+on both tiers): the configurations identical in every IOR parameter but the transfer size (and
+the data per transfer: block size, segments, transfers per open) form groups. For each group,
+the per-file bandwidth model (`models/bandwidth.py`, the `train` recipe) is fitted on every
+OTHER configuration of the sweep; then each configuration of the group, started on each tier,
+asks the advice for a transfer size (among the group's) and a tier. The measured bandwidth of
+the advised (size, tier) — IOR's own, `bandwidth_mib_s_<tier>` — is compared with the group's
+best measured (size, tier), and with the current setting's, beside the plain rule "always the
+largest transfer size" (on the current tier). The group's other sizes are other IOR runs, which
+move more bytes per open at larger sizes, so the search here is not capped at the bytes of an
+open (`Space.cap_per_open`, on in the pipeline).
+
+Prints, per min-speedup threshold: the share of starts whose choice reaches >= 90% of the group's
+best, the share more than 10% below the current setting, and the same for the plain rule and
+for staying put. Goal (issue 14): >= 90%, better than the rule, <= 5% more than 10% below now.
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from features import what_if  # noqa: E402
+from models import bandwidth, benchmarks  # noqa: E402
+from models.bandwidth import FILE_FEATURES  # noqa: E402
+
+GROUP_PARAMS = ("api", "nprocs", "io_type", "file_per_proc", "collective", "fsync", "fsync_per_write",
+                "preallocate", "use_file_view", "unique_dir", "random_offset")
+TIERS = ("bb", "pfs")
+
+
+def transfer_groups(pdf: pd.DataFrame) -> pd.Series:
+    """Group number of each configuration among those identical but for transfer size; -1 when its
+    group has a single transfer size."""
+    keys = [f"ior_{p}" for p in GROUP_PARAMS]
+    gid = pdf.groupby(keys, dropna=False).ngroup()
+    sizes = pdf.groupby(gid).ior_transfer_size.transform("nunique")
+    return gid.where(sizes >= 2, -1)
+
+
+def placement_model(pdf: pd.DataFrame, classifier: str, seed: int = 0):
+    """rows -> predicted_tier, probability: the placement recipe fitted on `pdf`'s label groups."""
+    from models import placement
+    from models.pyfunc import Placement
+    from schemas import SILVER
+    from schemas.placement_labels import FEATURES
+
+    lab = benchmarks.cast_like(label_groups(pdf), SILVER["file_features"], FEATURES)
+    est = placement.build_estimator(classifier, seed=seed).fit(lab[list(FEATURES)], lab.best_tier)
+    return lambda frame: Placement(est, FEATURES).predict(None, frame)
+
+
+def label_groups(pdf: pd.DataFrame, min_margin: float = 0.05) -> pd.DataFrame:
+    """The benchmark's placement labels as `labels` builds them: mean IOR bandwidth per tier over
+    configurations with identical features, the faster tier, margins of at most `min_margin` dropped."""
+    from schemas.placement_labels import FEATURES
+
+    g = pdf.groupby(list(FEATURES), dropna=False).agg(bb=("bandwidth_mib_s_bb", "mean"),
+                                                      pfs=("bandwidth_mib_s_pfs", "mean")).reset_index()
+    g["best_tier"] = np.where(g.bb >= g.pfs, "bb", "pfs")
+    margin = (g[["bb", "pfs"]].max(axis=1) - g[["bb", "pfs"]].min(axis=1)) / g[["bb", "pfs"]].min(axis=1)
+    return g[margin > min_margin].reset_index(drop=True)
+
+
+def evaluate(pdf: pd.DataFrame, model: str = "lightgbm", thresholds=(1.0, 1.1, 1.2, 1.5), seed: int = 0,
+             dimensions=("tier", "transfer_size"), tier_from: str = "placement", classifier: str = "lightgbm",
+             smaller_transfers: bool = False) -> pd.DataFrame:
+    """One row per (threshold, configuration in a transfer-size group, starting tier): current,
+    advised and group-best (size, tier) and their measured bandwidths, and the plain rule's.
+    `tier_from`: `placement` (a `classifier` placement model, fitted without the group, picks the
+    tier) or `bandwidth` (the tier is searched with the bandwidth model like the other dimensions)."""
+    pdf = pdf.reset_index(drop=True)
+    gid = transfer_groups(pdf)
+    rows_all = benchmarks.file_rows(pdf)
+    out = []
+    for g in sorted(set(gid) - {-1}):
+        members = pdf[gid == g]
+        train = rows_all[~rows_all.config_id.isin(members.config_id)]
+        est = bandwidth.build_estimator(model, level="file", seed=seed).fit(
+            train[list(FILE_FEATURES)], np.log(train.bandwidth_mib_s.to_numpy(float)))
+        predict = lambda frame: np.exp(est.predict(frame[list(FILE_FEATURES)]))  # noqa: E731
+        place = placement_model(pdf[~pdf.config_id.isin(members.config_id)], classifier, seed) \
+            if tier_from == "placement" else None
+        # measured IOR bandwidth per (transfer size, tier) of the group
+        measured = {(int(r.ior_transfer_size), t): getattr(r, f"bandwidth_mib_s_{t}")
+                    for r in members.itertuples() for t in TIERS}
+        measured = pd.Series(measured).groupby(level=[0, 1]).mean().to_dict()
+        best_key = max(measured, key=measured.get)
+        largest = int(members.ior_transfer_size.max())
+        starts = benchmarks.cast_like(members, __import__("schemas").SILVER["file_features"], FILE_FEATURES[:-1])
+        for thr in thresholds:
+            space = what_if.Space(tiers=TIERS, transfer_sizes=tuple(sorted({k[0] for k in measured})),
+                                  dimensions=tuple(dimensions), min_speedup=thr, smaller_transfers=smaller_transfers,
+                                  cap_per_open=False)
+            for t in TIERS:
+                files = starts.assign(tier=t)
+                # the search varies the features' transfer size; IOR's is the truth the group is keyed on
+                files = files.assign(transfer_size=members.ior_transfer_size.astype("int64").to_numpy())
+                for (_, cfg), res in zip(members.iterrows(), what_if.search(files, predict, space, place)):
+                    now = (int(cfg.ior_transfer_size), t)
+                    pick = (int(res.best["transfer_size"]), res.best["tier"]) if what_if.advised(res, thr) else now
+                    rule = (largest, t)
+                    out.append({"threshold": thr, "group": g, "config_id": cfg.config_id, "start_tier": t,
+                                "current": now, "advised": pick, "best": best_key,
+                                "bw_current": measured[now], "bw_advised": measured.get(pick, np.nan),
+                                "bw_best": measured[best_key], "bw_rule": measured[rule],
+                                "predicted_speedup": res.speedup})
+    return pd.DataFrame(out)
+
+
+def summary(ev: pd.DataFrame) -> pd.DataFrame:
+    def share(mask):
+        return float(np.mean(mask))
+
+    rows = []
+    for thr, d in ev.groupby("threshold"):
+        rows.append({
+            "threshold": thr, "starts": len(d), "groups": d.group.nunique(),
+            "advice_ge90_best": share(d.bw_advised >= 0.9 * d.bw_best),
+            "advice_gt10_below_now": share(d.bw_advised < 0.9 * d.bw_current),
+            "advice_changed": share(d.advised != d.current),
+            "rule_ge90_best": share(d.bw_rule >= 0.9 * d.bw_best),
+            "rule_gt10_below_now": share(d.bw_rule < 0.9 * d.bw_current),
+            "stay_ge90_best": share(d.bw_current >= 0.9 * d.bw_best),
+            "advice_mean_of_best": float(np.mean(d.bw_advised / d.bw_best)),
+            "rule_mean_of_best": float(np.mean(d.bw_rule / d.bw_best)),
+        })
+    return pd.DataFrame(rows)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("benchmark", nargs="?", default=str(benchmarks.SHIPPED["iosweep"]))
+    ap.add_argument("--model", default="lightgbm")
+    ap.add_argument("--min-speedup", type=float, nargs="+", default=[1.0, 1.1, 1.2, 1.5])
+    ap.add_argument("--transfer-size-only", action="store_true", help="keep the tier; vary the transfer size alone")
+    ap.add_argument("--tier-from", choices=("placement", "bandwidth"), default="placement")
+    ap.add_argument("--classifier", default="lightgbm", help="the placement model's kind (--tier-from placement)")
+    ap.add_argument("--smaller-transfers", action="store_true", help="advise smaller requests too")
+    a = ap.parse_args(argv)
+    pdf = pd.read_csv(a.benchmark)
+    t0 = time.perf_counter()
+    dims = ("transfer_size",) if a.transfer_size_only else ("tier", "transfer_size")
+    ev = evaluate(pdf, a.model, a.min_speedup, dimensions=dims, tier_from=a.tier_from, classifier=a.classifier,
+                  smaller_transfers=a.smaller_transfers)
+    s = summary(ev)
+    print(f"{a.benchmark}: {s.groups.iloc[0]} groups of configurations identical but for transfer size, "
+          f"{ev.config_id.nunique()} configurations x 2 starting tiers; model {a.model} fitted without each group; "
+          f"advice varies {', '.join(dims)}; tier from the {a.tier_from} model"
+          f"{' (' + a.classifier + ')' if a.tier_from == 'placement' else ''}; "
+          f"{'any' if a.smaller_transfers else 'larger'} transfer sizes ({time.perf_counter() - t0:.0f} s)")
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(s.round(3).to_string(index=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,76 @@
+"""advise: what to change in each job, by how much it should help, and the evidence -> gold/tuning_advice.
+
+Reads:  silver/file_features, silver/job_features (whole: DCA-IO's run history), silver/bottleneck_tags,
+        gold/tuning_advice (what was advised already); `models:/iolake-bandwidth@ALIAS` and
+        `models:/iolake-placement@ALIAS` (ALIAS: `models.alias`).
+Writes: gold/tuning_advice, insert-only: every job not yet advised with the bandwidth champion's
+        current version gets its rows once (anti-join on (log_id, advised_with)); a re-run adds
+        nothing, a newly promoted version advises every job again.
+Logic:  features/advice.py (assembly), features/what_if.py (the model-based what-if, run on the
+        executors), features/stripe_advice.py (DCA-IO). Settings: conf `advise:`. Without a
+        champion the what-if and the gains are skipped; stripe and tag advice still come.
+"""
+from __future__ import annotations
+
+import sys
+
+from iolake.runner import entry_points
+
+FF, JF, TAGS, OUT = "silver/file_features", "silver/job_features", "silver/bottleneck_tags", "gold/tuning_advice"
+SUMMARY = ("jobs", "what_if", "stripe", "tag")
+
+
+def champions(conf, echo=print):
+    """(bandwidth ModelVersion or None, placement ModelVersion or None), echoing what is missing."""
+    from models import tracking
+    from models.registry import ModelAliasMissing, version_by_alias
+
+    tracking.configure(conf)
+    out = []
+    for name in (conf.models.bandwidth_model, conf.models.placement_model):
+        try:
+            out.append(version_by_alias(name, conf.models.alias))
+        except ModelAliasMissing as e:
+            echo(f"[advise] {e}: no what-if from it")
+            out.append(None)
+    return out
+
+
+def execute(ctx) -> dict:
+    import pyspark.sql.functions as F
+
+    from features import advice
+
+    conf, spark = ctx.conf, ctx.spark
+    if not ctx.exists(JF):
+        ctx.echo("[advise] no silver/job_features yet")
+        return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0}
+    bw_mv, pl_mv = champions(conf, ctx.echo)
+    advised_with = str(bw_mv.version) if bw_mv else "none"
+    done = ctx.read(OUT).where(F.col("advised_with") == advised_with).select("log_id").distinct()
+    jobs = ctx.read(JF)
+    todo = jobs.select("log_id", "job_month").join(done, "log_id", "left_anti").cache()
+    n = todo.count()
+    if not n:
+        todo.unpersist()
+        ctx.echo(f"[advise] every job already advised (advised_with {advised_with})")
+        return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0}
+    rows = advice.assemble(spark, conf, todo, ctx.read(FF), ctx.read(TAGS), ctx.read(JF, whole=True),
+                           ctx.read(FF, whole=True), bw_mv, pl_mv)
+    out = advice.finish(rows, advised_with).cache()
+    counts = {r.kind: r["count"] for r in out.groupBy("kind").count().collect()}
+    if out.count():
+        ctx.write(OUT, out)
+    out.unpersist()
+    todo.unpersist()
+    ctx.echo(f"[advise] {n:,} jobs advised with bandwidth model v{advised_with}: "
+             + ", ".join(f"{counts.get(k, 0):,} {k}" for k in ("what_if", "stripe", "tag", "none")))
+    return {"jobs": n, "what_if": counts.get("what_if", 0), "stripe": counts.get("stripe", 0),
+            "tag": counts.get("tag", 0)}
+
+
+run, main = entry_points("advise")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,9 +3,11 @@
 Ingests every Darshan log and Recorder trace of ../shared/data/iosweep into a scratch lake,
 runs the features stage, scores each run's IOR test files against runs.csv
 (`features.ground_truth`), and prints the table and the mismatch classes; it also times the
-two stages.
+two stages. With `--no-dxt` it also computes the features of the same Darshan logs from counters
+alone (the DXT segments left out of bronze/io_ops, as a log written with DXT off decodes) and prints
+the Darshan runs' agreement with and without DXT side by side.
 
-Usage: .venv/bin/python bench/feature_agreement.py [--lake DIR] [--keep]
+Usage: .venv/bin/python bench/feature_agreement.py [--lake DIR] [--no-dxt]
 """
 from __future__ import annotations
 
@@ -22,7 +24,7 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     import pandas as pd
 
-    from tests.ground_truth import agreement, summary
+    from tests.ground_truth import agreement, features_without_dxt, summary
     from iolake.config import load_config
     from iolake.lake import read_table
     from iolake.spark import session_from_config
@@ -31,7 +33,8 @@ def main() -> None:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sweep", default=str(ROOT.parent / "shared" / "data" / "iosweep"))
-    ap.add_argument("--lake", default=None)
+    ap.add_argument("--lake", default=None, help="reuse (or keep) the scratch lake here")
+    ap.add_argument("--no-dxt", action="store_true", help="also score features computed without DXT")
     args = ap.parse_args()
     lake = args.lake or tempfile.mkdtemp(prefix="iolake-sweep-") + "/lake"
     conf = load_config("local", overrides={"lake": {"root": lake}})
@@ -42,11 +45,19 @@ def main() -> None:
     t1 = time.perf_counter()
     features.run(spark, conf)
     t2 = time.perf_counter()
+    run_id = r"/([a-z]+_c\d+_(?:r\d|rec))(?:\.darshan)?$"
     ff = read_table(spark, SILVER["file_features"], lake).toPandas()
     led = read_table(spark, BRONZE["logs"], lake).select("log_id", "source_uri").toPandas()
     ff = ff.merge(led, on="log_id")
-    ff["run_id"] = ff.source_uri.str.extract(r"/([a-z]+_c\d+_(?:r\d|rec))(?:\.darshan)?$")[0]
+    ff["run_id"] = ff.source_uri.str.extract(run_id)[0]
     runs = pd.read_csv(sweep / "runs.csv")
+    if args.no_dxt:
+        bare = features_without_dxt(spark, lake, conf.features)
+        bare["run_id"] = bare.source_uri.str.extract(run_id)[0]
+        darshan = runs[runs.tracer == "darshan"]
+        side = summary(agreement(ff, darshan)).join(summary(agreement(bare, darshan)), rsuffix="_no_dxt")
+        print("Darshan runs, with DXT and from counters alone (DXT left out):")
+        print(side.to_string(float_format="%.1f") + "\n")
     scored = agreement(ff, runs)
     print(summary(scored).to_string())
     bad = scored[~scored.agree].drop_duplicates(["run_id", "feature"]).merge(

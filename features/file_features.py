@@ -28,7 +28,9 @@ else STDIO):
   operations (length = transfer size, so HDF5 metadata does not count) in time order; an op is
   consecutive when it starts where the previous ended, sequential when it starts after the
   previous start, random otherwise. Without DXT, Darshan's POSIX CONSEC/SEQ counters
-  (sequential excludes consecutive). random_access: random ops above `features.random_fraction`.
+  (sequential excludes consecutive); as Darshan never counts a rank's first access at offset 0
+  sequential, the ops judged are the ops less one per rank and direction, and random = judged -
+  SEQ. random_access: random ops above `features.random_fraction` of the ops judged.
 - io_time_s: the slowest rank's I/O time for a shared record, else read + write + meta time;
   bandwidth_mib_s = bytes moved / io_time_s.
 """
@@ -200,9 +202,14 @@ def transform(tables: dict[str, DataFrame], fconf) -> DataFrame:
     px_writes = F.coalesce(F.col("px_writes"), F.lit(0))
     px_syncs = F.coalesce(F.col("px_syncs"), F.lit(0))
     fpw = (px_writes > 0) & (px_syncs >= px_writes)
-    random_ops = _s("px_reads", "px_writes") - _s("px_seq_r", "px_seq_w")
+    # Darshan's last byte read/written starts at 0, so each rank's first read (write) at offset 0 is
+    # neither consecutive nor sequential; the DXT rule only judges ops that have a predecessor.
+    # Counters alike: one op per rank and direction has none (the record's ranks; all nprocs for a
+    # shared record Darshan reduced), so a few ops per rank are not "random" for their first one.
+    firsts = (F.least(_s("px_reads"), F.col("n_ranks")) + F.least(_s("px_writes"), F.col("n_ranks")))
+    total_px = F.greatest(_s("px_reads", "px_writes") - firsts, F.lit(0))
+    random_ops = F.greatest(total_px - _s("px_seq_r", "px_seq_w"), F.lit(0))
     consec = _s("px_consec_r", "px_consec_w")
-    total_px = _s("px_reads", "px_writes")
     prealloc = (F.col("layer") == "MPI-IO") & (F.col("px_first_write") < F.col("mp_first_write"))
     read_t = by_layer("mp_read_time", "px_read_time", "st_read_time")
     write_t = by_layer("mp_write_time", "px_write_time", "st_write_time")

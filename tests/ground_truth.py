@@ -66,3 +66,24 @@ def agreement(ff: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
 def summary(scored: pd.DataFrame) -> pd.DataFrame:
     per_run = scored.groupby(["feature", "run_id"]).agree.all().reset_index()
     return per_run.groupby("feature").agree.agg(runs="size", agree="sum", pct=lambda s: 100.0 * s.mean())
+
+
+def features_without_dxt(spark, lake: str, fconf) -> pd.DataFrame:
+    """silver/file_features as the features stage computes them for the same logs without DXT: the
+    lake's bronze tables with the DXT segments left out of bronze/io_ops (Recorder's ops kept), which
+    is what a log written with DXT off decodes to. Joined to the ledger's `source_uri`."""
+    import pyspark.sql.functions as F
+
+    from features import file_features
+    from iolake.lake import read_table, table_exists
+    from schemas import BRONZE
+
+    tables = {}
+    for name in ("jobs", "files", "posix", "mpiio", "stdio", "h5f", "h5d", "lustre", "io_ops"):
+        spec = BRONZE[name]
+        tables[name] = (read_table(spark, spec, lake) if table_exists(spark, spec, lake)
+                        else spark.createDataFrame([], spec.struct))
+    tables["io_ops"] = tables["io_ops"].where(~F.col("source").startswith("DXT_"))
+    ff = file_features.transform(tables, fconf).toPandas()
+    led = read_table(spark, BRONZE["logs"], lake).select("log_id", "source_uri").toPandas()
+    return ff.merge(led, on="log_id")

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from tests.ground_truth import agreement, summary
+from tests.ground_truth import agreement, features_without_dxt, summary
 from iolake.config import load_config
 from iolake.lake import read_table, table_version
 from jobs import features, ingest
@@ -48,6 +48,19 @@ def test_features_agree_with_ior_parameters(spark, sweep_lake):
     assert table.runs.min() > 20
     low = table[table.pct < 95.0]
     assert low.empty, f"features below 95% agreement:\n{low}"
+
+
+def test_features_from_counters_alone_agree_with_ior_parameters(spark, sweep_lake):
+    """Production logs mostly have no DXT: the same Darshan logs with their DXT segments left out
+    must give the same features (>= 95% per feature), from Darshan's counters alone."""
+    conf, runs, _ = sweep_lake
+    bare = features_without_dxt(spark, conf.lake.root, conf.features)
+    bare["run_id"] = bare.source_uri.str.extract(r"/([a-z]+_c\d+_r\d)\.darshan$")[0]
+    table = summary(agreement(bare, runs[runs.tracer == "darshan"]))
+    print("\n" + table.to_string())
+    assert table.runs.min() > 10 and "random_access" in table.index
+    low = table[table.pct < 95.0]
+    assert low.empty, f"features from counters alone below 95% agreement:\n{low}"
 
 
 def test_features_job_table_and_rerun_adds_nothing(spark, sweep_lake):

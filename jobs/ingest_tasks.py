@@ -197,14 +197,13 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int) -> tuple
         d = _decode_one(dec, row)
         entry.update(format=d.format, format_version=d.format_version, writer_version=d.writer_version,
                      compression=d.compression, decoder=d.decoder, modules=d.modules,
-                     partial_modules=d.partial_modules, notes=d.notes)
+                     partial_modules=sorted({*d.partial_modules, *d.damaged}), notes=d.notes)
         check_header(d.tables["jobs"], max_nprocs)
         month = job_month(d.tables["jobs"].column("start_time_sec")[0].as_py())
         for name, t in d.tables.items():
             if t.num_rows:
                 tables[name] = with_ingest_columns(name, t, row["log_id"], month)
-        entry.update(job_month=month, status=d.status,
-                     reason=f"partial modules: {', '.join(d.partial_modules)}" if d.partial_modules else None,
+        entry.update(job_month=month, status=d.status, reason=d.reason,
                      row_counts=[(k, v.num_rows) for k, v in tables.items()])
     except DecodeError as e:
         entry.update(status="quarantined", reason=str(e) or type(e).__name__)

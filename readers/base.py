@@ -46,7 +46,18 @@ class Decoded:
     modules: list[str] = field(default_factory=list)
     partial_modules: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    # modules whose region was cut short or corrupt -> why; their records are not in `tables`
+    damaged: dict[str, str] = field(default_factory=dict)
 
     @property
     def status(self) -> str:
-        return "partial" if self.partial_modules else "ok"
+        return "partial" if self.partial_modules or self.damaged else "ok"
+
+    @property
+    def reason(self) -> str | None:
+        """Why the log is partial (None when it is whole): damaged modules first, then the modules
+        Darshan itself flagged partial (it ran out of record memory)."""
+        parts = [f"damaged module {m}: {why}" for m, why in sorted(self.damaged.items())]
+        if self.partial_modules:
+            parts.append(f"partial modules: {', '.join(self.partial_modules)}")
+        return "; ".join(parts) or None

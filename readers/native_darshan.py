@@ -179,6 +179,7 @@ def decode(source, **limits) -> Decoded:
         modules=sorted(m[0] for m in raw["modules"]),
         partial_modules=sorted(m[0] for m in raw["modules"] if m[4]),
         notes=list(raw["notes"]) + (["big-endian log (byte-swapped)"] if raw["swapped"] else []),
+        damaged=dict(raw["damaged"]),
     )
 
 
@@ -190,6 +191,7 @@ def decode_darshan(source) -> dict[str, pa.Table]:
 def header_facts(source) -> dict:
     """Raw header and job values of a log, for the caller's sanity checks."""
     raw = _decode_raw(_read_bytes(source))
-    facts = {k: raw[k] for k in ("version", "major", "minor", "magic", "comp_type", "swapped", "partial_flag")}
+    facts = {k: raw[k] for k in ("version", "major", "minor", "magic", "comp_type", "swapped", "partial_flag",
+                                 "regions")}
     facts.update({k: v for k, v in raw["job"].items() if k not in ("metadata", "mounts")})
     return facts

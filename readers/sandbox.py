@@ -148,7 +148,7 @@ def _serve(decoder: str, memory_mb: int) -> None:
                 names.append([name, len(blobs[-1])])
             meta = {k: getattr(d, k) for k in (
                 "format", "format_version", "writer_version", "compression", "decoder",
-                "modules", "partial_modules", "notes")}
+                "modules", "partial_modules", "notes", "damaged")}
             header = {"ok": True, "meta": meta, "tables": names}
         except MemoryError:
             header = {"ok": False, "kind": "limit", "reason": f"decoder exceeded its {memory_mb} MiB memory cap"}

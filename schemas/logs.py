@@ -3,6 +3,11 @@
 Ingest is incremental against this table: a file whose content hash is here is never decoded
 again. A log is written here only after all of its rows are committed to the other bronze
 tables, so a crash between the two leaves the log to be picked up again by the next run.
+
+`status`: `ok`; `partial` — the log landed without some modules' records: Darshan flagged them
+partial (it ran out of record memory), or their region was cut short or corrupt (a copy cut while
+DXT was written; the native decoder keeps every module that decodes). `partial_modules` names
+them, `reason` says which and why; `quarantined` — nothing landed, `reason` says why.
 """
 from pyspark.sql import types as T
 

@@ -185,6 +185,8 @@ mod python {
                 out.set_item("io_ops", d)?;
             }
         }
+        out.set_item("regions", log.regions.clone())?;
+        out.set_item("damaged", log.damaged.clone())?;
         out.set_item("notes", log.notes.clone())?;
         Ok(out)
     }

@@ -334,3 +334,31 @@ def test_ingest_recorder_folders_as_logs_and_quarantines_a_corrupt_one(spark, tm
     ior_id = led.loc[str(src / "recorder-ior"), "log_id"]
     jobs = read_table(spark, BRONZE["jobs"], str(lake)).where(f"log_id = '{ior_id}'").collect()
     assert len(jobs) == 1 and jobs[0].nprocs == 2
+
+
+def test_ingest_keeps_what_decodes_of_a_log_cut_inside_dxt(spark, tmp_path):
+    """A copy cut short while DXT was written lands `partial`: its counter modules in bronze, the
+    damaged module and the reason in the ledger, no DXT rows."""
+    import darshan
+
+    from readers.native_darshan import header_facts
+
+    src = Path(darshan.__file__).parent / "examples" / "example_logs" / "dxt.darshan"
+    data = src.read_bytes()
+    off, length = next((o, n) for name, o, n in header_facts(data)["regions"] if name == "DXT_POSIX")
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    (drop / "cut.darshan").write_bytes(data[: off + length // 2])
+    lake = tmp_path / "lake"
+    # gates off: they check, never change rows, and are tested above
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
+    summary = run(spark, conf, [str(drop)])
+    assert summary["status"] == {"partial": 1}
+    led = read_table(spark, BRONZE["logs"], str(lake)).collect()[0]
+    assert led.status == "partial" and led.partial_modules == ["DXT_POSIX"]
+    assert led.reason.startswith("damaged module DXT_POSIX: ") and "truncated" in led.reason
+    assert read_table(spark, BRONZE["posix"], str(lake)).where(f"log_id = '{led.log_id}'").count() > 0
+    from iolake.lake import table_exists
+
+    assert not table_exists(spark, BRONZE["io_ops"], str(lake)) or \
+        read_table(spark, BRONZE["io_ops"], str(lake)).where(f"log_id = '{led.log_id}'").count() == 0

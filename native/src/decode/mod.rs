@@ -148,38 +148,76 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
     let mut counter_tables = Vec::new();
     let mut lustre: Option<LustreTable> = None;
     let mut io_ops: Option<IoOps> = None;
+    let mut damaged: Vec<(String, String)> = Vec::new();
     for m in &modules {
         let i = m.idx;
+        // a region past the end of the file is damage even in a module not decoded into bronze
+        if let Err(e) = region(data, h.mod_map[i], &m.name) {
+            notes.push(format!("module {} damaged, its records dropped: {}", m.name, e.msg));
+            damaged.push((m.name.clone(), e.msg));
+            continue;
+        }
         let decoded = counter_shape(i).is_some() || i == M_LUSTRE || i == M_DXT_POSIX || i == M_DXT_MPIIO;
         if !decoded {
             notes.push(format!("module {} skipped: not decoded into bronze", m.name));
             continue;
         }
         let ver_ok = m.ver != 0 && m.ver <= CUR_VERSIONS[i];
-        let raw = if ver_ok {
-            let reg = region(data, h.mod_map[i], &m.name)?;
-            inflate_region(h.comp_type, reg, None, &mut budget, &format!("{} region", m.name))?
-        } else {
+        if !ver_ok {
             notes.push(format!("module {} version {} is newer than this decoder (or 0): no records", m.name, m.ver));
-            Vec::new()
-        };
-        if let Some(shape) = counter_shape(i) {
-            let t = if ver_ok {
-                decode_counter_module(shape, m.ver, h.swapped, &raw, &mut notes)?
+        }
+        // Salvage: a module whose region is cut short or corrupt (the commonest real damage: a copy
+        // cut while the last regions, DXT, were written) loses its own records only; the log keeps
+        // every module that decodes and names the damaged ones. Limits still fail the whole log.
+        let before = io_ops.as_ref().map(|t| (t.source.len(), t.hostnames.len()));
+        let res = (|| -> Res<()> {
+            let raw = if ver_ok {
+                let reg = region(data, h.mod_map[i], &m.name)?;
+                inflate_region(h.comp_type, reg, None, &mut budget, &format!("{} region", m.name))?
             } else {
-                CounterTable { module: i, shape, n: 0, ids: vec![], ranks: vec![], ints: vec![], flts: vec![] }
+                Vec::new()
             };
-            counter_tables.push(t);
-        } else if i == M_LUSTRE {
-            lustre = Some(lustre_table(ver_ok, m.ver, h.swapped, &raw, &mut notes)?);
-        } else {
-            let t = io_ops.get_or_insert_with(IoOps::default);
-            if ver_ok {
-                let src = if i == M_DXT_POSIX { 0 } else { 1 };
-                decode_dxt(src, m.ver, h.swapped, &raw, t, &mut notes)?;
+            if let Some(shape) = counter_shape(i) {
+                let t = if ver_ok {
+                    decode_counter_module(shape, m.ver, h.swapped, &raw, &mut notes)?
+                } else {
+                    CounterTable { module: i, shape, n: 0, ids: vec![], ranks: vec![], ints: vec![], flts: vec![] }
+                };
+                counter_tables.push(t);
+            } else if i == M_LUSTRE {
+                lustre = Some(lustre_table(ver_ok, m.ver, h.swapped, &raw, &mut notes)?);
+            } else {
+                let t = io_ops.get_or_insert_with(IoOps::default);
+                if ver_ok {
+                    let src = if i == M_DXT_POSIX { 0 } else { 1 };
+                    decode_dxt(src, m.ver, h.swapped, &raw, t, &mut notes)?;
+                }
             }
+            Ok(())
+        })();
+        match res {
+            Ok(()) => {}
+            Err(e) if e.kind == ErrKind::Corrupt => {
+                if let Some(t) = io_ops.as_mut() {
+                    let (rows, hosts) = before.unwrap_or((0, 0));
+                    t.truncate(rows, hosts);
+                }
+                notes.push(format!("module {} damaged, its records dropped: {}", m.name, e.msg));
+                damaged.push((m.name.clone(), e.msg));
+            }
+            Err(e) => return Err(e),
         }
     }
+    if !damaged.is_empty() && damaged.len() == modules.len() {
+        let (name, why) = &damaged[0];
+        return corrupt(format!("every module damaged (first: {name}: {why})"));
+    }
+
+    let mut regions = vec![("job".to_string(), h.job_map.off, h.job_map.len)];
+    if h.name_map.len > 0 {
+        regions.push(("names".to_string(), h.name_map.off, h.name_map.len));
+    }
+    regions.extend(modules.iter().map(|m| (m.name.clone(), h.mod_map[m.idx].off, h.mod_map[m.idx].len)));
 
     Ok(Log {
         version: h.version,
@@ -196,6 +234,8 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
         counter_tables,
         lustre,
         io_ops,
+        regions,
+        damaged,
         notes,
     })
 }

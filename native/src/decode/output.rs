@@ -99,6 +99,23 @@ pub struct IoOps {
     pub hostnames: Vec<String>,
 }
 
+impl IoOps {
+    /// Drops every row from `rows` on and every host name from `hosts` on (a damaged module's).
+    pub fn truncate(&mut self, rows: usize, hosts: usize) {
+        self.source.truncate(rows);
+        self.record_id.truncate(rows);
+        self.rank.truncate(rows);
+        self.seq.truncate(rows);
+        self.op.truncate(rows);
+        self.offset.truncate(rows);
+        self.length.truncate(rows);
+        self.start.truncate(rows);
+        self.end.truncate(rows);
+        self.host_idx.truncate(rows);
+        self.hostnames.truncate(hosts);
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Log {
     pub version: String,
@@ -116,5 +133,9 @@ pub struct Log {
     pub counter_tables: Vec<CounterTable>,
     pub lustre: Option<LustreTable>,
     pub io_ops: Option<IoOps>,
+    /// the compressed regions: ("job" | "names" | module name, file offset, length)
+    pub regions: Vec<(String, u64, u64)>,
+    /// modules whose region was cut short or corrupt: (name, reason); their records are dropped
+    pub damaged: Vec<(String, String)>,
     pub notes: Vec<String>,
 }

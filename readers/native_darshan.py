@@ -18,6 +18,7 @@ from readers.base import DecodeError, Decoded, DecoderCrash, ResourceLimit, Unsu
 from schemas import BRONZE
 from schemas.darshan_counters import LUSTRE_COMPONENT_COUNTERS, MODULE_COUNTERS
 from schemas.modules import DARSHAN_MODULE_TABLE
+from readers.tables import heatmap_module
 
 try:  # the extension is built from native/ (`pip install ./native`)
     import iolake_native as _native
@@ -94,6 +95,28 @@ def _lustre_table(t: dict) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=_schema("lustre"))
 
 
+def _heatmap_table(t: dict, names: dict[int, str]) -> pa.Table:
+    n = t["n"]
+    ids = _i64(t["record_id"], n)
+    offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(t["offsets"])])
+
+    def bins(key: str) -> pa.Array:
+        values = pa.Array.from_buffers(pa.int64(), len(t[key]) // 8, [None, pa.py_buffer(t[key])])
+        return pa.ListArray.from_arrays(offsets, values)
+
+    cols = {
+        "record_id": ids,
+        "module": pa.array([heatmap_module(names.get(i), i) for i in ids.to_pylist()], pa.string()),
+        "rank": _i64(t["rank"], n),
+        "bin_width_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["width"])]),
+        "nbins": _i64(t["nbins"], n),
+        "read_bytes": bins("read"),
+        "write_bytes": bins("write"),
+    }
+    schema = _schema("heatmap")
+    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
 _SOURCES = pa.array(["DXT_POSIX", "DXT_MPIIO"], pa.string())
 _OPS = pa.array(["write", "read"], pa.string())
 
@@ -154,6 +177,11 @@ def _jobs_table(raw: dict) -> pa.Table:
     return pa.Table.from_arrays([pa.array(cols[f.name], f.type) for f in schema], schema=schema)
 
 
+def _names(raw: dict) -> dict[int, str]:
+    n = raw["n_names"]
+    return dict(zip(_i64(raw["name_ids"], n).to_pylist(), _strings(raw["names"], n).to_pylist()))
+
+
 def decode(source, **limits) -> Decoded:
     """Decodes one Darshan log (a path or the file's bytes) into bronze tables."""
     data = _read_bytes(source)
@@ -166,6 +194,8 @@ def decode(source, **limits) -> Decoded:
             tables[table] = _counter_table(table, by_module[name])
         elif name == "LUSTRE" and raw["lustre"] is not None:
             tables["lustre"] = _lustre_table(raw["lustre"])
+        elif name == "HEATMAP" and raw["heatmap"] is not None:
+            tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(raw))
         elif name in ("DXT_POSIX", "DXT_MPIIO") and raw["io_ops"] is not None and "io_ops" not in tables:
             tables["io_ops"] = _io_ops_table(raw["io_ops"])
     meta = dict(raw["job"]["metadata"])

@@ -12,7 +12,7 @@ import pyarrow as pa
 
 from readers.base import DecodeError, Decoded, UnsupportedFormat
 from readers.darshan_header import peek_header
-from readers.tables import attach_mounts, build_table, module_table_rows
+from readers.tables import attach_mounts, build_table, heatmap_module, module_table_rows
 from schemas import DARSHAN_MODULE_TABLE
 
 DECODER = "pydarshan-3.5.0"
@@ -75,6 +75,8 @@ def _decode_open_log(b, log, facts) -> Decoded:
         table = DARSHAN_MODULE_TABLE.get(mod)
         if mod == "LUSTRE":
             tables["lustre"] = _lustre(b, log)
+        elif mod == "HEATMAP":
+            tables["heatmap"] = _heatmap(b, log, names)
         elif mod in ("DXT_POSIX", "DXT_MPIIO"):
             ops = _dxt(b, log, mod)
             tables["io_ops"] = ops if "io_ops" not in tables else pa.concat_tables([tables["io_ops"], ops])
@@ -99,6 +101,24 @@ def _decode_open_log(b, log, facts) -> Decoded:
         partial_modules=sorted(m for m, i in modules.items() if i["partial_flag"]),
         notes=notes,
     )
+
+
+def _heatmap(b, log, names: dict) -> pa.Table:
+    """HEATMAP records as pydarshan's `DarshanReport.read_all_heatmap_records` reads them."""
+    cols: dict[str, list] = {k: [] for k in ("record_id", "module", "rank", "bin_width_s", "nbins",
+                                             "read_bytes", "write_bytes")}
+    rec = b._log_get_heatmap_record(log)
+    while rec is not None:
+        rid = int(np.uint64(rec["id"]).view(np.int64))
+        cols["record_id"].append(rid)
+        cols["module"].append(heatmap_module(names.get(rec["id"]), rid))
+        cols["rank"].append(int(rec["rank"]))
+        cols["bin_width_s"].append(float(rec["bin_width_seconds"]))
+        cols["nbins"].append(int(rec["nbins"]))
+        cols["read_bytes"].append([int(x) for x in rec["read_bins"]])
+        cols["write_bytes"].append([int(x) for x in rec["write_bins"]])
+        rec = b._log_get_heatmap_record(log)
+    return build_table("heatmap", cols)
 
 
 def _lustre(b, log) -> pa.Table:

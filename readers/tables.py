@@ -67,3 +67,11 @@ def attach_mounts(files: pa.Table, mounts: list[dict]) -> pa.Table:
     fs = pa.array([f["fs_type"] if f else None for f in found], pa.string())
     files = files.set_column(files.schema.get_field_index("mount_point"), "mount_point", mp)
     return files.set_column(files.schema.get_field_index("fs_type"), "fs_type", fs)
+
+
+def heatmap_module(name: str | None, record_id: int) -> str:
+    """The module a HEATMAP record is about: Darshan names it `heatmap:<MODULE>` (POSIX, MPIIO,
+    STDIO, DFS, DAOS); a record without that name keeps its id, as pydarshan does."""
+    if name and name.startswith("heatmap:"):
+        return name.split(":", 1)[1]
+    return str(record_id)

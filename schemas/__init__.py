@@ -1,5 +1,5 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
-from schemas import bottleneck_tags, covering_sets, file_features, files, io_ops, job_features, jobs, logs
+from schemas import bottleneck_tags, covering_sets, file_features, files, heatmap, io_ops, job_features, jobs, logs
 from schemas import bandwidth_predictions, job_bandwidth_predictions, placement_labels, placement_predictions
 from schemas import runs
 from schemas import app_runs, regressions, tuning_advice
@@ -12,6 +12,7 @@ BRONZE: dict[str, TableSpec] = {
     "files": files.SPEC,
     **MODULE_SPECS,
     "lustre": LUSTRE_SPEC,
+    "heatmap": heatmap.SPEC,
     "io_ops": io_ops.SPEC,
 }
 

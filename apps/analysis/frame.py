@@ -41,6 +41,8 @@ OPS_COLUMNS = ["log_id", "rank", "file_name", "record_id", "source", "layer", "o
 COUNTER_COLUMNS = ["log_id", "rank", "file_name", "record_id", "module", "op", "count", "bytes", "time_s"]
 JOB_COLUMNS = ["log_id", "nprocs", "run_time_s"]
 COVER_COLUMNS = ["log_id", "rank", "record_id", "file_name", "start_s", "end_s", "share_s", "interval_source"]
+HEATMAP_COLUMNS = ["log_id", "module", "rank", "bin_width_s", "nbins", "read_bytes", "write_bytes"]
+ACTIVITY_COLUMNS = ["log_id", "source", "module", "bin", "start_s", "end_s", "read_bytes", "write_bytes"]
 DTYPES = {"rank": "int64", "record_id": "Int64", "offset": "Int64", "length": "Int64", "seq": "Int64",
           "thread": "Int64", "count": "Int64", "bytes": "Int64", "nprocs": "Int64", "start_s": "float64",
           "end_s": "float64", "duration_s": "float64", "time_s": "float64", "share_s": "float64",
@@ -60,7 +62,7 @@ COUNTERS = {
     }
     for module, p in (("posix", "POSIX"), ("mpiio", "MPIIO"), ("stdio", "STDIO"))
 }
-SOURCE_TABLES = ("io_ops", "files", "jobs", *COUNTERS)
+SOURCE_TABLES = ("io_ops", "files", "jobs", *COUNTERS, "heatmap")
 
 
 def _columns(table: str) -> list[str] | None:
@@ -107,8 +109,10 @@ def _mask(df: pd.DataFrame, rank, filter) -> pd.DataFrame:
 class IOFrame:
     """Trace data of one or more jobs as pandas frames, with PrismIO's analysis methods."""
 
-    def __init__(self, ops: pd.DataFrame, counters: pd.DataFrame, jobs: pd.DataFrame, covering: pd.DataFrame):
+    def __init__(self, ops: pd.DataFrame, counters: pd.DataFrame, jobs: pd.DataFrame, covering: pd.DataFrame,
+                 heatmap: pd.DataFrame | None = None):
         self.ops, self.counters, self.jobs, self.covering = ops, counters, jobs, covering
+        self.heatmap = pd.DataFrame(columns=HEATMAP_COLUMNS) if heatmap is None else heatmap
 
     # ---- constructors -------------------------------------------------------------------
     @classmethod
@@ -147,7 +151,10 @@ class IOFrame:
         cover = pdf.get("covering_sets")
         cover = named(cover) if cover is not None else pd.DataFrame(columns=COVER_COLUMNS)
         cover = _typed(cover, COVER_COLUMNS).sort_values(["log_id", "start_s", "rank"])
-        return cls(*(f.reset_index(drop=True) for f in (ops, counters, jobs, cover)))
+        heat = pdf.get("heatmap")
+        heat = pd.DataFrame(columns=HEATMAP_COLUMNS) if heat is None else heat[HEATMAP_COLUMNS]
+        heat = heat.sort_values(["log_id", "module", "rank"])
+        return cls(*(f.reset_index(drop=True) for f in (ops, counters, jobs, cover, heat)))
 
     @classmethod
     def from_frames(cls, ops: pd.DataFrame | None = None, counters: pd.DataFrame | None = None,
@@ -305,6 +312,52 @@ class IOFrame:
         ops = ops[ops["op"].isin(["read", "write"]) & ops["offset"].notna() & (ops["length"] > 0)]
         out = patterns.readwrite_table(ops, self._keys("file_name"))
         return out if len(out) else _empty(self._keys("file_name"), patterns.RW_COLUMNS)
+
+    def activity(self) -> pd.DataFrame:
+        """Bytes read and written over the job's time, per log and module, in time bins:
+        (log_id, source, module, bin, start_s, end_s, read_bytes, write_bytes).
+
+        `source` says where the timing came from: `dxt` / `recorder` where the trace timed each
+        operation (an op's bytes go to the bin its start falls in), else `heatmap` (Darshan 3.4+'s
+        HEATMAP module summed over ranks: what production logs without DXT carry, and what
+        pydarshan's job summary draws). Bins are the log's HEATMAP bins where it has them, else 100
+        bins over the job's run time. A log with neither has no rows (counters carry no time)."""
+        out = []
+        for log_id in self.log_ids:
+            heat = self.heatmap[self.heatmap["log_id"] == log_id]
+            width = float(heat["bin_width_s"].iloc[0]) if len(heat) else None
+            ops = self.ops[(self.ops["log_id"] == log_id) & self.ops["op"].isin(["read", "write"])
+                           & self.ops["length"].notna() & self.ops["start_s"].notna()]
+            if len(ops):
+                run = self.jobs.loc[self.jobs["log_id"] == log_id, "run_time_s"]
+                end = max(float(ops["end_s"].max()), float(run.iloc[0]) if len(run) and pd.notna(run.iloc[0]) else 0.0)
+                width = width or max(end, 1e-9) / 100
+                b = (ops["start_s"].astype(float) // width).astype("int64").clip(lower=0)
+                moved = ops["length"].astype("int64").clip(lower=0)
+                df = pd.DataFrame({"module": ops["layer"].str.upper(), "bin": b,
+                                   "read_bytes": moved.where(ops["op"] == "read", 0),
+                                   "write_bytes": moved.where(ops["op"] == "write", 0),
+                                   "source": np.where(ops["source"] == "RECORDER", "recorder", "dxt")})
+                df = df.groupby(["source", "module", "bin"], as_index=False)[["read_bytes", "write_bytes"]].sum()
+            elif len(heat):
+                rows = []
+                for module, g in heat.groupby("module"):
+                    n = int(g["nbins"].max())
+                    rd, wr = np.zeros(n, dtype="int64"), np.zeros(n, dtype="int64")
+                    for r, w in zip(g["read_bytes"], g["write_bytes"]):
+                        rd[: len(r)] += np.asarray(r, dtype="int64")
+                        wr[: len(w)] += np.asarray(w, dtype="int64")
+                    rows.append(pd.DataFrame({"source": "heatmap", "module": module, "bin": np.arange(n),
+                                              "read_bytes": rd, "write_bytes": wr}))
+                df = pd.concat(rows, ignore_index=True)
+            else:
+                continue
+            df["log_id"], df["start_s"], df["end_s"] = log_id, df["bin"] * width, (df["bin"] + 1) * width
+            out.append(df)
+        if not out:
+            return pd.DataFrame(columns=ACTIVITY_COLUMNS)
+        return pd.concat(out, ignore_index=True)[ACTIVITY_COLUMNS].sort_values(
+            ["log_id", "module", "bin"]).reset_index(drop=True)
 
     def timeline(self, path, highlight_covering: bool = True, rank=None, filter=None, title=None) -> str:
         """Save a PNG of every op as a bar on its rank's row, coloured read / write / meta / other;

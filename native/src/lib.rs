@@ -165,6 +165,22 @@ mod python {
             }
         }
 
+        match &log.heatmap {
+            None => out.set_item("heatmap", py.None())?,
+            Some(t) => {
+                let d = PyDict::new(py);
+                d.set_item("n", t.record_id.len())?;
+                d.set_item("record_id", i64_bytes(py, &t.record_id)?)?;
+                d.set_item("rank", i64_bytes(py, &t.rank)?)?;
+                d.set_item("width", f64_bytes(py, &t.width)?)?;
+                d.set_item("nbins", i64_bytes(py, &t.nbins)?)?;
+                d.set_item("offsets", i32_bytes(py, &t.offsets)?)?;
+                d.set_item("write", i64_bytes(py, &t.write)?)?;
+                d.set_item("read", i64_bytes(py, &t.read)?)?;
+                out.set_item("heatmap", d)?;
+            }
+        }
+
         match &log.io_ops {
             None => out.set_item("io_ops", py.None())?,
             Some(t) => {

@@ -405,3 +405,50 @@ def test_register_views_job_summary_counts_tags_when_the_table_exists(spark, tmp
     register_views(spark, lake)
     rows = {r.log_id: (r.n_tags, r.tags) for r in spark.sql("SELECT * FROM v_job_summary").collect()}
     assert rows == {"A": (3, {"small_io": 2, "random": 1}), "B": (0, None)}
+
+
+def _heatmap_logs() -> list[Path]:
+    import csv
+
+    from tests.conftest import shared_path
+
+    root = shared_path("darshan")
+    with open(root / "MANIFEST.csv", newline="") as fh:
+        return [root / r["path"] for r in csv.DictReader(fh)
+                if "HEATMAP" in r["modules"] and r["pydarshan_3_5_0"] == "reads"]
+
+
+def test_activity_from_heatmap_without_dxt_matches_the_byte_counters():
+    """Logs without DXT: activity over time comes from HEATMAP (`source` says so), and its bytes
+    add up to the module's own byte counters (POSIX_BYTES_READ, ...), which the HEATMAP module
+    does not read, on nearly every (log, module)."""
+    checked = agree = 0
+    for path in _heatmap_logs():
+        f = IOFrame.from_darshan(path)
+        if len(f.ops):
+            continue
+        act = f.activity()
+        assert set(act.source) == {"heatmap"}, path
+        assert (act.end_s > act.start_s).all() and act.bin.min() == 0
+        for module, g in act.groupby("module"):
+            c = f.counters[(f.counters.module == module.lower()) & f.counters.op.isin(["read", "write"])]
+            if c.empty:
+                continue
+            checked += 1
+            by_op = c.groupby("op")["bytes"].sum()
+            agree += int(g.read_bytes.sum() == by_op.get("read", 0) and g.write_bytes.sum() == by_op.get("write", 0))
+    print(f"\nHEATMAP bytes equal the counters on {agree} of {checked} (log, module)")
+    assert checked >= 60 and agree >= 0.9 * checked
+
+
+def test_activity_prefers_dxt_and_keeps_heatmap_bins():
+    """A log with DXT and HEATMAP: activity from the DXT segments (each op's bytes once), in the
+    HEATMAP's bin width."""
+    path = next(p for p in _heatmap_logs() if "diagonal_write_only" in p.name)
+    f = IOFrame.from_darshan(path)
+    act = f.activity()
+    assert set(act.source) == {"dxt"} and len(f.heatmap) > 0
+    width = float(f.heatmap.bin_width_s.iloc[0])
+    assert np.allclose(act.end_s - act.start_s, width)
+    ops = f.ops[f.ops.op == "write"]
+    assert act.write_bytes.sum() == int(ops.length.sum()) and act.read_bytes.sum() == 0

@@ -29,8 +29,8 @@ def _table_of(module: str) -> str | None:
     """The bronze table a module's records land in (None: the module is not decoded)."""
     if module in DXT:
         return "io_ops"
-    if module == "LUSTRE":
-        return "lustre"
+    if module in ("LUSTRE", "HEATMAP"):
+        return module.lower()
     return DARSHAN_MODULE_TABLE.get(module)
 
 

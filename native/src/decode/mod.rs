@@ -23,13 +23,14 @@
 //! * `modules`  — what is known of each module (index, name, current version, record shape);
 //! * `records`  — counter-module records, read into the current layout and columns;
 //! * `upconvert`— darshan-util's per-module up-conversions of older record versions, as data;
-//! * `lustre`, `dxt` — the two modules with variable-length records;
+//! * `lustre`, `heatmap`, `dxt` — the modules with variable-length records;
 //! * `bytes`    — bounds-checked little helpers (words, C strings, a region cursor);
 //! * `output`   — the decoded log (`Log` and its tables).
 
 mod bytes;
 mod dxt;
 mod header;
+mod heatmap;
 mod inflate;
 mod job;
 mod lustre;
@@ -41,14 +42,15 @@ mod upconvert;
 
 pub use header::MAGIC;
 pub use modules::{counter_shape, CounterShape, MODULE_NAMES, N_KNOWN_MODULES};
-pub use output::{CounterTable, IoOps, Job, Log, LustreTable, ModInfo, StrCol};
+pub use output::{CounterTable, HeatmapTable, IoOps, Job, Log, LustreTable, ModInfo, StrCol};
 
 use dxt::decode_dxt;
 use header::{read_header, region};
+use heatmap::heatmap_table;
 use inflate::{inflate_region, Budget};
 use job::{decode_job, JOB_RECORD_SIZE};
 use lustre::lustre_table;
-use modules::{CUR_VERSIONS, M_DXT_MPIIO, M_DXT_POSIX, M_LUSTRE};
+use modules::{CUR_VERSIONS, M_DXT_MPIIO, M_DXT_POSIX, M_HEATMAP, M_LUSTRE};
 use names::{decode_names, resolve_mounts};
 use records::decode_counter_module;
 
@@ -147,6 +149,7 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
 
     let mut counter_tables = Vec::new();
     let mut lustre: Option<LustreTable> = None;
+    let mut heatmap: Option<HeatmapTable> = None;
     let mut io_ops: Option<IoOps> = None;
     let mut damaged: Vec<(String, String)> = Vec::new();
     for m in &modules {
@@ -157,7 +160,7 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
             damaged.push((m.name.clone(), e.msg));
             continue;
         }
-        let decoded = counter_shape(i).is_some() || i == M_LUSTRE || i == M_DXT_POSIX || i == M_DXT_MPIIO;
+        let decoded = counter_shape(i).is_some() || [M_LUSTRE, M_HEATMAP, M_DXT_POSIX, M_DXT_MPIIO].contains(&i);
         if !decoded {
             notes.push(format!("module {} skipped: not decoded into bronze", m.name));
             continue;
@@ -186,6 +189,8 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
                 counter_tables.push(t);
             } else if i == M_LUSTRE {
                 lustre = Some(lustre_table(ver_ok, m.ver, h.swapped, &raw, &mut notes)?);
+            } else if i == M_HEATMAP {
+                heatmap = Some(heatmap_table(ver_ok, h.swapped, &raw, &mut notes)?);
             } else {
                 let t = io_ops.get_or_insert_with(IoOps::default);
                 if ver_ok {
@@ -233,6 +238,7 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
         modules,
         counter_tables,
         lustre,
+        heatmap,
         io_ops,
         regions,
         damaged,

@@ -16,6 +16,7 @@ pub(super) const M_LUSTRE: usize = 8;
 pub(super) const M_STDIO: usize = 9;
 pub(super) const M_DXT_POSIX: usize = 10;
 pub(super) const M_DXT_MPIIO: usize = 11;
+pub(super) const M_HEATMAP: usize = 15;
 pub(super) const M_DFS: usize = 16;
 pub(super) const M_DAOS: usize = 17;
 

@@ -116,6 +116,19 @@ impl IoOps {
     }
 }
 
+/// HEATMAP records: one row per (module record, rank); bins as lists sharing `offsets`.
+#[derive(Debug, Default, Clone)]
+pub struct HeatmapTable {
+    pub record_id: Vec<i64>,
+    pub rank: Vec<i64>,
+    pub width: Vec<f64>,
+    pub nbins: Vec<i64>,
+    /// list offsets into `write` and `read` (n + 1 entries)
+    pub offsets: Vec<i32>,
+    pub write: Vec<i64>,
+    pub read: Vec<i64>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Log {
     pub version: String,
@@ -132,6 +145,7 @@ pub struct Log {
     pub modules: Vec<ModInfo>,
     pub counter_tables: Vec<CounterTable>,
     pub lustre: Option<LustreTable>,
+    pub heatmap: Option<HeatmapTable>,
     pub io_ops: Option<IoOps>,
     /// the compressed regions: ("job" | "names" | module name, file offset, length)
     pub regions: Vec<(String, u64, u64)>,

@@ -28,7 +28,9 @@ handle_darshan.py`, `drishti/includes/module.py`; insight codes in brackets) and
   single_stripe_min_bytes; the value is the largest such file's bytes.
 - few_osts (warn) [K]: distinct OSTs / min(stripes placed, ost_count) < ost_coverage.
 - many_io_phases (warn) [K]: DXT/Recorder read and write ops in time order, split where the idle
-  gap after everything before exceeds io_phase_gap_s: more phases than io_phases.
+  gap after everything before exceeds io_phase_gap_s: more phases than io_phases. A log without
+  timed ops uses its HEATMAP bins that moved bytes instead (the message says which; phases can
+  then only be as fine as the bin width).
 - read_after_write (info) [K]: bytes on files with io_type RAW / all bytes > read_after_write_share
   (the keynote counts it as a pattern that performs well: a hint, not a fault).
 - redundant_reads (warn) [P09]: the worst file's POSIX bytes read / (POSIX_MAX_BYTE_READ + 1) >
@@ -359,19 +361,34 @@ def _few_osts(i: _Inputs) -> Tagged:
                  _items(per_ost, F.concat(F.lit("OST "), F.col("ost").cast("string")), F.col("stripes")))
 
 
+def _heatmap_ops(heatmap: DataFrame) -> DataFrame:
+    """HEATMAP bins that moved bytes, as timed pseudo-ops (start and end of the bin, bytes summed
+    over ranks and over POSIX, STDIO and DFS; MPI-IO's and DAOS's bytes reach those layers)."""
+    h = heatmap.where(F.col("module").isin("POSIX", "STDIO", "DFS")).select(
+        *KEY, "bin_width_s", F.posexplode(F.arrays_zip("read_bytes", "write_bytes")).alias("bin", "b"))
+    h = h.groupBy(*KEY, "bin").agg(F.sum(_z("b.read_bytes") + _z("b.write_bytes")).alias("length"),
+                                   F.max("bin_width_s").alias("w")).where(F.col("length") > 0)
+    return h.select(*KEY, (F.col("bin") * F.col("w")).alias("start_s"), ((F.col("bin") + 1) * F.col("w")).alias("end_s"),
+                    "length")
+
+
 def _many_io_phases(i: _Inputs) -> Tagged:
     c = i.c
     ops = i.t["io_ops"].where(F.col("op").isin("read", "write") & F.col("start_s").isNotNull()).select(
         *KEY, "start_s", F.coalesce("end_s", "start_s").alias("end_s"), _z("length").alias("length"))
+    # without traced ops (no DXT, the production default), Darshan 3.4+'s HEATMAP bins time the I/O
+    heat = _heatmap_ops(i.t["heatmap"]).join(ops.select(*KEY).distinct(), list(KEY), "left_anti")
+    ops = ops.withColumn("source", F.lit("traced")).unionByName(heat.withColumn("source", F.lit("HEATMAP")))
     order = Window.partitionBy("log_id").orderBy("start_s", "end_s")
     prev_end = F.max("end_s").over(order.rowsBetween(Window.unboundedPreceding, -1))
     ops = ops.withColumn("new", (prev_end.isNull() | (F.col("start_s") - prev_end > c.io_phase_gap_s)).cast("int"))
     ops = ops.withColumn("phase", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    phases = ops.groupBy(*KEY, "phase").agg(F.min("start_s").alias("t0"), F.max("end_s").alias("t1"),
+    phases = ops.groupBy(*KEY, "phase", "source").agg(F.min("start_s").alias("t0"), F.max("end_s").alias("t1"),
                                             F.sum("length").alias("bytes"))
-    fired = phases.groupBy(*KEY).agg(F.count("*").alias("value")).where(F.col("value") > c.io_phases)
-    msg = F.format_string(f"traced I/O comes in %d phases separated by idle gaps over {c.io_phase_gap_s:g} s",
-                          F.col("value"))
+    fired = phases.groupBy(*KEY).agg(F.count("*").alias("value"), F.first("source").alias("source")).where(
+        F.col("value") > c.io_phases)
+    msg = F.format_string(f"%s I/O comes in %d phases separated by idle gaps over {c.io_phase_gap_s:g} s",
+                          F.col("source"), F.col("value"))
     return _emit(fired, "many_io_phases", "warn", "io_phases", "io_phases", c.io_phases, msg,
                  _items(phases, F.format_string("phase %d: %.2f-%.2f s", "phase", "t0", "t1"), F.col("bytes")))
 

@@ -20,7 +20,7 @@ class Lab:
     """Rows of a batch of jobs; `file(log, name)` registers a file record and returns its id."""
 
     def __init__(self):
-        self.rows = {t: [] for t in ("posix", "mpiio", "stdio", "lustre", "io_ops", "files", "ff", "jf")}
+        self.rows = {t: [] for t in ("posix", "mpiio", "stdio", "lustre", "heatmap", "io_ops", "files", "ff", "jf")}
         self.ids: dict[tuple[str, str], int] = {}
 
     def job(self, log, **jf):
@@ -48,7 +48,7 @@ class Lab:
 
     def frames(self, spark):
         r = self.rows
-        tables = bronze(spark, **{t: r[t] for t in ("posix", "mpiio", "stdio", "lustre", "io_ops", "files")})
+        tables = bronze(spark, **{t: r[t] for t in ("posix", "mpiio", "stdio", "lustre", "heatmap", "io_ops", "files")})
         return tables, frame(spark, "file_features", r["ff"]), frame(spark, "job_features", r["jf"])
 
 
@@ -64,7 +64,8 @@ def build() -> Lab:
     lab = Lab()
     for log in ("quiet small small_few misaligned misaligned_mem random random_w shared_imb shared_bal rank_imb "
                 "rank_bal rank0 rank0_single indep coll meta_rank meta_shared meta_share meta_share_short stdio "
-                "stdio_low stripe1 stripe1_small osts osts_spread phases phases_few raw raw_small reread").split():
+                "stdio_low stripe1 stripe1_small osts osts_spread phases phases_few heat_phases heat_phases_few raw raw_small "
+                "reread").split():
         lab.job(log)
     lab.job("straggler", rank_time_ratio=5.0, io_time_s=20.0)
     lab.job("straggler_short", rank_time_ratio=5.0, io_time_s=0.5)
@@ -145,6 +146,16 @@ def build() -> Lab:
         for k in range(12):
             lab.add("io_ops", log, "trace", source="DXT_POSIX", seq=k, op="write", offset=k * MiB,
                     length=(8 if k == 5 else 1) * MiB, start_s=k * step, end_s=k * step + 0.1)
+    # no DXT, HEATMAP only (1 s bins, 2 ranks): 12 bursts 3 s apart vs 12 bursts 2 s apart (1 s idle,
+    # not over io_phase_gap_s); an MPI-IO heatmap with other bins (its bytes reach POSIX) is not counted
+    for log, step in (("heat_phases", 3), ("heat_phases_few", 2)):
+        bins = [MiB if k % step == 0 and k // step < 12 else 0 for k in range(40)]
+        for rank in (0, 1):
+            lab.rows["heatmap"].append({"log_id": log, "record_id": 99, "module": "POSIX", "rank": rank,
+                                        "bin_width_s": 1.0, "nbins": 40, "read_bytes": [0] * 40, "write_bytes": bins})
+        lab.rows["heatmap"].append({"log_id": log, "record_id": 98, "module": "MPIIO", "rank": 0, "bin_width_s": 1.0,
+                                    "nbins": 40, "read_bytes": [MiB if k % 2 else 0 for k in range(40)],
+                                    "write_bytes": [0] * 40})
     # read after write: 80 of 100 MiB vs 5 of 100 MiB
     for log, raw in (("raw", 80), ("raw_small", 5)):
         lab.ff(log, "tmp", io_type="RAW", bytes_read=raw * MiB // 2, bytes_written=raw * MiB // 2)
@@ -207,6 +218,7 @@ POSITIVE = [  # (log, tag, severity, metric, threshold setting, evidence)
      ["/stripe1/big"]),
     ("osts", "few_osts", "warn", "ost_coverage", "ost_coverage", ["OST 3", "OST 40"]),
     ("phases", "many_io_phases", "warn", "io_phases", "io_phases", ["phase 6: 10.00-10.10 s"]),
+    ("heat_phases", "many_io_phases", "warn", "io_phases", "io_phases", []),
     ("raw", "read_after_write", "info", "raw_bytes_share", "read_after_write_share", ["/raw/tmp"]),
     ("reread", "redundant_reads", "warn", "read_amplification", "redundant_read_ratio", ["/reread/input"]),
 ]
@@ -218,7 +230,7 @@ NEGATIVE = [  # (log, tag): a near miss of the tag's rule
     ("rank_bal", "rank_size_imbalance"), ("straggler_short", "stragglers"), ("rank0_single", "rank0_heavy"),
     ("rank_bal", "rank0_heavy"), ("coll", "no_collective_shared"), ("meta_share_short", "metadata_heavy"),
     ("stdio_low", "stdio_heavy"), ("stripe1_small", "single_stripe_shared"), ("osts_spread", "few_osts"),
-    ("phases_few", "many_io_phases"), ("raw_small", "read_after_write"), ("quiet", "redundant_reads"),
+    ("phases_few", "many_io_phases"), ("heat_phases_few", "many_io_phases"), ("raw_small", "read_after_write"), ("quiet", "redundant_reads"),
 ]
 
 
@@ -253,6 +265,10 @@ def test_bottleneck_tags_values_and_messages(tags):
     assert tags[("stripe1", "single_stripe_shared")].value == 2 * GiB
     assert tags[("osts", "few_osts")].value == pytest.approx(2 / 8)
     assert tags[("phases", "many_io_phases")].value == 12
+    assert tags[("phases", "many_io_phases")].message.startswith("traced I/O comes in 12 phases")
+    heat = tags[("heat_phases", "many_io_phases")]
+    assert heat.value == 12 and heat.message.startswith("HEATMAP I/O comes in 12 phases")
+    assert heat.evidence[0].startswith("phase ") and "-" in heat.evidence[0]
     assert tags[("reread", "redundant_reads")].value == pytest.approx(4.0)
 
 

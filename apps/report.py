@@ -8,7 +8,8 @@ says why when the ledger holds the log as quarantined. `resolve_job` holds that 
 The page has: a summary (exe, nprocs, start, run time, bytes read / written, I/O time of the
 slowest process, throughput, files, modules, Darshan metadata), the bottleneck tags with their
 metric, threshold and evidence, the covering set (members, intervals, shares), a timeline PNG
-(`IOFrame.timeline`, covering-set members outlined) embedded as a base64 `data:` URI, and the
+(`IOFrame.timeline`, covering-set members outlined; without DXT or Recorder data, the log's
+HEATMAP, `apps.analysis.timeline.draw_heatmap`; the source named under it) embedded as a base64 `data:` URI, and the
 placement plan (gold/placement_predictions and gold/bandwidth_predictions of the newest model
 version of each model) or "no predictions yet", and the UMAMI panel (`umami`, `draw_umami`): when
 the job's application has at least conf `watch.min_history` runs before it in gold/app_runs, one
@@ -304,16 +305,23 @@ def build(reader: LakeReader, log_id: str) -> Report:
     png, note = None, ""
     try:
         frame = reader.ioframe(log_id)
-        if len(frame.ops) or len(frame.covering):
-            with tempfile.TemporaryDirectory() as tmp:
-                path = frame.timeline(os.path.join(tmp, "timeline.png"), title=f"job {job.get('jobid')} · "
-                                                                                f"log {log_id[:12]}")
-                png = Path(path).read_bytes()
-            if not len(frame.ops):
-                note = ("The trace holds no timed operations (no DXT or Recorder data): the timeline shows "
-                        "the covering-set members, whose intervals come from Darshan's counters.")
-        else:
-            note = "Nothing to draw: the trace holds no timed operations and the log has no covering set."
+        title = f"job {job.get('jobid')} · log {log_id[:12]}"
+        with tempfile.TemporaryDirectory() as tmp:
+            if not len(frame.ops) and len(frame.heatmap):
+                from apps.analysis.timeline import draw_heatmap
+
+                png = Path(draw_heatmap(frame.heatmap, os.path.join(tmp, "timeline.png"),
+                                        title=f"{title} · HEATMAP")).read_bytes()
+                width = float(frame.heatmap["bin_width_s"].iloc[0])
+                note = (f"Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the bytes each "
+                        f"rank moved per {width:g} s bin.")
+            elif len(frame.ops) or len(frame.covering):
+                png = Path(frame.timeline(os.path.join(tmp, "timeline.png"), title=title)).read_bytes()
+                note = ("Source: the trace's timed operations (DXT or Recorder)." if len(frame.ops) else
+                        "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): the timeline "
+                        "shows the covering-set members, whose intervals come from Darshan's counters.")
+            else:
+                note = "Nothing to draw: the trace holds no timed operations and the log has no covering set."
     except Exception as e:  # a report without its picture beats no report
         note = f"The timeline could not be drawn: {type(e).__name__}: {e}"
 

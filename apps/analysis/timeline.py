@@ -55,3 +55,46 @@ def draw(ops: pd.DataFrame, covering: pd.DataFrame | None, path: str, title: str
     fig.tight_layout()
     fig.savefig(path)
     return path
+
+
+HEATMAP_MODULES = ("POSIX", "STDIO", "DFS")  # MPI-IO's and DAOS's bytes reach these layers
+
+
+def draw_heatmap(heatmap: pd.DataFrame, path: str, title: str | None = None) -> str:
+    """The timeline of a log without timed operations: Darshan's HEATMAP (bronze/heatmap rows of one
+    log), one row per rank, one cell per time bin, coloured by the bytes the rank moved in it
+    (read + written, over POSIX, STDIO and DFS; log scale) — pydarshan's job-summary heatmap."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.colors import LogNorm
+    from matplotlib.figure import Figure
+
+    h = heatmap[heatmap["module"].isin(HEATMAP_MODULES)]
+    if h.empty:
+        h = heatmap
+    width = float(h["bin_width_s"].iloc[0])
+    nbins = int(h["nbins"].max())
+    ranks = sorted(int(r) for r in set(h["rank"]))
+    grid = np.zeros((len(ranks), nbins))
+    row = {r: i for i, r in enumerate(ranks)}
+    for r in h.itertuples():
+        moved = np.asarray(r.read_bytes, dtype=float) + np.asarray(r.write_bytes, dtype=float)
+        grid[row[int(r.rank)], : len(moved)] += moved
+    fig = Figure(figsize=(11, min(20.0, 1.8 + 0.3 * max(len(ranks), 1))), dpi=110)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot(1, 1, 1)
+    masked = np.ma.masked_less_equal(grid, 0)
+    vmax = max(float(grid.max()), 1.0)
+    im = ax.imshow(masked, aspect="auto", interpolation="nearest", cmap="viridis",
+                   norm=LogNorm(vmin=max(1.0, float(masked.min()) if masked.count() else 1.0), vmax=vmax),
+                   extent=(0, nbins * width, len(ranks) - 0.5, -0.5))
+    fig.colorbar(im, ax=ax, label="bytes moved in the bin")
+    ax.set_xlabel(f"time since job start (s), HEATMAP bins of {width:g} s")
+    ax.set_ylabel("rank")
+    if len(ranks) <= 32:
+        ax.set_yticks(range(len(ranks)), [str(r) for r in ranks])
+    if title:
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    fig.savefig(path)
+    return path

@@ -488,3 +488,29 @@ def test_report_umami_note_without_enough_history(umami_lake, lake, tmp_path):
     assert main(["report", lake["dxt"][:10], "--lake", lake["lake"], "--out", str(tmp_path / "plain.html")]) == 0
     plain = Page((tmp_path / "plain.html").read_text())
     assert "No UMAMI panel: the lake has no gold/app_runs table" in plain.body_text
+
+
+def test_report_of_a_log_without_dxt_draws_its_heatmap(spark, tmp_path):
+    """A production-style log (HEATMAP, no DXT): the report's timeline is the HEATMAP, its source
+    named, and the picture is a drawing of the right size."""
+    from iolake.config import load_config
+    from jobs import ingest
+    from tests.conftest import shared_path
+
+    src = shared_path("darshan", "darshan-logs", "darshan_logs", "dlio_logs",
+                      "snyder_python3_id3116902-2110483_12-19-66980-15861026832475351160_1.darshan")
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    shutil.copy(src, drop / src.name)
+    lake = tmp_path / "lake"
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
+    ingest.run(spark, conf, [str(drop)], echo=lambda *_: None)
+    from readers.fsio import content_hash
+
+    out = tmp_path / "out.html"
+    assert main(["report", content_hash(str(src), "darshan")[:12], "--lake", str(lake), "--out", str(out)]) == 0
+    page = Page(out.read_text())
+    assert "Source: Darshan's HEATMAP module" in page.body_text
+    (img,) = page.all("img")
+    png = base64.b64decode(img["src"].split(",", 1)[1])
+    assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24])[0] > 500

@@ -117,7 +117,7 @@ GRID = {  # what chose the defaults: each rule alone, the other settings as in c
                  for s, z, m in itertools.product((3, 5), (1.5, 2.0, 3.0), (0.2, 0.25))],
     "cusum": [dict(short_window=s, cusum_k=k, cusum_h=h)
               for s, k, h in itertools.product((3, 5), (0.5, 0.75, 1.0), (5.0, 6.0, 8.0))],
-    "common": [dict(rebase_rise=r) for r in (0.0, 1.0)] + [dict(recover=r) for r in (0.05, 0.2)]
+    "common": [dict(further_drop=False)] + [dict(rebase_rise=r) for r in (0.0, 1.0)] + [dict(recover=r) for r in (0.05, 0.2)]
               + [dict(min_history=m) for m in (5, 15)] + [dict(long_window=lw) for lw in (20, 60)],
 }
 
@@ -165,6 +165,8 @@ def main(argv=None) -> int:
         rows.append({"detector": rule, "settings": _settings(rule, defaults), **evaluate(ys, cps, [rule], defaults)})
     rows.append({"detector": "defaults: " + "+".join(conf.rules), "settings": "conf/base.yaml watch:",
                  **evaluate(ys, cps, conf.rules, defaults)})
+    rows.append({"detector": "defaults, further_drop off", "settings": "blind while regressed (before)",
+                 **evaluate(ys, cps, conf.rules, dataclasses.replace(defaults, further_drop=not defaults.further_drop))})
     ih = edison_history(a.data, "issue", conf.nprocs_buckets)
     iys = series(ih)
     rows.append({"detector": "defaults, key exe|fs|nprocs", "settings": f"{len(iys)} series (IOR modes mixed)",

@@ -27,7 +27,10 @@ positive (no I/O) is not part of the series. Each rule compares a *short* window
 before the short window, counted from the rule's *origin* (the first run, or the start of the
 last change it flagged). No rule alarms before the baseline holds `min_history` runs. After an
 alarm a rule re-arms from the changed level (its origin moves to the change), so one change is
-one alarm — "since when" — not an alarm on every later run of a regressed application.
+one alarm — "since when" — not an alarm on every later run of a regressed application. Meanwhile
+(`watch.further_drop`) it watches the regressed level itself: a second drop while the first is
+still unresolved is a second alarm, its baseline the regressed runs (on Edison, a third of the
+31 of the 72 −30% drops the watch missed without it landed in such a window).
 
 Rules (thresholds are named settings, conf `watch:`; `threshold_name` in gold/regressions):
 
@@ -77,6 +80,7 @@ class Params:
     cusum_scale_floor: float = 0.05
     recover: float = 0.1
     rebase_rise: float = 0.5
+    further_drop: bool = True
 
     @classmethod
     def from_conf(cls, w) -> "Params":
@@ -84,7 +88,7 @@ class Params:
                    sma_drop=w.sma.drop, robust_z=w.robust_z.z, robust_min_drop=w.robust_z.min_drop,
                    robust_scale_floor=w.robust_z.scale_floor, cusum_k=w.cusum.k, cusum_h=w.cusum.h,
                    cusum_clip=w.cusum.clip, cusum_scale_floor=w.cusum.scale_floor,
-                   recover=w.recover, rebase_rise=w.rebase_rise)
+                   recover=w.recover, rebase_rise=w.rebase_rise, further_drop=w.further_drop)
 
     def threshold(self, rule: str) -> float:
         return {"sma": self.sma_drop, "robust_z": self.robust_z, "cusum": self.cusum_h}[rule]
@@ -106,36 +110,90 @@ def _mad_scale(base: np.ndarray, med: float, floor: float) -> float:
     return max(MAD_TO_SD * float(np.median(np.abs(base - med))), floor)
 
 
+def _step(rule: str, y: np.ndarray, t: int, lo_short: int, base: np.ndarray, p: Params, cusum: list,
+          scale: float | None = None) -> tuple[float, float, bool, int]:
+    """One rule on run t against `base` (the baseline runs): (level, score, hit, since).
+    `cusum` holds [C, start] across runs. `scale`: the baseline spread to use instead of base's own
+    (a regressed level's few runs do not measure the noise; the held baseline's spread does)."""
+    if rule == "sma":
+        level = float(base.mean())
+        score = math.exp(float(y[lo_short:t + 1].mean()) - level) - 1.0
+        return level, score, score <= -p.sma_drop, lo_short
+    level = float(np.median(base))
+    if rule == "robust_z":
+        short = float(np.median(y[lo_short:t + 1]))
+        sd = scale if scale is not None else _mad_scale(base, level, p.robust_scale_floor)
+        score = (short - level) / sd
+        return level, score, score <= -p.robust_z and math.exp(short - level) - 1.0 <= -p.robust_min_drop, lo_short
+    if rule == "cusum":
+        sd = scale if scale is not None else _mad_scale(base, level, p.cusum_scale_floor)
+        z = min(max((y[t] - level) / sd, -p.cusum_clip), p.cusum_clip)
+        c = min(0.0, cusum[0] + z + p.cusum_k)
+        if c < 0 and cusum[0] == 0:
+            cusum[1] = t
+        cusum[0] = c
+        if c == 0:
+            cusum[1] = None
+        return level, c, c <= -p.cusum_h, cusum[1]
+    raise ValueError(f"unknown rule {rule!r} (rules: {', '.join(RULES)})")
+
+
+def _spread(rule: str, base: np.ndarray, p: Params) -> float:
+    floor = p.cusum_scale_floor if rule == "cusum" else p.robust_scale_floor
+    return _mad_scale(base, float(np.median(base)), floor)
+
+
+def _regressed_from(rule: str, since: int, t: int, short_window: int) -> int:
+    """First run of the regressed level an alarm at t found: for cusum where C left 0; for the
+    window rules the later half of the short window (a window's median or mean drops once about
+    half of it has), so runs from before the change do not set the regressed level."""
+    return since if rule == "cusum" else max(since, t - short_window // 2)
+
+
 def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list[dict]:
     """Alarms of one rule on one oriented series y (no NaN), runs 0..stop-1.
 
     Each alarm: `t` (index of the run), `score` (the rule's statistic), `base` (baseline level in
     y), `base_from`, `base_to` (first and last index of the baseline runs), `since` (index where
-    the change starts: the short window's first run; for cusum where C left 0).
+    the change starts: the short window's first run; for cusum where C left 0), `further`
+    (whether the run was already regressed and got worse again).
 
-    After an alarm the rule holds its baseline and stays quiet while the application is regressed.
-    It re-arms when the short window's median is back within `recover` of the held baseline (a
-    transient drop: the baseline goes on trailing), or once the changed level has `min_history`
-    runs of its own (a lasting change: the baseline restarts at the change). A short window whose
-    median is more than `rebase_rise` above the baseline's (1.0: twice as good) restarts the
-    baseline there too, so a baseline never mixes two levels far apart (a long outage followed by
-    the recovery) — its MAD would then hide any later drop.
+    After an alarm the rule holds its baseline and raises nothing more for the same change while
+    the application is regressed. It re-arms when the short window's median is back within
+    `recover` of the held baseline (a transient drop: the baseline goes on trailing), or once the
+    changed level has `min_history` runs of its own (a lasting change: the baseline restarts at the
+    change). With `further_drop` on, a regressed application that drops again — the same rule
+    against the regressed runs so far, with the held baseline's spread — alarms again ("got worse
+    again"), so an application that was slow for a while is not blind to a new drop meanwhile.
+    A short window whose median is more than `rebase_rise` above the baseline's (1.0: twice as
+    good) restarts the baseline there too, so a baseline never mixes two levels far apart (a long
+    outage followed by the recovery) — its MAD would then hide any later drop.
     """
     n = len(y) if stop is None else min(stop, len(y))
     s, big, mh = p.short_window, p.long_window, p.min_history
     out: list[dict] = []
     origin = 0
-    c, c_start = 0.0, None
-    held = None  # (level, since) while regressed
+    cusum: list = [0.0, None]
+    held = None  # (level, since, spread, t of the last alarm, first regressed run) while regressed
     for t in range(n):
         lo_short = t - s + 1
         if held is not None:
-            level, since = held
+            level, since, spread, t_alarm, ref_from = held
             if lo_short - since >= mh:  # a lasting change: learn the new level
-                origin, held = since, None
+                origin, held, cusum = since, None, [0.0, None]
             elif math.exp(float(np.median(y[max(lo_short, since):t + 1])) - level) - 1.0 > -p.recover:
-                held = None  # back to normal: the baseline goes on trailing
-            else:
+                held, cusum = None, [0.0, None]  # back to normal: the baseline goes on trailing
+            elif not p.further_drop or t <= t_alarm:
+                continue
+            else:  # still regressed: watch for a further drop below the regressed level
+                reg_to = max(lo_short, t_alarm + 1)
+                lvl, score, hit, start = _step(rule, y, t, reg_to if rule != "cusum" else lo_short,
+                                               y[ref_from:reg_to], p, cusum, spread)
+                if hit:
+                    start = start if rule == "cusum" and start is not None else reg_to
+                    out.append({"t": t, "score": score, "base": lvl, "base_from": ref_from, "base_to": reg_to - 1,
+                                "since": start, "further": True})
+                    held, cusum = (level, start, spread, t, _regressed_from(rule, start, t, s)), [0.0, None]
                 continue
         hi = lo_short  # baseline: [max(origin, hi - big), hi)
         lo = max(origin, hi - big)
@@ -143,36 +201,14 @@ def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list
             continue
         base = y[lo:hi]
         if p.rebase_rise > 0 and math.exp(float(np.median(y[lo_short:t + 1]) - np.median(base))) - 1.0 >= p.rebase_rise:
-            origin, c, c_start = lo_short, 0.0, None  # a much better level (e.g. the end of a long outage):
+            origin, cusum = lo_short, [0.0, None]  # a much better level (e.g. the end of a long outage):
             continue  # learn it rather than mix two levels in one baseline
-        if rule == "sma":
-            level = float(base.mean())
-            score = math.exp(float(y[lo_short:t + 1].mean()) - level) - 1.0
-            hit = score <= -p.sma_drop
-        elif rule == "robust_z":
-            level = float(np.median(base))
-            short = float(np.median(y[lo_short:t + 1]))
-            score = (short - level) / _mad_scale(base, level, p.robust_scale_floor)
-            hit = score <= -p.robust_z and math.exp(short - level) - 1.0 <= -p.robust_min_drop
-        elif rule == "cusum":
-            level = float(np.median(base))
-            z = (y[t] - level) / _mad_scale(base, level, p.cusum_scale_floor)
-            z = min(max(z, -p.cusum_clip), p.cusum_clip)
-            c_new = min(0.0, c + z + p.cusum_k)
-            if c_new < 0 and c == 0:
-                c_start = t
-            c = c_new
-            if c == 0:
-                c_start = None
-            score = c
-            hit = c <= -p.cusum_h
-        else:
-            raise ValueError(f"unknown rule {rule!r} (rules: {', '.join(RULES)})")
+        level, score, hit, since = _step(rule, y, t, lo_short, base, p, cusum)
         if hit:
-            since = c_start if rule == "cusum" else lo_short
-            out.append({"t": t, "score": score, "base": level, "base_from": lo, "base_to": hi - 1, "since": since})
-            held = (float(np.median(base)), since)
-            c, c_start = 0.0, None
+            out.append({"t": t, "score": score, "base": level, "base_from": lo, "base_to": hi - 1, "since": since,
+                        "further": False})
+            held = (float(np.median(base)), since, _spread(rule, base, p), t, _regressed_from(rule, since, t, s))
+            cusum = [0.0, None]
     return out
 
 

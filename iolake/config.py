@@ -188,6 +188,7 @@ class WatchConf:
     min_history: int  # no alarm before the baseline holds this many runs
     recover: float  # re-armed when the short median is back within this share of the held baseline
     rebase_rise: float  # a short median this share above the baseline restarts it (0: never)
+    further_drop: bool  # while regressed, a further drop against the regressed runs alarms again
     sma: SmaConf
     robust_z: RobustZConf
     cusum: CusumConf

@@ -86,6 +86,20 @@ def test_a_lasting_change_is_one_alarm_and_its_new_level_is_learnt(rule):
     assert len(ts) == 2 and 100 <= ts[1] <= 104
 
 
+@pytest.mark.parametrize("rule", RULES)
+def test_a_regressed_application_that_drops_again_is_flagged_again(rule):
+    v = step(120, 40, 0.5)
+    v[47:] *= 0.5  # a second halving while the first drop is still held (its level not yet learnt)
+    alarms = detect(orient(v), rule, P)
+    assert [a["further"] for a in alarms[:2]] == [False, True], alarms
+    assert 40 <= alarms[0]["t"] <= 44 and 47 <= alarms[1]["t"] <= 51, [a["t"] for a in alarms]
+    # the second alarm's baseline is the regressed level (half the first), not the original one
+    assert abs(np.exp(alarms[1]["base"]) / 500.0 - 1.0) < 0.15
+    # without further_drop the rule stays quiet until the first change's level is learnt
+    quiet = Params(**{**P.__dict__, "further_drop": False})
+    assert not any(47 <= a["t"] <= 51 for a in detect(orient(v), rule, quiet))
+
+
 def test_a_transient_dip_re_arms_the_rule():
     v = wobbly(120)
     v[40:43] *= 0.4  # three bad runs, then back to normal

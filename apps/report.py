@@ -288,7 +288,12 @@ def build(reader: LakeReader, log_id: str) -> Report:
     tags = None
     tag_rows = reader.read("bottleneck_tags", log_id=log_id)
     if tag_rows is not None and tag_rows.num_rows:
+        from schemas.bottleneck_tags import CATALOG
+
         tags = sorted(_rows(tag_rows), key=lambda r: (SEVERITY_ORDER.get(r["severity"], 9), r["tag"]))
+        for t in tags:  # the stable code and Drishti's equivalent codes, from the one catalogue
+            known = CATALOG.get(t["tag"])
+            t["code"], t["drishti"] = (known.code, "/".join(known.drishti)) if known else ("", "")
     elif tag_rows is not None or reader.exists("job_features"):
         notes.append("no bottleneck tags for this log yet: run the tags stage")
 
@@ -300,7 +305,8 @@ def build(reader: LakeReader, log_id: str) -> Report:
             r["file_name"] = names.get(r["record_id"], f"<record {r['record_id']}>")
         first = cover_rows[0]
         covering = {"members": cover_rows, "cover_size": first["cover_size"], "n_intervals": first["n_intervals"],
-                    "pure_io_time_s": first["pure_io_time_s"]}
+                    "pure_io_time_s": first["pure_io_time_s"],
+                    "proven": first.get("cover_proven_minimum") is not False}  # null: a row from before the flag
 
     png, note = None, ""
     try:
@@ -591,7 +597,7 @@ table.umami-metric { width: auto; min-width: 40em; } table.umami-metric td.n { t
 <tr><th>severity</th><th>tag</th><th>finding (metric, threshold)</th><th>evidence</th></tr>
 {% for t in r.tags %}<tr class="tag" data-tag="{{ t.tag }}">
 <td><span class="sev sev-{{ t.severity }}">{{ t.severity }}</span></td>
-<td><code>{{ t.tag }}</code></td>
+<td><code>{{ t.tag }}</code>{% if t.code %}<br><small>{{ t.code }}{% if t.drishti %} (Drishti {{ t.drishti }}){% endif %}</small>{% endif %}</td>
 <td>{{ t.message }}<br><small>{{ t.metric }} = {{ t.value | num }}{% if t.threshold_name %}; {{ t.threshold_name }} = {{ t.threshold | num }}{% endif %}</small></td>
 <td>{% if t.evidence %}<ul class="evidence">{% for e in t.evidence %}<li class="path">{{ e }}</li>{% endfor %}</ul>{% else %}—{% endif %}</td>
 </tr>
@@ -599,8 +605,9 @@ table.umami-metric { width: auto; min-width: 40em; } table.umami-metric td.n { t
 {% else %}<p class="note">No bottleneck tags for this job yet (the tags stage has not run on it).</p>
 {% endif %}
 <h2 id="covering">Covering set</h2>
-{% if r.covering %}<p>{{ r.covering.cover_size }} of the job's {{ r.covering.n_intervals }} (rank, file) I/O intervals cover
-its pure I/O time of {{ r.covering.pure_io_time_s | secs }}: the minimum covering set.</p>
+{% if r.covering %}<p>{{ r.covering.cover_size }} of the job's {{ r.covering.n_intervals }} (rank, file) members cover
+its pure I/O time of {{ r.covering.pure_io_time_s | secs }} (the union of their I/O intervals): {% if r.covering.proven %}the minimum covering set{% else %}a covering
+set found greedily, too large to prove minimum{% endif %}.</p>
 <table class="covering">
 <tr><th>rank</th><th>file</th><th>start</th><th>end</th><th>length</th><th>share of pure I/O time</th><th>interval from</th></tr>
 {% for m in r.covering.members %}<tr class="member">

@@ -4,11 +4,12 @@
                   executors (`mapInPandas`) with the registered champions shipped as files;
 - `stripe_rows`   per Lustre job, DCA-IO's stripe setting (`features/stripe_advice.py`) from the
                   lake's run history (one row per job: a few numbers, gathered to the driver);
-- `tag_rows`      per bottleneck tag, its recommendation (`RECOMMENDATIONS`) and, where a what-if
+- `tag_rows`      per bottleneck tag, its recommendation (`schemas.bottleneck_tags.CATALOG`) and, where a what-if
                   addresses it (`TAG_DIMENSION`), the best predicted gain of changing that alone.
 
-Recommendations follow Drishti's (hpc-io/drishti-io, its `recommendation` texts per trigger) and
-the keynote's common fixes; every text names what to set.
+Recommendations (one text per tag, kept with its stable code in `schemas.bottleneck_tags.CATALOG`)
+follow Drishti's (hpc-io/drishti-io, its `recommendation` texts per trigger) and the keynote's common
+fixes; every text names what to set.
 """
 from __future__ import annotations
 
@@ -20,40 +21,12 @@ from pyspark.sql import types as T
 
 from features import what_if
 from schemas import GOLD
+from schemas.bottleneck_tags import CATALOG
 from schemas.placement_labels import FEATURES
 
 OUT = GOLD["tuning_advice"]
 
-RECOMMENDATIONS = {
-    "small_reads": "aggregate small reads into larger requests (read whole blocks and slice in memory; MPI-IO "
-                   "collective reads, romio_cb_read=enable; HDF5 chunk cache)",
-    "small_writes": "buffer small writes into larger requests (MPI-IO collective writes, romio_cb_write=enable; "
-                    "HDF5 chunking or H5Pset_alignment; a write-behind buffer)",
-    "misaligned_file": "align requests to the file system's stripe / block boundary (HDF5 H5Pset_alignment; "
-                       "Lustre: lfs setstripe -S to a multiple of the request size)",
-    "misaligned_memory": "allocate I/O buffers aligned to the page size (posix_memalign)",
-    "random_reads": "read in offset order or collect the accesses into fewer, larger ones (MPI-IO collective "
-                    "reads with a file view; data sieving, romio_ds_read=enable)",
-    "random_writes": "write in offset order or through collective MPI-IO with a file view (romio_ds_write=enable)",
-    "shared_file_imbalance": "balance the bytes each rank writes to the shared file (collective buffering "
-                             "lets aggregators even it out: romio_cb_write=enable)",
-    "rank_size_imbalance": "spread the bytes evenly over ranks, or let collective MPI-IO aggregators do it",
-    "stragglers": "find the slow ranks' files and OSTs (the evidence lists them); spread files over more OSTs "
-                  "(lfs setstripe -c) or balance the work",
-    "rank0_heavy": "do not funnel I/O through rank 0: every rank writes its part (MPI_File_write_at_all)",
-    "no_collective_shared": "use collective MPI-IO on shared files (MPI_File_write_all / MPI_File_read_all, "
-                            "romio_cb_write=enable, romio_cb_read=enable)",
-    "metadata_heavy": "cut metadata calls: open files once, avoid stat/seek storms, fewer files per "
-                      "directory (file per process -> a shared file or subdirectories)",
-    "stdio_heavy": "move bulk data from STDIO (fprintf/fwrite) to POSIX, MPI-IO or a parallel I/O library",
-    "single_stripe_shared": "stripe the large shared file over more OSTs: lfs setstripe -c <count> "
-                            "(see the stripe advice for a count)",
-    "few_osts": "spread the job's files over more OSTs: lfs setstripe -c <count> on the output directory "
-                "(see the stripe advice)",
-    "many_io_phases": "gather I/O into fewer, larger phases (buffer and write less often; asynchronous I/O)",
-    "read_after_write": "keep data you have just written in memory instead of reading it back",
-    "redundant_reads": "read each byte once: cache what is re-read (HDF5 chunk cache, an application buffer)",
-}
+RECOMMENDATIONS = {tag: t.recommendation for tag, t in CATALOG.items() if tag != "no_issue"}
 TAG_DIMENSION = {"small_reads": "transfer_size", "small_writes": "transfer_size",
                  "no_collective_shared": "api", "rank0_heavy": "api", "metadata_heavy": "layout"}
 

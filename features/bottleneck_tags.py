@@ -9,6 +9,7 @@ handle_darshan.py`, `drishti/includes/module.py`; insight codes in brackets) and
 
 - small_reads / small_writes (high) [P05/P06]: POSIX reads (writes) in the size bins below
   `small_bytes`, over all reads (writes) > small_requests + absolute.
+- small_shared_reads / small_shared_writes (high) [P15/P16]: the same over shared records only.
 - misaligned_file / misaligned_memory (high) [P08/P07]: POSIX_FILE (MEM)_NOT_ALIGNED over POSIX
   reads + writes > misaligned_requests.
 - random_reads / random_writes (high) [P11/P13]: (reads - SEQ_READS) / reads > random_operations
@@ -17,7 +18,9 @@ handle_darshan.py`, `drishti/includes/module.py`; insight codes in brackets) and
   bytes > imbalance_stragglers; the value is the worst file's.
 - rank_size_imbalance (high) [P21/P22, K]: (max - min) / max of the ranks' POSIX bytes on their
   own (non-shared) records > imbalance_size.
-- stragglers (warn) [P19, K]: job_features.rank_time_ratio > straggler_time_ratio.
+- shared_file_time_imbalance (high) [P19]: a shared record's |SLOWEST - FASTEST_RANK_TIME| over its
+  read + write + metadata time (summed over ranks, as Darshan keeps it) > imbalance_stragglers.
+- stragglers (warn) [K]: job_features.rank_time_ratio > straggler_time_ratio.
 - rank0_heavy (warn) [K]: rank 0's share of the job's bytes > rank0_bytes_share (nprocs > 1).
 - no_collective_shared (high) [M02/M03]: independent / all MPI-IO ops on shared files >
   collective_operations + absolute.
@@ -33,8 +36,13 @@ handle_darshan.py`, `drishti/includes/module.py`; insight codes in brackets) and
   then only be as fine as the bin width).
 - read_after_write (info) [K]: bytes on files with io_type RAW / all bytes > read_after_write_share
   (the keynote counts it as a pattern that performs well: a hint, not a fault).
-- redundant_reads (warn) [P09]: the worst file's POSIX bytes read / (POSIX_MAX_BYTE_READ + 1) >
-  redundant_read_ratio.
+- redundant_reads / redundant_writes (warn) [P09/P10]: the worst file's POSIX bytes read (written) /
+  (POSIX_MAX_BYTE_READ (WRITTEN) + 1) > redundant_read_ratio (redundant_write_ratio).
+- blocking_mpiio_reads / blocking_mpiio_writes (warn) [M06/M07]: more blocking MPI-IO reads (writes:
+  independent + collective) than blocking_operations_absolute and no non-blocking or split-collective one.
+- single_reader_shared (warn) [K: "all ranks open, one rank reads"]: a read-only shared record (a file
+  every rank opened) of a job of several ranks whose bytes one rank moved: that rank's share (from
+  SLOWEST/FASTEST_RANK_BYTES and F_VARIANCE_RANK_BYTES, see the rule) > single_reader_share.
 
 Choices where Drishti differs or is silent: small requests count Darshan's size bins whose upper
 bound is at most `small_bytes` (the bins are all Darshan keeps). A rank's metadata time is its own
@@ -47,6 +55,12 @@ files instead of requiring zero collective calls job-wide. Time-share rules skip
 than `min_io_time_s` of I/O. Evidence lists at most `evidence_max` files (paths), ranks
 (`rank <n>`), OSTs (`OST <n>`) or phases, most significant first. A job no rule fires on gets a
 single `no_issue` row.
+
+Drishti's own conditions for P09/P10 are inverted against their messages ("more data read than the
+highest offset" fires when the job's highest offset exceeds its bytes read: a sparse read, not a
+re-read); iolake tests what the message says, per file. Drishti's M06/M07 fire whenever a log has the
+MPI-IO module and no non-blocking call, also with no read (write) at all; iolake needs a blocking one.
+Stable codes, Drishti equivalents and recommendations: `schemas.bottleneck_tags.CATALOG`.
 """
 from __future__ import annotations
 
@@ -144,7 +158,8 @@ class _Inputs:
             F.sum(_z("POSIX_FILE_NOT_ALIGNED")).alias("file_na"), F.sum(_z("POSIX_MEM_NOT_ALIGNED")).alias("mem_na"),
             F.max("POSIX_FILE_ALIGNMENT").alias("file_alignment"),
             F.sum(_z("POSIX_BYTES_READ")).alias("br"), F.sum(_z("POSIX_BYTES_WRITTEN")).alias("bw"),
-            F.max("POSIX_MAX_BYTE_READ").alias("max_byte_read"),
+            F.max("POSIX_MAX_BYTE_READ").alias("max_byte_read"), F.max("POSIX_MAX_BYTE_WRITTEN").alias("max_byte_written"),
+            F.max((F.col("rank") == -1).cast("int")).cast("boolean").alias("shared"),
         )
         self.px_job = self.px.groupBy(*KEY).agg(
             *[F.sum(c).alias(c) for c in ("reads", "writes", "small_r", "small_w", "seq_r", "seq_w", "file_na",
@@ -161,20 +176,24 @@ class _Inputs:
             F.sum("b").alias("b"), F.sum("meta").alias("meta"), F.sum("t").alias("t"))
 
 
-def _small(i: _Inputs, rw: str) -> Tagged:
+def _small(i: _Inputs, rw: str, shared: bool = False) -> Tagged:
     c = i.c
     total, small = ("reads", "small_r") if rw == "read" else ("writes", "small_w")
-    fired = i.px_job.where(
+    recs = i.px.where("shared") if shared else i.px
+    job = recs.groupBy(*KEY).agg(F.sum(total).alias(total), F.sum(small).alias(small))
+    fired = job.where(
         (F.col(small) > c.small_requests_absolute) & (F.try_divide(F.col(small), F.col(total)) > c.small_requests)
     ).withColumn("value", F.try_divide(F.col(small), F.col(total)))
     # Drishti's detail: the files holding more than half the threshold's share of the job's requests
     job_total = F.sum(total).over(Window.partitionBy("log_id"))
-    files = i.px.where(F.col(small) > 0).withColumn("job_total", job_total).where(
+    files = recs.where(F.col(small) > 0).withColumn("job_total", job_total).where(
         F.col(small) > F.col("job_total") * c.small_requests / 2)
-    msg = F.format_string(f"%d of %d POSIX {rw}s (%.1f%%) are smaller than {human_bytes(c.small_bytes)}",
+    on = " on shared files" if shared else ""
+    msg = F.format_string(f"%d of %d POSIX {rw}s{on} (%.1f%%) are smaller than {human_bytes(c.small_bytes)}",
                           F.col(small), F.col(total), _pct("value"))
-    return _emit(fired, f"small_{rw}s", "high", f"small_{rw}_share", "small_requests", c.small_requests, msg,
-                 _files(files, F.col(small)))
+    kind = "shared_" if shared else ""
+    return _emit(fired, f"small_{kind}{rw}s", "high", f"small_{kind}{rw}_share", "small_requests", c.small_requests,
+                 msg, _files(files, F.col(small)))
 
 
 def _misaligned(i: _Inputs, kind: str) -> Tagged:
@@ -201,18 +220,26 @@ def _random(i: _Inputs, rw: str) -> Tagged:
                  msg, _files(i.px.where(rnd > 0), rnd))
 
 
-def _shared_file_imbalance(i: _Inputs) -> Tagged:
+def _shared_file_imbalance(i: _Inputs, of: str) -> Tagged:
+    """Drishti's P18 (`of` = "bytes") and P19 ("time"): per shared record, |slowest - fastest rank| over its total."""
     c = i.c
+    if of == "bytes":
+        diff = _z("POSIX_SLOWEST_RANK_BYTES") - _z("POSIX_FASTEST_RANK_BYTES")
+        total = _z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN")
+        tag, metric = "shared_file_imbalance", "shared_file_byte_imbalance"
+    else:
+        diff = _z("POSIX_F_SLOWEST_RANK_TIME") - _z("POSIX_F_FASTEST_RANK_TIME")
+        total = _z("POSIX_F_READ_TIME") + _z("POSIX_F_WRITE_TIME") + _z("POSIX_F_META_TIME")
+        tag, metric = "shared_file_time_imbalance", "shared_file_time_imbalance"
     recs = i.t["posix"].where(F.col("rank") == -1).select(
-        *KEY, "record_id",
-        F.try_divide(F.abs(_z("POSIX_SLOWEST_RANK_BYTES") - _z("POSIX_FASTEST_RANK_BYTES")),
-                     _z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN")).alias("imb"),
-    ).where(F.col("imb") > c.imbalance_stragglers)
+        *KEY, "record_id", F.try_divide(F.abs(diff), total).alias("imb")).where(F.col("imb") > c.imbalance_stragglers)
     fired = recs.groupBy(*KEY).agg(F.max("imb").alias("value"), F.count("*").alias("n"))
-    msg = F.format_string("%d shared file(s) with rank load imbalance: on the worst, the slowest and fastest "
-                          "ranks' bytes differ by %.1f%% of the file's bytes", F.col("n"), _pct("value"))
-    return _emit(fired, "shared_file_imbalance", "high", "shared_file_byte_imbalance", "imbalance_stragglers",
-                 c.imbalance_stragglers, msg, _files(recs, F.col("imb")))
+    what = "bytes differ by %.1f%% of the file's bytes" if of == "bytes" else \
+        "I/O times differ by %.1f%% of the file's I/O time (all ranks' read, write and metadata time)"
+    msg = F.format_string(f"%d shared file(s) with rank load imbalance: on the worst, the slowest and fastest "
+                          f"ranks' {what}", F.col("n"), _pct("value"))
+    return _emit(fired, tag, "high", metric, "imbalance_stragglers", c.imbalance_stragglers, msg,
+                 _files(recs, F.col("imb")))
 
 
 def _rank_size_imbalance(i: _Inputs) -> Tagged:
@@ -407,27 +434,76 @@ def _read_after_write(i: _Inputs) -> Tagged:
                  c.read_after_write_share, msg, _files(ff.where("raw"), F.col("b")))
 
 
-def _redundant_reads(i: _Inputs) -> Tagged:
+def _redundant(i: _Inputs, rw: str) -> Tagged:
     c = i.c
-    files = i.px.where((F.col("max_byte_read") >= 0) & (F.col("br") > 0)).withColumn(
-        "ratio", F.try_divide(F.col("br"), F.col("max_byte_read") + 1)).where(F.col("ratio") > c.redundant_read_ratio)
-    extra = F.col("br") - F.col("max_byte_read") - 1
+    b, mx = ("br", "max_byte_read") if rw == "read" else ("bw", "max_byte_written")
+    setting = f"redundant_{rw}_ratio"
+    files = i.px.where((F.col(mx) >= 0) & (F.col(b) > 0)).withColumn(
+        "ratio", F.try_divide(F.col(b), F.col(mx) + 1)).where(F.col("ratio") > getattr(c, setting))
+    extra = F.col(b) - F.col(mx) - 1
     fired = files.groupBy(*KEY).agg(F.max("ratio").alias("value"), F.count("*").alias("n"), F.sum(extra).alias("extra"))
-    msg = F.format_string("%d file(s) are read beyond their highest offset read (%s re-read; worst %.1f times)",
-                          F.col("n"), _bytes_str(F.col("extra")), F.col("value"))
-    return _emit(fired, "redundant_reads", "warn", "read_amplification", "redundant_read_ratio",
-                 c.redundant_read_ratio, msg, _files(files, extra))
+    done = "read" if rw == "read" else "written"
+    msg = F.format_string(f"%d file(s) are {done} beyond their highest offset {done} (%s {done} again; worst "
+                          "%.1f times)", F.col("n"), _bytes_str(F.col("extra")), F.col("value"))
+    return _emit(fired, f"redundant_{rw}s", "warn", f"{rw}_amplification", setting, getattr(c, setting), msg,
+                 _files(files, extra))
+
+
+def _blocking_mpiio(i: _Inputs, rw: str) -> Tagged:
+    c = i.c
+    d = "READS" if rw == "read" else "WRITES"
+    files = i.t["mpiio"].groupBy(*KEY, "record_id").agg(
+        F.sum(_sum(f"MPIIO_INDEP_{d}", f"MPIIO_COLL_{d}")).alias("blocking"),
+        F.sum(_sum(f"MPIIO_NB_{d}", f"MPIIO_SPLIT_{d}")).alias("nonblocking"))
+    fired = files.groupBy(*KEY).agg(F.sum("blocking").alias("value"), F.sum("nonblocking").alias("nb")).where(
+        (F.col("nb") == 0) & (F.col("value") > c.blocking_operations_absolute))
+    msg = F.format_string(f"all %d MPI-IO {rw}s are blocking: none is non-blocking (MPI_File_i{rw}*) or "
+                          f"split-collective, so no {rw} overlaps computation", F.col("value"))
+    return _emit(fired, f"blocking_mpiio_{rw}s", "warn", f"blocking_mpiio_{rw}s", "blocking_operations_absolute",
+                 c.blocking_operations_absolute, msg, _files(files.where(F.col("blocking") > 0), F.col("blocking")))
+
+
+def _single_reader_shared(i: _Inputs) -> Tagged:
+    """The keynote's "all ranks open, one rank reads": a read-only shared record (Darshan keeps one for a
+    file every rank opened) whose bytes one rank moved. That rank's share is the larger of the slowest and
+    fastest ranks' bytes and the share the variance of the ranks' bytes implies when the others split the
+    rest evenly: with n ranks, a share f gives variance B^2 (n f - 1)^2 / (n^2 (n - 1)), its maximum
+    B^2 (n - 1) / n^2 when f = 1 (Darshan keeps the population variance)."""
+    c = i.c
+    n = F.col("nprocs").cast("double")
+    b = _z("POSIX_BYTES_READ").cast("double")
+    ratio = F.least(F.lit(1.0), F.greatest(F.lit(0.0), F.try_divide(_z("POSIX_F_VARIANCE_RANK_BYTES") * n * n,
+                                                                     b * b * (n - 1))))
+    from_var = (F.lit(1.0) + (n - 1) * F.sqrt(ratio)) / n
+    direct = F.try_divide(F.greatest(_z("POSIX_SLOWEST_RANK_BYTES"), _z("POSIX_FASTEST_RANK_BYTES")).cast("double"), b)
+    recs = i.t["posix"].where(F.col("rank") == -1).join(i.jobs.select("log_id", "nprocs"), "log_id", "inner").where(
+        (F.col("nprocs") > 1) & (_z("POSIX_BYTES_WRITTEN") == 0) & (b > 0)).select(
+        *KEY, "record_id", "nprocs", b.alias("b"), F.greatest(from_var, direct).alias("share")).where(
+        F.col("share") > c.single_reader_share)
+    fired = recs.groupBy(*KEY).agg(F.max("share").alias("value"), F.count("*").alias("n"),
+                                   F.first("nprocs").alias("nprocs"), F.max("b").alias("b"))
+    msg = F.format_string("%d read-only file(s) opened by all %d ranks are read by one rank (largest: %s; one rank "
+                          "moved %.1f%% of the bytes)", F.col("n"), F.col("nprocs"), _bytes_str(F.col("b")),
+                          _pct("value"))
+    return _emit(fired, "single_reader_shared", "warn", "single_reader_share", "single_reader_share",
+                 c.single_reader_share, msg, _files(recs, F.col("b")))
 
 
 RULES = {  # tag -> rule
     "small_reads": lambda i: _small(i, "read"), "small_writes": lambda i: _small(i, "write"),
     "misaligned_file": lambda i: _misaligned(i, "file"), "misaligned_memory": lambda i: _misaligned(i, "memory"),
     "random_reads": lambda i: _random(i, "read"), "random_writes": lambda i: _random(i, "write"),
-    "shared_file_imbalance": _shared_file_imbalance, "rank_size_imbalance": _rank_size_imbalance,
+    "shared_file_imbalance": lambda i: _shared_file_imbalance(i, "bytes"), "rank_size_imbalance": _rank_size_imbalance,
     "stragglers": _stragglers, "rank0_heavy": _rank0_heavy, "no_collective_shared": _no_collective_shared,
     "metadata_heavy": _metadata_heavy, "stdio_heavy": _stdio_heavy, "single_stripe_shared": _single_stripe_shared,
     "few_osts": _few_osts, "many_io_phases": _many_io_phases, "read_after_write": _read_after_write,
-    "redundant_reads": _redundant_reads,
+    "redundant_reads": lambda i: _redundant(i, "read"), "redundant_writes": lambda i: _redundant(i, "write"),
+    "small_shared_reads": lambda i: _small(i, "read", shared=True),
+    "small_shared_writes": lambda i: _small(i, "write", shared=True),
+    "shared_file_time_imbalance": lambda i: _shared_file_imbalance(i, "time"),
+    "blocking_mpiio_reads": lambda i: _blocking_mpiio(i, "read"),
+    "blocking_mpiio_writes": lambda i: _blocking_mpiio(i, "write"),
+    "single_reader_shared": _single_reader_shared,
 }
 
 

@@ -1,46 +1,69 @@
-"""Minimum sweep-line I/O covering set per job (Wang et al., IOMiner, CCGrid'19): pure logic.
+"""Minimum I/O covering set per job, from per-op intervals (sweep-line analysis): pure logic.
 
-Items. One job's items are its (rank, file) I/O intervals, one per (log, record_id, rank):
-- `dxt` / `recorder`: when the log has traced operations for the file (bronze/io_ops, any
-  source), the item of (file, rank) is [min start_s, max end_s] over its read and write ops.
-  One interval per (rank, file) rather than per op: the covering set names ranks and files,
-  and a rank's gaps between ops on one file are not I/O of another item either. DXT_POSIX and
-  DXT_MPIIO rows of one file share its record id and fold into one item. A file with ops takes
-  all its items from ops, so a shared file's rank -1 counter record does not add a second,
-  coarser item on top of the per-rank DXT ones.
-- `counters`: every other file takes its items from Darshan's file-level timestamps in
-  bronze/posix, mpiio and stdio: start = min of the READ/WRITE_START timestamps > 0, end = max
-  of the READ/WRITE_END timestamps, folded over the modules of the same (record, rank) — MPI-IO
-  wraps the POSIX calls beneath it, STDIO files have no POSIX record. A record Darshan reduced
-  over ranks (rank -1) is one item with rank -1. A record that never read or wrote has no item.
-- Invalid intervals (null, negative start, end < start) are dropped; so are the standard
-  streams (<STDIN>, <STDOUT>, <STDERR>) when the `files` table is given: terminal output is
-  not storage I/O (IOMiner drops them too).
+Source. The keynote's "Sweep-line analysis" slides (seeds/001: "I/O covering set: the minimum
+set of files whose I/O times cover the whole job"), after IOMiner (Wang et al., IEEE Cluster
+2018, its sweep-line analysis of a job's (rank, file) I/O intervals; public code hpc-io/IOMiner,
+iominer/iominer_sweepline_analysis.py `GenSweepLine`).
 
-Cover. Items are closed intervals; the union is the set union, so touching intervals join
-and a zero-length item outside every other item is a (zero-time) component of its own. The
-minimum covering set is the fewest items whose union equals the union of all items. Within
-each connected component of the union the classic interval-cover greedy is optimal: start
-with the item that starts first (reaching furthest among ties); then, among items starting at
-or before the covered end, take the one reaching furthest; stop when none reaches beyond.
-Ties go to the earlier start, then to the item's position in (start, end, rank, record_id)
-order, so a job's cover is deterministic. O(n log n).
+Members and intervals. A member is a (rank, file) pair, one per (log, record_id, rank). Each
+job takes all its intervals from one source, stated as `interval_source` on every row of it:
+- `dxt` / `recorder`: the log has traced read or write operations (bronze/io_ops). A member's
+  intervals are its ops' [start_s, end_s] (DXT_POSIX and DXT_MPIIO rows of a file share its
+  record id and fold into one member). Files without traced ops (STDIO files such as IOR's
+  `ior.json`, which DXT does not trace) are left out and counted in `n_untraced_items`: their
+  counters give one [first, last] span, not I/O time, and such a span would swallow the traced
+  files' ops and the gaps between them.
+- `counters`: a log without traced ops takes one interval per member from Darshan's file-level
+  timestamps in bronze/posix, mpiio and stdio: start = min of the READ/WRITE_START timestamps
+  > 0, end = max of the READ/WRITE_END timestamps, folded over the modules of the same (record,
+  rank) (MPI-IO wraps the POSIX calls beneath it; STDIO files have no POSIX record). A record
+  Darshan reduced over ranks (rank -1) is one member with rank -1. Open, close and metadata
+  timestamps (and Recorder's open/seek/meta calls) never make an interval: a file that was only
+  opened or stat'ed has none.
+- Invalid intervals (null, NaN, negative start, end < start) are dropped; so are the standard
+  streams (<STDIN>, <STDOUT>, <STDERR>) when the `files` table is given: terminal output is not
+  storage I/O (IOMiner drops them too).
 
-IOMiner's `GenSweepLine` (hpc-io/IOMiner, iominer/iominer_sweepline_analysis.py) instead
-replaces the current item, when it ends, by the *longest* active item that reaches beyond it:
-A=[0,10], B=[0.5,11.5], C=[9,19] gives A, B, C where A, C suffice. `iominer_greedy` re-states
-that rule (selection only, not IOMiner's per-rank re-timing of overlapping files) to measure
-the difference.
+Pure I/O time is the measure of the union of all the job's intervals (closed intervals:
+touching ones join; an isolated zero-length op is a zero-time component of its own). With DXT
+or Recorder it is exactly the union of the ops' intervals, so gaps between one rank's ops on a
+file are not I/O time.
 
-Shares. `share_s` of a member is the pure I/O time it adds when the cover is swept in time
-order: end - max(start, previous member's end). Members of the greedy cover overlap only
-their neighbours, so shares are non-negative and sum to the job's pure I/O time (the measure
-of the union), which makes them a partition of it by member.
+Cover. The minimum covering set is the fewest members whose intervals together equal that
+union. With one interval per member (counters, or a member whose ops merge into one interval)
+this is interval cover, and the classic greedy (`minimum_cover`) is optimal: start with the item
+that starts first (reaching furthest); then, among items starting at or before the covered end,
+take the one reaching furthest. With a *set* of intervals per member it is set cover, NP-hard in
+general (any set system can be drawn as unions of unit intervals), so `set_cover`:
+1. cuts time at every interval end into elementary segments (plus isolated points); a member
+   covers a segment or misses it whole;
+2. takes every member that alone covers some segment (it is in every cover), then repeatedly
+   drops members whose uncovered segments another member's include and takes the members that
+   became sole coverers (set-cover reductions that keep a minimum);
+3. splits what is left into independent groups and solves each exactly by branch and bound
+   (branch on the segment with fewest coverers; bound by segments with pairwise-disjoint
+   coverers), within `budget` nodes and a size cap;
+4. past the budget or cap, covers the group greedily (most new segments first, then drops
+   redundant members) and the job's row says `cover_proven_minimum = false`.
+So a cover always covers exactly the union; its size is proven minimum whenever
+`cover_proven_minimum` is true (the brute-force oracle tests check that on random per-op cases),
+and is an upper bound otherwise.
+
+IOMiner's `GenSweepLine` instead replaces the current item, when it ends, by the *longest*
+active item that reaches beyond it: A=[0,10], B=[0.5,11.5], C=[9,19] gives A, B, C where A, C
+suffice. `iominer_greedy` re-states that rule (selection only, not IOMiner's per-rank re-timing
+of overlapping files) to measure the difference.
+
+Shares. Members are ordered in time (first start, last end, rank, record_id); `share_s` of a
+member is the part of the union it covers that no member before it covers. Shares are
+non-negative and sum to the pure I/O time, a partition of it by member. With one interval per
+member this is end - max(start, previous member's end), as before.
 """
 from __future__ import annotations
 
+import heapq
 from functools import reduce
-from typing import Sequence
+from typing import NamedTuple, Sequence
 
 import numpy as np
 import pandas as pd
@@ -48,9 +71,11 @@ import pandas as pd
 ITEM_KEY = ["log_id", "job_month", "record_id", "rank"]
 NOT_DATA = ("<STDIN>", "<STDOUT>", "<STDERR>")
 COUNTER_MODULES = {"posix": "POSIX", "mpiio": "MPIIO", "stdio": "STDIO"}
+BUDGET = 20_000  # branch-and-bound nodes per job before the greedy answer stands unproven
+EXACT_CAP = (400, 4_000)  # (members, segments) of a group past which the search is not tried
 
 
-# -- pure interval logic ---------------------------------------------------------------------
+# -- pure interval logic: one interval per member ---------------------------------------------
 
 
 def _arrays(intervals) -> tuple[np.ndarray, np.ndarray]:
@@ -75,7 +100,7 @@ def union_measure(intervals) -> float:
 
 
 def minimum_cover(intervals) -> tuple[list[int], float]:
-    """(member indices in time order, pure I/O time) of a minimum covering set.
+    """(member indices in time order, pure I/O time) of a minimum covering set of single intervals.
 
     `intervals` is a sequence of (start, end) with start <= end; ties between equally good
     items go to the earlier start, then to the lower index.
@@ -150,7 +175,276 @@ def iominer_greedy(intervals) -> list[int]:
     return members
 
 
-# -- Spark: items per (log, record, rank), then one cover per log ------------------------------
+# -- pure interval logic: a set of intervals per member (set cover) ---------------------------
+
+
+class Cover(NamedTuple):
+    members: list[int]  # ascending member index (the caller's time order)
+    pure_io_time_s: float  # measure of the union of every interval
+    shares: list[float]  # per member, in `members` order; they sum to pure_io_time_s
+    proven_minimum: bool  # False: the budget or size cap left a greedy part in the cover
+
+
+def _merge_runs(key: np.ndarray, s: np.ndarray, e: np.ndarray):
+    """Per key, the union of its intervals: (key, start, end) of the disjoint pieces, sorted by
+    key then start. `key` must already be sorted, and `s` ascending within each key."""
+    if len(s) == 0:
+        return key, s, e
+    first = np.r_[True, key[1:] != key[:-1]]
+    # running max of `end` within each key, in integers: (key number, rank of end) accumulate
+    ranked = np.sort(e)
+    code = (np.cumsum(first) - 1) * len(e) + np.searchsorted(ranked, e)
+    reach = ranked[np.maximum.accumulate(code) % len(e)]
+    prev = np.r_[-np.inf, reach[:-1]]
+    new = first | (s > prev)
+    at = np.flatnonzero(new)
+    ends = np.maximum.reduceat(e, at)
+    return key[at], s[at], ends
+
+
+def _bits(x: int):
+    while x:
+        low = x & -x
+        yield low.bit_length() - 1
+        x ^= low
+
+
+def _greedy(masks: list[int], full: int) -> list[int]:
+    """Most new elements first (ties: lower index), then drop members the others make redundant.
+    Lazy: a member's gain only shrinks as the cover grows, so a stale gain is an upper bound."""
+    rem, chosen = full, []
+    heap = [(-(m & full).bit_count(), i) for i, m in enumerate(masks)]
+    heapq.heapify(heap)
+    while rem:
+        _, i = heapq.heappop(heap)
+        gain = (masks[i] & rem).bit_count()
+        if heap and (-heap[0][0], -heap[0][1]) > (gain, -i):
+            heapq.heappush(heap, (-gain, i))
+            continue
+        chosen.append(i)
+        rem &= ~masks[i]
+
+    def twice_covered(members):
+        once = twice = 0
+        for j in members:
+            twice |= once & masks[j]
+            once |= masks[j]
+        return twice
+
+    twice = twice_covered(chosen)
+    for i in reversed(list(chosen)):  # reverse delete: later picks first
+        if masks[i] & full & ~twice == 0:
+            chosen.remove(i)
+            twice = twice_covered(chosen)
+    return sorted(chosen)
+
+
+class _OverBudget(Exception):
+    pass
+
+
+def _exact(masks: list[int], full: int, upper: list[int], budget: list[int]) -> list[int]:
+    """A minimum cover of `full` by `masks` (branch and bound from the cover `upper`);
+    raises _OverBudget when more than budget[0] nodes are needed (budget[0] is spent)."""
+    cov: dict[int, int] = {}
+    for i, m in enumerate(masks):
+        for b in _bits(m & full):
+            cov[b] = cov.get(b, 0) | (1 << i)
+    best = list(upper)
+
+    def rec(rem: int, allowed: int, chosen: list[int]) -> None:
+        nonlocal best
+        if rem == 0:
+            if len(chosen) < len(best):
+                best = list(chosen)
+            return
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _OverBudget
+        # one pass: the element with fewest allowed coverers, and a packing of elements whose
+        # coverers are pairwise disjoint (each needs a member of its own: a lower bound)
+        pick, fewest, used, bound = -1, 1 << 30, 0, 0
+        for b in _bits(rem):
+            c = cov[b] & allowed
+            if c == 0:
+                return
+            n = c.bit_count()
+            if n < fewest:
+                pick, fewest = b, n
+            if c & used == 0:
+                used |= c
+                bound += 1
+        if len(chosen) + bound >= len(best):
+            return
+        options = sorted(_bits(cov[pick] & allowed), key=lambda i: (-(masks[i] & rem).bit_count(), i))
+        for i in options:
+            rec(rem & ~masks[i], allowed, chosen + [i])
+            allowed &= ~(1 << i)  # later branches do without i: the covers with i are explored
+
+    rec(full, (1 << len(masks)) - 1, [])
+    return sorted(best)
+
+
+def _solve(masks: list[int], full: int, budget: int) -> tuple[list[int], bool]:
+    """A cover of the bitset `full` by `masks` (indices ascending) and whether it is minimum."""
+    chosen: set[int] = set()
+    alive = [i for i, m in enumerate(masks) if m & full]
+    rem = full
+    while rem:
+        # dominated members go (an equal one keeps its lower index): some minimum cover avoids them
+        if len(alive) <= EXACT_CAP[0]:
+            cut = {i: masks[i] & rem for i in alive}
+            alive = [i for i in alive if cut[i] and not any(
+                j != i and cut[i] & ~cut[j] == 0 and (cut[i] != cut[j] or j < i) for j in alive)]
+        # a sole coverer of any element is in every cover
+        once = twice = 0
+        for i in alive:
+            m = masks[i] & rem
+            twice |= once & m
+            once |= m
+        sole = once & ~twice & rem
+        forced = [i for i in alive if masks[i] & sole]
+        if not forced:
+            break
+        for i in forced:
+            chosen.add(i)
+            rem &= ~masks[i]
+        alive = [i for i in alive if i not in chosen and masks[i] & rem]
+    proven = True
+    left = [budget]
+    while rem:  # independent groups: members linked by shared elements
+        seen, span = {alive[0]}, masks[alive[0]] & rem
+        grown = True
+        while grown:
+            grown = False
+            for i in alive:
+                if i not in seen and masks[i] & span:
+                    seen.add(i)
+                    span |= masks[i] & rem
+                    grown = True
+        group = sorted(seen)
+        local = [masks[i] & span for i in group]
+        pick = _greedy(local, span)
+        if len(pick) > 1:  # one member is trivially minimum
+            if len(group) <= EXACT_CAP[0] and span.bit_count() <= EXACT_CAP[1] and left[0] > 0:
+                try:
+                    pick = _exact(local, span, pick, left)
+                except _OverBudget:
+                    proven = False
+            else:
+                proven = False
+        chosen.update(group[k] for k in pick)
+        rem &= ~span
+        alive = [i for i in alive if masks[i] & rem]
+    return sorted(chosen), proven
+
+
+def cover_arrays(member: np.ndarray, start: np.ndarray, end: np.ndarray, budget: int = BUDGET) -> Cover:
+    """The minimum covering set of members given as one row per interval: `member` (int codes,
+    ascending in the caller's time order), `start` <= `end`. See the module docstring."""
+    member = np.asarray(member, dtype=np.int64)
+    start, end = np.asarray(start, dtype=float), np.asarray(end, dtype=float)
+    if len(member) == 0:
+        return Cover([], 0.0, [], True)
+    o = np.lexsort((end, start, member))
+    m, s, e = _merge_runs(member[o], start[o], end[o])  # each member's own union, sorted by member
+    by_start = np.argsort(s, kind="stable")
+    _, us, ue = _merge_runs(np.zeros(len(s), dtype=np.int64), s[by_start], e[by_start])
+    pure = float(np.sum(ue - us))
+    # elementary segments between consecutive interval ends; a piece covers segments [a, b)
+    cuts = np.unique(np.r_[s, e])
+    a, b = np.searchsorted(cuts, s), np.searchsorted(cuts, e)
+    pos = b > a
+    if len(np.unique(m)) == len(m):  # one interval per member: interval cover, greedy is optimal
+        picked, _ = minimum_cover(np.c_[s, e])
+        members, proven = sorted(int(m[k]) for k in picked), True
+    else:
+        members, proven = _set_cover(m, a, b, pos, len(cuts) - 1, budget)
+    return Cover(members, pure, _shares(members, m, s, e), proven)
+
+
+def _set_cover(m, a, b, pos, nseg: int, budget: int) -> tuple[list[int], bool]:
+    """Members (ascending) covering every segment some piece covers, and every isolated point."""
+    count = np.zeros(nseg + 1, dtype=np.int64)
+    ids = np.zeros(nseg + 1, dtype=np.int64)
+    np.add.at(count, a[pos], 1)
+    np.add.at(count, b[pos], -1)
+    np.add.at(ids, a[pos], m[pos])
+    np.add.at(ids, b[pos], -m[pos])
+    count, ids = np.cumsum(count)[:nseg], np.cumsum(ids)[:nseg]  # coverers and the sum of their codes
+    # isolated points: a zero-length piece no positive piece touches (a component of its own)
+    touched = np.zeros(nseg + 1, dtype=bool)
+    touched[:nseg] |= count > 0
+    touched[1:] |= count > 0
+    zero = ~pos & ~touched[a]
+    points: dict[int, set[int]] = {}
+    for k, who in zip(a[zero].tolist(), m[zero].tolist()):
+        points.setdefault(k, set()).add(who)
+
+    # a sole coverer of a segment or point is in every cover
+    forced = set(ids[count == 1].tolist()) | {next(iter(w)) for w in points.values() if len(w) == 1}
+    fz = np.isin(m, list(forced))
+    fcount = np.zeros(nseg + 1, dtype=np.int64)
+    np.add.at(fcount, a[pos & fz], 1)
+    np.add.at(fcount, b[pos & fz], -1)
+    open_seg = (count > 0) & (np.cumsum(fcount)[:nseg] == 0)
+    open_pts = [k for k, w in points.items() if not (w & forced)]
+    if not open_seg.any() and not open_pts:
+        return sorted(int(c) for c in forced), True
+    # what the forced members leave open, as bitsets over the open elements
+    number = np.r_[0, np.cumsum(open_seg)]
+    masks: dict[int, int] = {}
+    rest = pos & ~fz
+    x, y, who = number[a[rest]], number[b[rest]], m[rest]
+    keep = y > x
+    x, y, who = x[keep], y[keep], who[keep]
+    starts = np.flatnonzero(np.r_[True, who[1:] != who[:-1]]) if len(who) else np.array([], dtype=np.int64)
+    for lo_i, hi_i in zip(starts.tolist(), np.r_[starts[1:], len(who)].tolist()):  # one member's pieces
+        xs, ys = x[lo_i:hi_i], y[lo_i:hi_i]
+        lo, hi = int(xs.min()), int(ys.max())
+        d = np.zeros(hi - lo + 1, dtype=np.int32)
+        np.add.at(d, xs - lo, 1)
+        np.add.at(d, ys - lo, -1)
+        bits = np.packbits(np.cumsum(d)[: hi - lo] > 0, bitorder="little")
+        masks[int(who[lo_i])] = int.from_bytes(bits.tobytes(), "little") << lo
+    base = int(number[-1])
+    for j, k in enumerate(open_pts):
+        for who in points[k]:
+            masks[who] = masks.get(who, 0) | (1 << (base + j))
+    cand = sorted(masks)
+    picked, proven = _solve([masks[c] for c in cand], (1 << (base + len(open_pts))) - 1, budget)
+    return sorted(int(c) for c in forced | {cand[k] for k in picked}), proven
+
+
+def _shares(members: list[int], m, s, e) -> list[float]:
+    """Each member's share: the part of its pieces no member before it (in code order) covers,
+    over the cover's own elementary segments."""
+    if not members:
+        return []
+    mine = np.isin(m, members)
+    cm, cs, ce = m[mine], s[mine], e[mine]
+    cuts = np.unique(np.r_[cs, ce])
+    a, b = np.searchsorted(cuts, cs), np.searchsorted(cuts, ce)
+    n = b - a
+    seg = np.repeat(a - np.r_[0, np.cumsum(n)[:-1]], n) + np.arange(int(n.sum()))  # each piece's segments
+    first = np.full(len(cuts) - 1, np.iinfo(np.int64).max)
+    np.minimum.at(first, seg, np.repeat(cm, n))
+    owned = first < np.iinfo(np.int64).max
+    got = pd.Series(np.diff(cuts)[owned]).groupby(first[owned]).sum()
+    return [float(got.get(c, 0.0)) for c in members]
+
+
+def set_cover(items: Sequence[Sequence[tuple[float, float]]], budget: int = BUDGET) -> Cover:
+    """The minimum covering set of members given as lists of (start, end) intervals; member
+    indices are the positions in `items`, taken as the time order."""
+    rows = [(k, a, b) for k, ivs in enumerate(items) for a, b in ivs]
+    if not rows:
+        return Cover([], 0.0, [], True)
+    k, a, b = (np.array(c) for c in zip(*rows))
+    return cover_arrays(k, a, b, budget)
+
+
+# -- Spark: intervals per (log, record, rank), then one cover per log ---------------------------
 
 
 def _counter_items(df, module: str):
@@ -166,67 +460,111 @@ def _counter_items(df, module: str):
     return df.select(*ITEM_KEY, F.least(*starts).alias("start_s"), F.greatest(*ends).alias("end_s"))
 
 
-def intervals(io_ops, posix, mpiio, stdio, files=None):
-    """One row per item: log_id, job_month, record_id, rank, start_s, end_s, interval_source."""
+def _valid():
     import pyspark.sql.functions as F
 
-    valid = (
+    return (
         F.col("start_s").isNotNull() & F.col("end_s").isNotNull()
         & (F.col("start_s") >= 0) & (F.col("end_s") >= F.col("start_s"))
         & ~F.isnan("start_s") & ~F.isnan("end_s")
     )
+
+
+def _sources(io_ops, posix, mpiio, stdio, files=None):
+    """(op intervals, counter items, the logs with ops and their source), streams removed."""
+    import pyspark.sql.functions as F
+
     ops = (
         io_ops.where(F.col("op").isin("read", "write") & F.col("record_id").isNotNull())
-        .where(valid)
-        .groupBy(*ITEM_KEY)
-        .agg(
-            F.min("start_s").alias("start_s"),
-            F.max("end_s").alias("end_s"),
-            F.when(F.max((F.col("source") == "RECORDER").cast("int")) == 1, F.lit("recorder"))
-            .otherwise(F.lit("dxt")).alias("interval_source"),
-        )
+        .where(_valid())
+        .select(*ITEM_KEY, "start_s", "end_s", "source")
     )
     counted = reduce(
         lambda a, b: a.unionByName(b),
         [_counter_items(df, m) for m, df in (("posix", posix), ("mpiio", mpiio), ("stdio", stdio))],
     )
-    counters = (
-        counted.groupBy(*ITEM_KEY)
-        .agg(F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s"))
-        .where(valid)
-        .join(ops.select("log_id", "record_id").distinct(), ["log_id", "record_id"], "left_anti")
-        .withColumn("interval_source", F.lit("counters"))
-    )
-    items = ops.unionByName(counters)
+    counters = counted.groupBy(*ITEM_KEY).agg(F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s")).where(_valid())
     if files is not None:
         streams = files.where(F.col("name").isin(*NOT_DATA)).select("log_id", "record_id").distinct()
-        items = items.join(streams, ["log_id", "record_id"], "left_anti")
-    return items.select(*ITEM_KEY, "start_s", "end_s", "interval_source")
+        ops = ops.join(streams, ["log_id", "record_id"], "left_anti")
+        counters = counters.join(streams, ["log_id", "record_id"], "left_anti")
+    traced = ops.groupBy("log_id").agg(
+        F.when(F.max((F.col("source") == "RECORDER").cast("int")) == 1, F.lit("recorder"))
+        .otherwise(F.lit("dxt")).alias("interval_source"))
+    return ops, counters, traced
 
 
-def cover_frame(items: pd.DataFrame) -> pd.DataFrame:
-    """The covering-set rows of one log's items (a pandas frame of `intervals` rows)."""
+def _intervals(ops, counters, traced):
+    import pyspark.sql.functions as F
+
+    per_op = ops.join(traced, ["log_id"], "inner").drop("source")
+    spans = counters.join(traced.select("log_id"), ["log_id"], "left_anti").withColumn("interval_source", F.lit("counters"))
+    return per_op.unionByName(spans).select(*ITEM_KEY, "start_s", "end_s", "interval_source")
+
+
+def _untraced(ops, counters, traced):
+    import pyspark.sql.functions as F
+
+    with_ops = ops.select("log_id", "record_id").distinct()
+    return (
+        counters.join(traced.select("log_id"), ["log_id"], "inner")
+        .join(with_ops, ["log_id", "record_id"], "left_anti")
+        .groupBy("log_id").agg(F.count(F.lit(1)).alias("n_untraced_items"))
+    )
+
+
+def intervals(io_ops, posix, mpiio, stdio, files=None):
+    """One row per interval: log_id, job_month, record_id, rank, start_s, end_s, interval_source.
+
+    A log with traced reads or writes gives one row per op (`dxt` or `recorder`); any other log
+    one row per (record, rank) from its read/write timestamps (`counters`)."""
+    return _intervals(*_sources(io_ops, posix, mpiio, stdio, files))
+
+
+def untraced_items(io_ops, posix, mpiio, stdio, files=None):
+    """Per log with traced ops: its (record, rank) counter items whose file has no traced op
+    (left out of the cover; e.g. STDIO files, which DXT does not trace). log_id, n_untraced_items."""
+    return _untraced(*_sources(io_ops, posix, mpiio, stdio, files))
+
+
+def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """The covering-set rows of one log (a pandas frame of its `intervals` rows), without
+    `n_untraced_items`. One parameter: `applyInPandas` passes the group key to a function of two."""
     from schemas.covering_sets import SPEC
 
-    if items.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in SPEC.columns})
-    items = items.sort_values(["start_s", "end_s", "rank", "record_id", "interval_source"]).reset_index(drop=True)
-    iv = items[["start_s", "end_s"]].to_numpy(dtype=float)
-    members, pure = minimum_cover(iv)
-    out = items.iloc[members].reset_index(drop=True)
-    out["share_s"] = member_shares(iv, members)
+    cols = [c for c in SPEC.columns if c != "n_untraced_items"]
+    if rows.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+    items = (
+        rows.groupby(["record_id", "rank"], sort=False)
+        .agg(log_id=("log_id", "first"), job_month=("job_month", "first"), start_s=("start_s", "min"),
+             end_s=("end_s", "max"), interval_source=("interval_source", "first"))
+        .reset_index()
+        .sort_values(["start_s", "end_s", "rank", "record_id"], kind="stable")
+        .reset_index(drop=True)
+    )
+    code = pd.Series(np.arange(len(items)), index=pd.MultiIndex.from_frame(items[["record_id", "rank"]]))
+    member = code.reindex(pd.MultiIndex.from_frame(rows[["record_id", "rank"]])).to_numpy()
+    cover = cover_arrays(member, rows["start_s"].to_numpy(float), rows["end_s"].to_numpy(float))
+    out = items.iloc[cover.members].reset_index(drop=True)
+    out["share_s"] = cover.shares
     out["n_intervals"] = len(items)
-    out["pure_io_time_s"] = pure
-    out["cover_size"] = len(members)
-    return out[SPEC.columns]
+    out["pure_io_time_s"] = cover.pure_io_time_s
+    out["cover_size"] = len(cover.members)
+    out["cover_proven_minimum"] = cover.proven_minimum
+    return out[cols]
 
 
 def covering_sets(io_ops, posix, mpiio, stdio, files=None):
     """silver/covering_sets rows (one per member of each log's minimum covering set)."""
     import pyspark.sql.functions as F
+    from pyspark.sql import types as T
 
     from schemas.covering_sets import SPEC
 
-    items = intervals(io_ops, posix, mpiio, stdio, files)
-    covers = items.groupBy("job_month", "log_id").applyInPandas(cover_frame, SPEC.struct)
+    parts = _sources(io_ops, posix, mpiio, stdio, files)
+    rows = _intervals(*parts)
+    struct = T.StructType([f for f in SPEC.struct.fields if f.name != "n_untraced_items"])
+    covers = rows.groupBy("job_month", "log_id").applyInPandas(cover_frame, struct)
+    covers = covers.join(_untraced(*parts), ["log_id"], "left").fillna(0, subset=["n_untraced_items"])
     return covers.select(*[F.col(f.name).cast(f.dataType) for f in SPEC.struct.fields])

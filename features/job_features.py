@@ -5,6 +5,13 @@ rank the read + write + metadata time of the records it alone owns, the maximum 
 plus the slowest rank's time of every record shared by all ranks (rank -1). Request counts,
 bytes and times are POSIX's plus STDIO's (the layers every byte reaches); `seq_pct` is
 POSIX's sequential share.
+
+Stripes: `ost_count` is DCA-IO's StripeCount (§III-A, Table I: "Number of OSTs used by the
+application", counted from the OST ids Darshan's Lustre module records): the distinct OSTs
+across the stripes of every Lustre file the job opened (bronze/lustre LUSTRE_OST_IDS, every
+layout component; negative ids, unassigned, left out). `stripe_count` / `stripe_size` stay the
+layout of the job's largest Lustre file by POSIX bytes (first component), which stripe advice
+compares with `lfs setstripe -c/-S`. Both are null for a job without Lustre records.
 """
 from __future__ import annotations
 
@@ -69,6 +76,12 @@ def _stripes(lustre: DataFrame, posix: DataFrame) -> DataFrame:
     )
 
 
+def _osts(lustre: DataFrame) -> DataFrame:
+    ost = lustre.select("log_id", F.explode("LUSTRE_OST_IDS").alias("ost")).where(F.col("ost") >= 0)
+    return lustre.select("log_id").distinct().join(
+        ost.groupBy("log_id").agg(F.countDistinct("ost").alias("ost_count")), "log_id", "left")
+
+
 def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFrame:
     jobs = tables["jobs"]
     ff = file_features.groupBy("log_id").agg(
@@ -81,6 +94,7 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFra
         jobs.join(_counts(tables["posix"], tables["stdio"]), "log_id", "left")
         .join(_rank_times(tables["posix"], tables["stdio"]), "log_id", "left")
         .join(_stripes(tables["lustre"], tables["posix"]), "log_id", "left")
+        .join(_osts(tables["lustre"]), "log_id", "left")
         .join(ff, "log_id", "left")
     )
     read_t = _z("px_rt") + _z("st_rt")
@@ -113,4 +127,5 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFra
         fastest.alias("fastest_rank_time_s"),
         F.when(fastest > 0, slowest / fastest).alias("rank_time_ratio"),
         "interfaces", "tiers",
+        F.col("ost_count").cast("long"),
     ).select(*[f.name for f in SILVER["job_features"].struct.fields])

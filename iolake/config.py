@@ -108,7 +108,10 @@ class TagsConf:
     io_phases: int  # own: more phases than this is frequent
     read_after_write_share: float  # own: share of bytes on files read after written
     redundant_read_ratio: float  # Drishti P09: bytes read / (highest offset read + 1)
+    redundant_write_ratio: float  # Drishti P10: bytes written / (highest offset written + 1)
+    blocking_operations_absolute: int  # Drishti M06/M07: blocking MPI-IO reads (writes) above this, none non-blocking
     min_io_time_s: float  # own: time-share rules ignore jobs with less I/O time
+    single_reader_share: float  # own (keynote): one rank's share of a read-only file every rank opened
     evidence_max: int  # Drishti DETAILS_MAX_SIZE: files / ranks listed per tag
 
 

@@ -1,18 +1,26 @@
 """silver/covering_sets — one row per (log, member) of the job's minimum I/O covering set.
 
-The items of a job are its (rank, file) I/O intervals; the covering set is the fewest items
-whose union equals the union of all of them (Wang et al., CCGrid'19, sweep-line analysis,
-here computed minimum rather than IOMiner's longest-interval greedy).
-`features/covering_sets.py` documents how items are built and the cover chosen.
+A member is a (rank, file) pair; its intervals are its traced read/write ops' [start, end]
+(DXT or Recorder) or, in a log without traced ops, one span from Darshan's READ/WRITE
+START/END counters. The covering set is the fewest members whose intervals together equal the
+union of all the job's intervals (sweep-line analysis: the SNTA'22 keynote, after Wang et al.'s
+IOMiner; computed minimum rather than IOMiner's longest-interval greedy).
+`features/covering_sets.py` documents how intervals are built and the cover chosen.
 
-- `start_s`, `end_s`: the member's interval, seconds since job start.
-- `share_s`: the pure I/O time this member adds when the cover is swept in time order
-  (end - max(start, previous member's end)); a log's shares sum to `pure_io_time_s`.
-- `interval_source`: `dxt` | `recorder` (from the file's traced read/write operations) or
-  `counters` (Darshan's file-level READ/WRITE START/END timestamps).
-- `n_intervals`: the job's items; `pure_io_time_s`: the measure of their union;
-  `cover_size`: members in the job's covering set (the same on each of its rows).
-A job with no item (no read or write with a timestamp) has no row.
+- `start_s`, `end_s`: the member's first start and last end (its ops may leave gaps between).
+- `share_s`: the part of the union this member covers and no member before it (by start_s,
+  end_s, rank, record_id) does; a log's shares sum to `pure_io_time_s`.
+- `interval_source`: the job's, on each of its rows: `dxt` | `recorder` (traced read/write
+  operations) or `counters` (Darshan's file-level READ/WRITE START/END timestamps).
+- `n_intervals`: the job's members (candidates); `pure_io_time_s`: the measure of the union
+  of their intervals; `cover_size`: members in the job's covering set (the same on each row).
+- `cover_proven_minimum`: true when the search proved no smaller cover exists (always with one
+  interval per member); false when a job too large for the exact search kept a greedy part.
+- `n_untraced_items`: in a log with traced ops, the (rank, file) counter items whose file has
+  no traced op (e.g. STDIO's `ior.json`: DXT does not trace STDIO), left out of the cover; 0
+  otherwise. The last two columns are nullable only so older tables evolve (their rows read
+  null); the gates require them on every new row.
+A job with no interval (no read or write with a timestamp) has no row.
 """
 from pyspark.sql import types as T
 
@@ -37,6 +45,8 @@ SPEC = TableSpec(
             F("n_intervals", T.LongType(), False),
             F("pure_io_time_s", T.DoubleType(), False),
             F("cover_size", T.LongType(), False),
+            F("cover_proven_minimum", T.BooleanType(), True),
+            F("n_untraced_items", T.LongType(), True),
         ]
     ),
     keys=("log_id", "record_id", "rank"),
@@ -53,6 +63,9 @@ SPEC = TableSpec(
         Expectation("between", "n_intervals", {"min": 1}),
         Expectation("between", "pure_io_time_s", {"min": 0}),
         Expectation("between", "cover_size", {"min": 1}),
+        Expectation("not_null", "cover_proven_minimum"),
+        Expectation("not_null", "n_untraced_items"),
+        Expectation("between", "n_untraced_items", {"min": 0}),
     ),
     doc=__doc__,
 )

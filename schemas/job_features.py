@@ -3,7 +3,8 @@
 I/O time is the slowest process's (DCA-IO): per rank, the summed read, write and metadata time
 of the files it alone opened, plus the slowest rank's time on each shared file; throughput is
 bytes moved over that time. Counts are over POSIX records (the layer all I/O reaches), with
-STDIO added where POSIX is absent.
+STDIO added where POSIX is absent. `ost_count` is DCA-IO's StripeCount (Table I: the number of
+OSTs the job used); `stripe_count` / `stripe_size` the layout of its largest Lustre file.
 """
 from pyspark.sql import types as T
 
@@ -45,6 +46,7 @@ SPEC = TableSpec(
             F("rank_time_ratio", T.DoubleType(), True),
             F("interfaces", T.ArrayType(T.StringType()), True),
             F("tiers", T.ArrayType(T.StringType()), True),
+            F("ost_count", T.LongType(), True),  # DCA-IO's StripeCount: distinct OSTs of the job's Lustre files
         ]
     ),
     keys=("log_id",),

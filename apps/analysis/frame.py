@@ -9,7 +9,9 @@ no Spark. Every constructor yields the same frames and columns:
   file's name; `layer` is the interface (posix, stdio, mpiio, hdf5, mpi, other).
 - `counters` (COUNTER_COLUMNS): the module tables in long form, one row per
   (log, module, record, rank, op kind read|write|meta): count, bytes and time_s
-  (`<M>_READS`/`_BYTES_READ`/`_F_READ_TIME`, writes alike, meta: opens and `<M>_F_META_TIME`).
+  (`<M>_READS`/`_BYTES_READ`/`_F_READ_TIME`, writes alike, meta: opens and `<M>_F_META_TIME`);
+  POSIX's read and write rows also carry Darshan's `seq_count` / `consec_count`
+  (`POSIX_SEQ_READS` / `POSIX_CONSEC_READS`, writes alike; null elsewhere).
 - `jobs` (JOB_COLUMNS), `covering` (COVER_COLUMNS; empty unless from a lake with covering sets).
 
 Rules every method follows:
@@ -38,13 +40,15 @@ from apps.analysis import patterns, timeline as _timeline
 
 OPS_COLUMNS = ["log_id", "rank", "file_name", "record_id", "source", "layer", "op", "func", "offset", "length",
                "start_s", "end_s", "duration_s", "seq", "thread", "hostname"]
-COUNTER_COLUMNS = ["log_id", "rank", "file_name", "record_id", "module", "op", "count", "bytes", "time_s"]
+COUNTER_COLUMNS = ["log_id", "rank", "file_name", "record_id", "module", "op", "count", "bytes", "time_s",
+                   "seq_count", "consec_count"]
 JOB_COLUMNS = ["log_id", "nprocs", "run_time_s"]
 COVER_COLUMNS = ["log_id", "rank", "record_id", "file_name", "start_s", "end_s", "share_s", "interval_source"]
 HEATMAP_COLUMNS = ["log_id", "module", "rank", "bin_width_s", "nbins", "read_bytes", "write_bytes"]
 ACTIVITY_COLUMNS = ["log_id", "source", "module", "bin", "start_s", "end_s", "read_bytes", "write_bytes"]
 DTYPES = {"rank": "int64", "record_id": "Int64", "offset": "Int64", "length": "Int64", "seq": "Int64",
-          "thread": "Int64", "count": "Int64", "bytes": "Int64", "nprocs": "Int64", "start_s": "float64",
+          "thread": "Int64", "count": "Int64", "bytes": "Int64", "seq_count": "Int64", "consec_count": "Int64",
+          "nprocs": "Int64", "start_s": "float64",
           "end_s": "float64", "duration_s": "float64", "time_s": "float64", "share_s": "float64",
           "run_time_s": "float64"}
 
@@ -62,6 +66,9 @@ COUNTERS = {
     }
     for module, p in (("posix", "POSIX"), ("mpiio", "MPIIO"), ("stdio", "STDIO"))
 }
+# Darshan's access-pattern counters (seq, consec) per op kind: POSIX keeps them, MPI-IO and STDIO not
+ACCESS = {"posix": {"read": ("POSIX_SEQ_READS", "POSIX_CONSEC_READS"),
+                    "write": ("POSIX_SEQ_WRITES", "POSIX_CONSEC_WRITES")}}
 SOURCE_TABLES = ("io_ops", "files", "jobs", *COUNTERS, "heatmap")
 
 
@@ -69,6 +76,7 @@ def _columns(table: str) -> list[str] | None:
     """The columns IOFrame reads of a lake table (None: all)."""
     if table in COUNTERS:
         cols = {c for spec in COUNTERS[table].values() for c in [*spec[0], *spec[1:]] if c}
+        cols |= {c for pair in ACCESS.get(table, {}).values() for c in pair}
         return ["log_id", "record_id", "rank", *sorted(cols)]
     return {"jobs": ["log_id", "nprocs", "run_time_s"], "files": ["log_id", "record_id", "name"],
             "covering_sets": ["log_id", "rank", "record_id", "start_s", "end_s", "share_s", "interval_source"]}.get(table)
@@ -139,11 +147,14 @@ class IOFrame:
             if t is None or t.empty:
                 continue
             for kind, (counts, nbytes, time) in kinds.items():
+                seq, consec = ACCESS.get(module, {}).get(kind, (None, None))
                 longs.append(pd.DataFrame({
                     "log_id": t["log_id"], "rank": t["rank"], "record_id": t["record_id"], "module": module,
                     "op": kind, "count": sum(t[c] for c in counts),
                     "bytes": t[nbytes] if nbytes else pd.Series(0, index=t.index, dtype="Int64"),
                     "time_s": t[time].astype("float64"),
+                    "seq_count": t[seq] if seq else pd.Series(pd.NA, index=t.index, dtype="Int64"),
+                    "consec_count": t[consec] if consec else pd.Series(pd.NA, index=t.index, dtype="Int64"),
                 }))
         counters = named(pd.concat(longs, ignore_index=True)) if longs else pd.DataFrame(columns=COUNTER_COLUMNS)
         counters = _typed(counters, COUNTER_COLUMNS).sort_values(["log_id", "record_id", "rank", "module", "op"])
@@ -269,20 +280,33 @@ class IOFrame:
         return bw.rename("io_bandwidth").to_frame()
 
     def io_time(self, rank=None, filter=None, kind: str = "io") -> pd.DataFrame:
-        """Time in `kind` ops (io = read + write + meta) per (file_name, rank); `rank time` is the
-        rank's time in all its I/O (the rank= selection applies, filter= not) and `percentage`
-        the share of it, as a fraction (PrismIO's Fig. 3)."""
+        """Time in `kind` ops (io = read + write + meta) per (file_name, rank), as PrismIO §IV-B
+        defines `io_time` (Fig. 3: `<kind> time`, `rank time`, `percentage`):
+
+        - `rank time`: the rank's run time (wall clock), and `percentage` = `<kind> time` /
+          `rank time` as a fraction — PrismIO's reference code divides by the rank's wall time
+          (its Recorder reader's end - start timestamp of the rank). The lake keeps one run
+          time per job (bronze/jobs.run_time_s: Darshan records one start and end per job, and
+          ingest keeps Recorder's earliest start and latest end of any rank), so every rank of a
+          job, and rank -1 (records Darshan reduced over all ranks), has the job's run time.
+        - `rank io time`: the rank's time in all its I/O (the rank= selection applies, filter=
+          not) and `io share` = `<kind> time` / `rank io time`: the share of the rank's I/O time
+          (iolake's percentage before it followed the paper)."""
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
         t = self._timed(rank, filter)
         if kind != "io":
             t = t[t["op"] == kind]
         label = f"{kind} time"
-        out = t.groupby(self._keys("file_name", "rank"))["time_s"].sum().rename(label).to_frame()
-        total = self._timed(rank, None).groupby(self._keys("rank"))["time_s"].sum().rename("rank time")
-        out = out.join(total, how="left")
+        out = t.groupby(["log_id", "file_name", "rank"])["time_s"].sum().rename(label).to_frame().reset_index()
+        run = dict(zip(self.jobs["log_id"], self.jobs["run_time_s"]))
+        out["rank time"] = out["log_id"].map(run).astype("float64")
         out["percentage"] = out[label] / out["rank time"].where(out["rank time"] > 0)
-        return out
+        io = self._timed(rank, None).groupby(["log_id", "rank"])["time_s"].sum().rename("rank io time")
+        out = out.merge(io.reset_index(), on=["log_id", "rank"], how="left")
+        out["io share"] = out[label] / out["rank io time"].where(out["rank io time"] > 0)
+        cols = [label, "rank time", "percentage", "rank io time", "io share"]
+        return out.set_index(self._keys("file_name", "rank"))[cols]
 
     def shared_files(self, rank=None, filter=None) -> pd.DataFrame:
         """Ranks touching each file (ops and counter records; rank -1 = all of the job's ranks)."""
@@ -298,16 +322,37 @@ class IOFrame:
         out["num ranks"] = out["ranks sharing the file"].map(len).astype("int64")
         return out.sort_index()
 
-    def access_pattern(self, rank=None, filter=None) -> pd.DataFrame:
-        """consecutive / sequential / random / total accesses per file (see `patterns`)."""
-        ops = self._data_ops(rank, filter)
-        ops = ops[ops["op"].isin(["read", "write"]) & ops["offset"].notna() & ops["length"].notna()]
-        out = patterns.access_counts(ops, self._keys("file_name"))
-        return out if len(out) else _empty(self._keys("file_name"), patterns.ACCESS_COLUMNS)
+    def access_pattern(self, rank=None, filter=None, definition: str = "prismio") -> pd.DataFrame:
+        """consecutive / sequential / random / total accesses per file (PrismIO §IV-C, Fig. 5).
+
+        `definition` (rules in `patterns`):
+        - "prismio": PrismIO's — the file's reads and writes in trace order (rank by rank, each
+          rank's ops in issue order), offset + size of the previous op == offset is consecutive,
+          < offset sequential, else random; total = ops - 1.
+        - "darshan": Darshan's POSIX SEQ / CONSEC counters, summed over the file's records
+          (files without POSIX records have no row; needs no DXT).
+        - "per_rank": iolake's own, per rank and direction in time order, sequential meaning
+          after the previous op's start (features/file_features.py's rule)."""
+        if definition not in patterns.ACCESS_DEFINITIONS:
+            raise ValueError(f"definition must be one of {patterns.ACCESS_DEFINITIONS}, not {definition!r}")
+        keys = self._keys("file_name")
+        if definition == "darshan":
+            c = _mask(self.counters, rank, filter)
+            c = c[(c["module"] == "posix") & c["op"].isin(["read", "write"]) & c["file_name"].notna()]
+            out = patterns.darshan_access_counts(c.fillna({"count": 0, "seq_count": 0, "consec_count": 0}), keys)
+        else:
+            ops = self._data_ops(rank, filter)
+            ops = ops[ops["op"].isin(["read", "write"]) & ops["offset"].notna() & ops["length"].notna()]
+            count = patterns.prismio_access_counts if definition == "prismio" else patterns.access_counts
+            out = count(ops, keys)
+        return out if len(out) else _empty(keys, patterns.ACCESS_COLUMNS)
 
     def readwrite_pattern(self, rank=None, filter=None) -> pd.DataFrame:
-        """Bytes read or written after a read or a write of the same bytes: RAR RAW WAR WAW, and
-        first-touch read / write bytes, per file (see `patterns`)."""
+        """Bytes read or written after a read or a write of the same bytes, per file: RAR RAW WAR
+        WAW (each byte classified by the last earlier op that touched it, across ranks in time
+        order), `read` / `write` = all bytes the file's reads / writes moved (PrismIO §IV-C Fig. 6's
+        columns, totals as its reference code sums them), and `first read` / `first write` =
+        bytes nobody touched before (RAR + RAW + first read = read; see `patterns`)."""
         ops = self._data_ops(rank, filter)
         ops = ops[ops["op"].isin(["read", "write"]) & ops["offset"].notna() & (ops["length"] > 0)]
         out = patterns.readwrite_table(ops, self._keys("file_name"))

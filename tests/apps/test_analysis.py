@@ -54,19 +54,26 @@ def test_io_bandwidth_counts_only_the_files_top_layer():
 def test_io_time_meta_from_recorder_calls_with_rank_time_and_fraction():
     f = _frame(_ops((0, "a", "open", None, None, 0.0, 1.0), (0, "a", "write", 0, 10, 1.0, 3.0),
                     (0, "a", "close", None, None, 3.0, 3.5), (0, "b", "seek", None, None, 4.0, 4.5),
-                    (1, "a", "open", None, None, 0.0, 2.0), (1, "a", "read", 0, 10, 2.0, 4.0)))
+                    (1, "a", "open", None, None, 0.0, 2.0), (1, "a", "read", 0, 10, 2.0, 4.0)),
+               jobs=pd.DataFrame([{"nprocs": 2, "run_time_s": 8.0}]))
     meta = f.io_time(kind="meta")
-    assert list(meta.columns) == ["meta time", "rank time", "percentage"]
+    assert list(meta.columns) == ["meta time", "rank time", "percentage", "rank io time", "io share"]
     assert meta.index.names == ["file_name", "rank"]
+    # percentage: of the rank's run time (PrismIO: 8 s); io share: of its I/O time (4 s each)
     assert meta.to_dict("index") == {
-        ("a", 0): {"meta time": 1.5, "rank time": 4.0, "percentage": 0.375},
-        ("b", 0): {"meta time": 0.5, "rank time": 4.0, "percentage": 0.125},
-        ("a", 1): {"meta time": 2.0, "rank time": 4.0, "percentage": 0.5},
+        ("a", 0): {"meta time": 1.5, "rank time": 8.0, "percentage": 0.1875, "rank io time": 4.0, "io share": 0.375},
+        ("b", 0): {"meta time": 0.5, "rank time": 8.0, "percentage": 0.0625, "rank io time": 4.0, "io share": 0.125},
+        ("a", 1): {"meta time": 2.0, "rank time": 8.0, "percentage": 0.25, "rank io time": 4.0, "io share": 0.5},
     }
     # filter narrows the numerator only; rank= both
     only_a = f.io_time(kind="meta", rank=[0], filter=lambda x: x["file_name"] == "a")
-    assert only_a.to_dict("index") == {("a", 0): {"meta time": 1.5, "rank time": 4.0, "percentage": 0.375}}
+    assert only_a.to_dict("index") == {("a", 0): {"meta time": 1.5, "rank time": 8.0, "percentage": 0.1875,
+                                                  "rank io time": 4.0, "io share": 0.375}}
     assert f.io_time()["io time"].to_dict() == {("a", 0): 3.5, ("b", 0): 0.5, ("a", 1): 4.0}
+    assert f.io_time()["percentage"].to_dict() == {("a", 0): 3.5 / 8, ("b", 0): 0.5 / 8, ("a", 1): 0.5}
+    # without a job row there is no run time: no percentage, the I/O share still
+    bare = _frame(f.ops).io_time(kind="meta")
+    assert bare["percentage"].isna().all() and bare["io share"].to_dict() == meta["io share"].to_dict()
 
 
 def test_io_time_meta_from_darshan_counters_when_ops_are_dxt():
@@ -79,10 +86,12 @@ def test_io_time_meta_from_darshan_counters_when_ops_are_dxt():
         # a file DXT did not trace: its counters stand in
         {"rank": 0, "file_name": "c", "record_id": 7, "module": "posix", "op": "read", "count": 1, "bytes": 30, "time_s": 1.5},
     ])
-    f = _frame(ops, counters=counters)
+    f = _frame(ops, counters=counters, jobs=pd.DataFrame([{"nprocs": 1, "run_time_s": 10.0}]))
     assert f.io_time(kind="meta")["meta time"].to_dict() == {("a", 0): 0.5}
     t = f.io_time(kind="write")
-    assert t.to_dict("index") == {("a", 0): {"write time": 2.0, "rank time": 4.0, "percentage": 0.5}}
+    # rank 0's I/O: 2.0 (DXT write) + 0.5 (meta) + 1.5 (c's counters) = 4.0 s of its 10 s run
+    assert t.to_dict("index") == {("a", 0): {"write time": 2.0, "rank time": 10.0, "percentage": 0.2,
+                                             "rank io time": 4.0, "io share": 0.5}}
     assert f.io_bandwidth()["io_bandwidth"].to_dict() == {(0, "a"): 5.0, (0, "c"): 20.0}
 
 
@@ -109,9 +118,46 @@ def test_access_pattern_consecutive_sequential_random_per_rank_and_direction():
         (0, "a", "read", 400, 100, 3.5, 4),                                    # first read: no predecessor
         (1, "a", "write", 200, 100, 0, 1), (1, "a", "write", 300, 100, 5, 6),  # rank 1's own order
     ))
-    out = f.access_pattern()
+    out = f.access_pattern(definition="per_rank")
     assert list(out.columns) == ["consecutive", "sequential", "random", "total"]
     assert out.loc["a"].to_dict() == {"consecutive": 2, "sequential": 1, "random": 1, "total": 4}
+
+
+def test_access_pattern_prismio_compares_each_op_with_the_one_before_in_trace_order():
+    f = _frame(_ops(
+        (1, "a", "write", 200, 100, 0, 1), (1, "a", "write", 300, 100, 5, 6),  # rank 1 comes after rank 0
+        (0, "a", "write", 0, 100, 0, 1), (0, "a", "write", 100, 100, 1, 2),
+        (0, "a", "write", 300, 100, 2, 3), (0, "a", "write", 50, 100, 3, 4),
+        (0, "a", "read", 400, 100, 3.5, 4),
+        (0, "b", "read", 0, 10, 0, 1),                                           # one op: nothing to compare
+    ))
+    # rank 0: w[0,100) | w[100,200) end 100 == 100 consecutive | w[300,400) 200 < 300 sequential
+    #         | w[50,150) 400 > 50 random | r[400,500) 150 < 400 sequential (reads and writes together)
+    # rank 1: w[200,300) 500 > 200 random (follows rank 0's last op) | w[300,400) 300 == 300 consecutive
+    out = f.access_pattern()
+    assert out.to_dict("index") == {"a": {"consecutive": 2, "sequential": 2, "random": 2, "total": 6},
+                                    "b": {"consecutive": 0, "sequential": 0, "random": 0, "total": 0}}
+    assert f.access_pattern(definition="prismio").equals(out)
+    assert f.access_pattern(rank=[1]).loc["a"].to_dict() == {"consecutive": 1, "sequential": 0, "random": 0, "total": 1}
+    with pytest.raises(ValueError, match="definition"):
+        f.access_pattern(definition="seq")
+
+
+def test_access_pattern_darshan_from_seq_and_consec_counters():
+    def row(rank, file, module, op, count, seq=None, consec=None):
+        return {"rank": rank, "file_name": file, "record_id": len(file), "module": module, "op": op,
+                "count": count, "bytes": 0, "time_s": 0.0, "seq_count": seq, "consec_count": consec}
+
+    counters = pd.DataFrame([
+        row(0, "a", "posix", "write", 10, 7, 5), row(0, "a", "posix", "read", 4, 4, 4),
+        row(-1, "a", "posix", "write", 6, 0, 0), row(0, "a", "posix", "meta", 3),
+        row(0, "a", "mpiio", "write", 16),          # MPI-IO keeps no SEQ/CONSEC counters
+        row(0, "s", "stdio", "read", 9),            # nor STDIO: no row for s
+    ])
+    out = _frame(None, counters=counters).access_pattern(definition="darshan")
+    # consecutive 5 + 4 + 0; sequential (7-5) + (4-4) + 0; random (10-7) + (4-4) + (6-0); total 10 + 4 + 6
+    assert out.to_dict("index") == {"a": {"consecutive": 9, "sequential": 2, "random": 9, "total": 20}}
+    assert _frame(None, counters=counters).access_pattern(definition="darshan", rank=[0]).loc["a", "total"] == 14
 
 
 def test_readwrite_pattern_classifies_bytes_by_their_last_toucher():
@@ -123,10 +169,11 @@ def test_readwrite_pattern_classifies_bytes_by_their_last_toucher():
         (0, "b", "read", 0, 8, 0.0, 1.0), (1, "b", "read", 4, 8, 1.0, 2.0),  # read 12, RAR 4
     ))
     out = f.readwrite_pattern()
-    assert list(out.columns) == ["RAR", "RAW", "WAR", "WAW", "read", "write"]
+    assert list(out.columns) == ["RAR", "RAW", "WAR", "WAW", "read", "write", "first read", "first write"]
+    # read / write: every byte the file's reads / writes moved (PrismIO's totals): a 100 + 10, 100 + 100
     assert out.to_dict("index") == {
-        "a": {"RAR": 0, "RAW": 60, "WAR": 50, "WAW": 50, "read": 50, "write": 100},
-        "b": {"RAR": 4, "RAW": 0, "WAR": 0, "WAW": 0, "read": 12, "write": 0},
+        "a": {"RAR": 0, "RAW": 60, "WAR": 50, "WAW": 50, "read": 110, "write": 200, "first read": 50, "first write": 100},
+        "b": {"RAR": 4, "RAW": 0, "WAR": 0, "WAW": 0, "read": 16, "write": 0, "first read": 12, "first write": 0},
     }
 
 

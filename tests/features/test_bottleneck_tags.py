@@ -57,7 +57,8 @@ def seq(n_reads=0, n_writes=0, **c):
     return {"POSIX_READS": n_reads, "POSIX_WRITES": n_writes, "POSIX_SEQ_READS": n_reads, "POSIX_SEQ_WRITES": n_writes,
             "POSIX_SIZE_READ_1M_4M": n_reads, "POSIX_SIZE_WRITE_1M_4M": n_writes, "POSIX_FILE_NOT_ALIGNED": 0,
             "POSIX_MEM_NOT_ALIGNED": 0, "POSIX_BYTES_READ": n_reads * 2 * MiB,
-            "POSIX_BYTES_WRITTEN": n_writes * 2 * MiB, "POSIX_MAX_BYTE_READ": n_reads * 2 * MiB - 1, **c}
+            "POSIX_BYTES_WRITTEN": n_writes * 2 * MiB, "POSIX_MAX_BYTE_READ": n_reads * 2 * MiB - 1,
+            "POSIX_MAX_BYTE_WRITTEN": n_writes * 2 * MiB - 1, **c}
 
 
 def build() -> Lab:
@@ -65,7 +66,7 @@ def build() -> Lab:
     for log in ("quiet small small_few misaligned misaligned_mem random random_w shared_imb shared_bal rank_imb "
                 "rank_bal rank0 rank0_single indep coll meta_rank meta_shared meta_share meta_share_short stdio "
                 "stdio_low stripe1 stripe1_small osts osts_spread phases phases_few heat_phases heat_phases_few raw raw_small "
-                "reread").split():
+                "reread rewrite small_shared time_imb time_bal mpi_reads nb one_reader two_readers").split():
         lab.job(log)
     lab.job("straggler", rank_time_ratio=5.0, io_time_s=20.0)
     lab.job("straggler_short", rank_time_ratio=5.0, io_time_s=0.5)
@@ -163,6 +164,30 @@ def build() -> Lab:
     # redundant reads: 4 MiB read from a 1 MiB extent; another file read once
     lab.add("posix", "reread", "input", rank=-1, **seq(2, POSIX_MAX_BYTE_READ=MiB - 1))
     lab.add("posix", "reread", "once", rank=-1, **seq(2))
+    # redundant writes: 4 MiB written to a 1 MiB extent (a checkpoint rewritten in place)
+    lab.add("posix", "rewrite", "ckpt", rank=-1, **seq(0, 2, POSIX_MAX_BYTE_WRITTEN=MiB - 1))
+    # small requests on a shared file: 1200 of 1600 reads and 1500 of 2000 writes; the job's 20000 large
+    # writes to a rank's own file keep small_writes quiet (1500 of 22000 = 6.8%)
+    lab.add("posix", "small_shared", "ckpt", rank=-1, **seq(1600, 2000, POSIX_SIZE_READ_1M_4M=400,
+                                                             POSIX_SIZE_READ_0_100=1200, POSIX_SIZE_WRITE_1M_4M=500,
+                                                             POSIX_SIZE_WRITE_10K_100K=1500))
+    lab.add("posix", "small_shared", "own", rank=0, **seq(0, 20000))
+    # time imbalance on a shared file: 12 s of I/O over ranks, slowest 5 s vs fastest 1 s; 3.2 vs 2.0 s
+    for log, slow, fast in (("time_imb", 5.0, 1.0), ("time_bal", 3.2, 2.0)):
+        lab.add("posix", log, "ckpt", rank=-1, **seq(0, 10, POSIX_F_WRITE_TIME=10.0, POSIX_F_META_TIME=2.0,
+                                                      POSIX_F_SLOWEST_RANK_TIME=slow, POSIX_F_FASTEST_RANK_TIME=fast))
+    # MPI-IO: 64 blocking collective reads; blocking ops beside a non-blocking (split-collective) one
+    lab.add("mpiio", "mpi_reads", "in.h5", rank=-1, MPIIO_COLL_READS=64, MPIIO_INDEP_READS=0)
+    lab.add("mpiio", "nb", "out.h5", rank=-1, MPIIO_INDEP_WRITES=100, MPIIO_NB_WRITES=1, MPIIO_COLL_READS=10,
+            MPIIO_SPLIT_READS=2)
+    # all 4 ranks open a 16 MiB input, one reads it (neither slowest nor fastest: only the variance of the
+    # ranks' bytes tells, at its maximum B^2 (n - 1) / n^2 = (16 MiB)^2 * 3 / 16); two ranks reading 8 MiB each
+    lab.add("posix", "one_reader", "input.nml", rank=-1, **seq(8, POSIX_SLOWEST_RANK_BYTES=0,
+                                                              POSIX_FASTEST_RANK_BYTES=0,
+                                                              POSIX_F_VARIANCE_RANK_BYTES=5.2776558133248e13))
+    lab.add("posix", "two_readers", "input.nml", rank=-1, **seq(8, POSIX_SLOWEST_RANK_BYTES=8 * MiB,
+                                                               POSIX_FASTEST_RANK_BYTES=0,
+                                                               POSIX_F_VARIANCE_RANK_BYTES=1.7592186044416e13))
     # all-zero records (seen in real logs: opened, never read or written) must not divide by zero
     lab.job("zeros", io_time_s=0.0)
     lab.add("posix", "zeros", "opened", rank=-1, **{c: 0 for c in (
@@ -221,6 +246,19 @@ POSITIVE = [  # (log, tag, severity, metric, threshold setting, evidence)
     ("heat_phases", "many_io_phases", "warn", "io_phases", "io_phases", []),
     ("raw", "read_after_write", "info", "raw_bytes_share", "read_after_write_share", ["/raw/tmp"]),
     ("reread", "redundant_reads", "warn", "read_amplification", "redundant_read_ratio", ["/reread/input"]),
+    ("rewrite", "redundant_writes", "warn", "write_amplification", "redundant_write_ratio", ["/rewrite/ckpt"]),
+    ("small_shared", "small_shared_reads", "high", "small_shared_read_share", "small_requests",
+     ["/small_shared/ckpt"]),
+    ("small_shared", "small_shared_writes", "high", "small_shared_write_share", "small_requests",
+     ["/small_shared/ckpt"]),
+    ("time_imb", "shared_file_time_imbalance", "high", "shared_file_time_imbalance", "imbalance_stragglers",
+     ["/time_imb/ckpt"]),
+    ("mpi_reads", "blocking_mpiio_reads", "warn", "blocking_mpiio_reads", "blocking_operations_absolute",
+     ["/mpi_reads/in.h5"]),
+    ("indep", "blocking_mpiio_writes", "warn", "blocking_mpiio_writes", "blocking_operations_absolute",
+     ["/indep/own.h5", "/indep/shared.h5"]),
+    ("one_reader", "single_reader_shared", "warn", "single_reader_share", "single_reader_share",
+     ["/one_reader/input.nml"]),
 ]
 
 NEGATIVE = [  # (log, tag): a near miss of the tag's rule
@@ -231,6 +269,9 @@ NEGATIVE = [  # (log, tag): a near miss of the tag's rule
     ("rank_bal", "rank0_heavy"), ("coll", "no_collective_shared"), ("meta_share_short", "metadata_heavy"),
     ("stdio_low", "stdio_heavy"), ("stripe1_small", "single_stripe_shared"), ("osts_spread", "few_osts"),
     ("phases_few", "many_io_phases"), ("heat_phases_few", "many_io_phases"), ("raw_small", "read_after_write"), ("quiet", "redundant_reads"),
+    ("quiet", "redundant_writes"), ("small", "small_shared_reads"), ("small_shared", "small_writes"),
+    ("small_few", "small_shared_writes"), ("time_bal", "shared_file_time_imbalance"), ("nb", "blocking_mpiio_reads"),
+    ("nb", "blocking_mpiio_writes"), ("two_readers", "single_reader_shared"), ("reread", "single_reader_shared"),
 ]
 
 
@@ -270,6 +311,31 @@ def test_bottleneck_tags_values_and_messages(tags):
     assert heat.value == 12 and heat.message.startswith("HEATMAP I/O comes in 12 phases")
     assert heat.evidence[0].startswith("phase ") and "-" in heat.evidence[0]
     assert tags[("reread", "redundant_reads")].value == pytest.approx(4.0)
+
+
+def test_bottleneck_tags_values_of_the_drishti_parity_rules(tags):
+    assert tags[("rewrite", "redundant_writes")].value == pytest.approx(4.0)
+    assert tags[("small_shared", "small_shared_reads")].value == pytest.approx(1200 / 1600)
+    assert tags[("small_shared", "small_shared_writes")].value == pytest.approx(1500 / 2000)
+    assert "1500 of 2000 POSIX writes on shared files" in tags[("small_shared", "small_shared_writes")].message
+    assert tags[("time_imb", "shared_file_time_imbalance")].value == pytest.approx(4 / 12)
+    assert tags[("mpi_reads", "blocking_mpiio_reads")].value == 64
+    assert tags[("indep", "blocking_mpiio_writes")].value == 3000 + 5000
+    one = tags[("one_reader", "single_reader_shared")]
+    assert one.value == pytest.approx(1.0) and "opened by all 4 ranks" in one.message
+
+
+def test_bottleneck_tags_catalog_gives_every_tag_a_code_and_accounts_for_every_drishti_code():
+    from schemas.bottleneck_tags import CATALOG, LEFT_OUT, TAGS as ALL
+
+    assert tuple(CATALOG) == ALL
+    codes = [t.code for t in CATALOG.values()]
+    assert len(set(codes)) == len(codes) and all(c.startswith("IO") and len(c) == 4 for c in codes)
+    assert all(t.recommendation for tag, t in CATALOG.items() if tag != "no_issue")
+    drishti_08 = {"S01", *(f"P{n:02d}" for n in range(1, 23) if n != 20), *(f"M{n:02d}" for n in range(1, 11))}
+    covered = [c for t in CATALOG.values() for c in t.drishti]
+    assert len(covered) == len(set(covered))  # a Drishti code stands for one tag
+    assert set(covered) | set(LEFT_OUT) == drishti_08 and not set(covered) & set(LEFT_OUT)
 
 
 def test_bottleneck_tags_every_rule_has_a_case():

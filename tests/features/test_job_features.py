@@ -33,3 +33,30 @@ def test_job_features_io_time_is_the_slowest_process(spark):
     assert abs(j.meta_time_share - 0.25 / (0.75 + 0.25 + 3.0 + 2.5)) < 1e-12
     assert abs(j.throughput_mib_s - (500 + 12288 + 8 * 1048576) / 1048576 / 5.0) < 1e-9
     assert (j.file_count, j.shared_file_count) == (3, 1)
+
+
+def test_job_features_ost_count_is_dca_io_stripe_count_beside_the_largest_files_layout(spark):
+    posix = [
+        {"record_id": 1, "rank": 0, "POSIX_READS": 1, "POSIX_WRITES": 0, "POSIX_BYTES_READ": 100},
+        {"record_id": 2, "rank": 0, "POSIX_READS": 0, "POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 5000},
+    ]
+    M = 1048576
+    lustre = [
+        # file 1: 2 stripes on OSTs 3, 7; file 2 (the largest): a 2-component layout, 4 stripes then 2
+        {"record_id": 1, "rank": 0, "component": 0, "LUSTRE_COMP_STRIPE_COUNT": 2, "LUSTRE_COMP_STRIPE_SIZE": M,
+         "LUSTRE_OST_IDS": [3, 7]},
+        {"record_id": 2, "rank": 0, "component": 0, "LUSTRE_COMP_STRIPE_COUNT": 4, "LUSTRE_COMP_STRIPE_SIZE": 4 * M,
+         "LUSTRE_OST_IDS": [7, 8, 9, 10]},
+        {"record_id": 2, "rank": 0, "component": 1, "LUSTRE_COMP_STRIPE_COUNT": 2, "LUSTRE_COMP_STRIPE_SIZE": 4 * M,
+         "LUSTRE_OST_IDS": [11, -1]},  # -1: a stripe not yet given an OST
+    ]
+    files = [{"record_id": i, "name": f"/lus/f{i}"} for i in (1, 2)]
+    tables = bronze(spark, jobs=[JOB], posix=posix, files=files, lustre=lustre)
+    ff = file_features.transform(tables, load_config("local").features)
+    j = job_features.transform(tables, ff).collect()[0]
+    assert j.ost_count == 6  # {3, 7, 8, 9, 10, 11}
+    assert (j.stripe_count, j.stripe_size) == (4, 4 * M)  # file 2's first component
+    other = {**JOB, "jobid": 43}
+    bare = bronze(spark, jobs=[other], posix=posix, files=files)
+    j2 = job_features.transform(bare, file_features.transform(bare, load_config("local").features)).collect()[0]
+    assert j2.ost_count is None and j2.stripe_count is None

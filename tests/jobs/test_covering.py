@@ -1,4 +1,4 @@
-"""covering stage: items from DXT, Recorder and counters; covers on real logs; exactly-once re-runs."""
+"""covering stage: per-op intervals from DXT and Recorder, counters otherwise; covers on real logs (the IOR sweep against pydarshan); exactly-once re-runs."""
 from __future__ import annotations
 
 import itertools
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from features.covering_sets import intervals, iominer_greedy, merged_union, minimum_cover
+from features.covering_sets import intervals, iominer_greedy, minimum_cover, untraced_items
 from iolake.config import load_config
 from iolake.lake import read_table, table_version
 from jobs import covering
@@ -39,7 +39,8 @@ def _ts(module: str, log, record_id, rank, read=(0.0, 0.0), write=(0.0, 0.0)):
 
 @pytest.fixture(scope="module")
 def bronze(spark):
-    """Four tiny logs: DXT with a counters-only shared file, counters only, Recorder, no I/O."""
+    """Tiny logs: A DXT with a counters-only shared file, B counters only, C Recorder, D no I/O,
+    E DXT data file inside an untraced STDIO span (IOR's ior.json), F metadata timestamps only."""
     io_ops = _df(spark, "io_ops", [
         # log A: IOMiner's counter-example as (rank, file) items, one of them from two ops
         _op("A", 1, 0, 0, "write", 0.0, 4.0), _op("A", 1, 0, 1, "write", 3.0, 10.0),
@@ -48,6 +49,9 @@ def bronze(spark):
         # log C: Recorder calls; only reads and writes count
         _op("C", 9, 0, 0, "open", 0.0, 0.5, "RECORDER"), _op("C", 9, 0, 1, "read", 1.0, 2.0, "RECORDER"),
         _op("C", None, 0, 2, "meta", 0.0, 9.0, "RECORDER"),
+        # log E: rank 0's two ops on the data file leave a gap [2, 3]; rank 1's op spans it
+        _op("E", 20, 0, 0, "write", 1.0, 2.0), _op("E", 20, 0, 1, "write", 3.0, 4.0),
+        _op("E", 20, 1, 0, "write", 1.5, 4.5),
     ])
     posix = _df(spark, "posix", [
         _ts("posix", "A", 1, 0, write=(0.0, 30.0)),  # the file has DXT ops: these counters are not used
@@ -56,26 +60,42 @@ def bronze(spark):
         _ts("posix", "B", 8, 0),  # opened, never read or written
         _ts("posix", "C", 9, 0, read=(1.0, 2.5)),  # Recorder's roll-up of the traced file
         _ts("posix", "D", 10, 0),
+        _ts("posix", "E", 20, 0, write=(1.0, 4.0)), _ts("posix", "E", 20, 1, write=(1.5, 4.5)),
+        # log F: opened, stat'ed and closed over [0, 50] without a read or write
+        {**_ts("posix", "F", 30, 0), "POSIX_F_OPEN_START_TIMESTAMP": 0.5, "POSIX_F_OPEN_END_TIMESTAMP": 0.6,
+         "POSIX_F_CLOSE_START_TIMESTAMP": 49.0, "POSIX_F_CLOSE_END_TIMESTAMP": 50.0, "POSIX_F_META_TIME": 0.3},
     ])
     mpiio = _df(spark, "mpiio", [_ts("mpiio", "B", 5, 0, read=(1.5, 6.5))])
-    stdio = _df(spark, "stdio", [_ts("stdio", "B", 6, 0, read=(3.0, 4.0)), _ts("stdio", "B", 7, 0, write=(0.1, 99.0))])
+    stdio = _df(spark, "stdio", [_ts("stdio", "B", 6, 0, read=(3.0, 4.0)), _ts("stdio", "B", 7, 0, write=(0.1, 99.0)),
+                                 _ts("stdio", "E", 21, 0, write=(0.5, 5.0)),  # ior.json: header at 0.5, summary at 5
+                                 {**_ts("stdio", "F", 31, 0), "STDIO_F_OPEN_START_TIMESTAMP": 1.0,
+                                  "STDIO_F_CLOSE_END_TIMESTAMP": 60.0}])
     files = _df(spark, "files", [{"log_id": "B", "record_id": 7, "name": "<STDOUT>"},
                                  {"log_id": "B", "record_id": 6, "name": "/in.txt"}])
     return {"io_ops": io_ops, "posix": posix, "mpiio": mpiio, "stdio": stdio, "files": files}
 
 
-def test_intervals_take_ops_first_then_counters_merged_over_modules(spark, bronze):
-    got = {(r.log_id, r.record_id, r.rank): (r.start_s, r.end_s, r.interval_source)
-           for r in intervals(**bronze).collect()}
-    assert got == {
-        ("A", 1, 0): (0.0, 10.0, "dxt"),
-        ("A", 2, 1): (0.5, 11.5, "dxt"),
-        ("A", 3, 0): (9.0, 19.0, "dxt"),
-        ("A", 4, -1): (20.0, 25.0, "counters"),
-        ("B", 5, 0): (1.5, 6.5, "counters"),
-        ("B", 6, 0): (3.0, 4.0, "counters"),
-        ("C", 9, 0): (1.0, 2.0, "recorder"),
-    }
+def test_intervals_are_the_ops_of_a_traced_log_else_counters_merged_over_modules(spark, bronze):
+    got = sorted((r.log_id, r.record_id, r.rank, r.start_s, r.end_s, r.interval_source)
+                 for r in intervals(**bronze).collect())
+    assert got == sorted([
+        # A has DXT ops: one row per read/write op (MPI-IO's read folds into record 3); the shared
+        # file 4 has only counters and is left out, and so are file 1's counters
+        ("A", 1, 0, 0.0, 4.0, "dxt"), ("A", 1, 0, 3.0, 10.0, "dxt"), ("A", 2, 1, 0.5, 11.5, "dxt"),
+        ("A", 3, 0, 9.0, 19.0, "dxt"), ("A", 3, 0, 9.5, 12.0, "dxt"),
+        # B has no ops: POSIX and MPI-IO timestamps of record 5 merge; <STDOUT> (7) is not storage
+        ("B", 5, 0, 1.5, 6.5, "counters"), ("B", 6, 0, 3.0, 4.0, "counters"),
+        # C: Recorder's read only (not its open or metadata calls)
+        ("C", 9, 0, 1.0, 2.0, "recorder"),
+        # E: the data file's ops; ior.json (21) is STDIO, which DXT does not trace
+        ("E", 20, 0, 1.0, 2.0, "dxt"), ("E", 20, 0, 3.0, 4.0, "dxt"), ("E", 20, 1, 1.5, 4.5, "dxt"),
+        # D and F: no read or write timestamp (F's open, close and metadata stamps make none)
+    ])
+
+
+def test_untraced_items_count_the_counter_items_a_traced_log_leaves_out(spark, bronze):
+    got = {r.log_id: r.n_untraced_items for r in untraced_items(**bronze).collect()}
+    assert got == {"A": 1, "E": 1}
 
 
 def _transform(bronze: dict):
@@ -89,11 +109,15 @@ def test_transform_keeps_the_minimum_cover_with_shares(spark, bronze):
     out = _transform(bronze)
     assertSchemaEqual(out.schema, SPEC.struct)
     expected = spark.createDataFrame([
-        ("A", MONTH, 0, 1, 0.0, 10.0, 10.0, "dxt", 4, 24.0, 3),
-        ("A", MONTH, 0, 3, 9.0, 19.0, 9.0, "dxt", 4, 24.0, 3),
-        ("A", MONTH, -1, 4, 20.0, 25.0, 5.0, "counters", 4, 24.0, 3),
-        ("B", MONTH, 0, 5, 1.5, 6.5, 5.0, "counters", 2, 5.0, 1),
-        ("C", MONTH, 0, 9, 1.0, 2.0, 1.0, "recorder", 1, 1.0, 1),
+        # A: items (1, 0) = [0, 4] u [3, 10], (2, 1) = [0.5, 11.5], (3, 0) = [9, 19]: A and C suffice
+        ("A", MONTH, 0, 1, 0.0, 10.0, 10.0, "dxt", 3, 19.0, 2, True, 1),
+        ("A", MONTH, 0, 3, 9.0, 19.0, 9.0, "dxt", 3, 19.0, 2, True, 1),
+        ("B", MONTH, 0, 5, 1.5, 6.5, 5.0, "counters", 2, 5.0, 1, True, 0),
+        ("C", MONTH, 0, 9, 1.0, 2.0, 1.0, "recorder", 1, 1.0, 1, True, 0),
+        # E: ior.json's span [0.5, 5] no longer swallows the data file; pure I/O time is the ops'
+        # union [1, 4.5]; rank 0 alone covers [1, 1.5] and rank 1 alone [4, 4.5]
+        ("E", MONTH, 0, 20, 1.0, 4.0, 2.0, "dxt", 2, 3.5, 2, True, 1),
+        ("E", MONTH, 1, 20, 1.5, 4.5, 1.5, "dxt", 2, 3.5, 2, True, 1),
     ], SPEC.struct)
     assertDataFrameEqual(out, expected)
 
@@ -123,21 +147,26 @@ def _union(ivs) -> list[tuple[float, float]]:
     return [(a, b) for a, b in out]
 
 
-def _brute_force_minimum(ivs, budget: int = 200_000) -> int | None:
-    """The size of the smallest subset of the (rank, file) items whose union is the union of all
-    items (IOMiner's covering set), by trying every subset in order of size; None past `budget`
-    subsets. Unions are compared as sets, not only by measure, so an isolated zero-length item
-    (a component of its own) must be in the cover too."""
-    whole = _union(ivs)
+def _brute_force_members(items, budget: int = 200_000) -> int | None:
+    """The size of the smallest subset of (rank, file) members whose op intervals together equal
+    the union of every op (the covering set), by trying every subset of members in order of size;
+    None past `budget` subsets. Unions are compared as sets, not only by measure, so an isolated
+    zero-length op (a component of its own) must be covered too."""
+    whole = _union([iv for ivs in items for iv in ivs])
     tried = 0
-    for k in range(len(whole), len(ivs) + 1):  # every component needs an item of its own
-        for combo in itertools.combinations(ivs, k):
-            if _union(combo) == whole:
+    for k in range(1, len(items) + 1):
+        for combo in itertools.combinations(items, k):
+            if _union([iv for ivs in combo for iv in ivs]) == whole:
                 return k
             tried += 1
             if tried >= budget:
                 return None
-    raise AssertionError("the set of all items covers the union")
+    raise AssertionError("the set of all members covers the union")
+
+
+def _brute_force_minimum(ivs, budget: int = 200_000) -> int | None:
+    """The same with one interval per member."""
+    return _brute_force_members([[iv] for iv in ivs], budget)
 
 
 def _small_cases():
@@ -189,36 +218,38 @@ def _ingest(spark, lake: Path, inputs: list[str]) -> dict:
 
 
 def _check_lake(spark, lake: Path) -> dict:
-    """Every job's cover against all its items: same union, pure time = its measure, minimum."""
+    """Every job's cover against all its intervals: same union, pure time = its measure, shares
+    partition it, minimum (by brute force where small enough, else as proven by the row)."""
     conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     tables = {t: read_table(spark, BRONZE[t], conf.lake.root) for t in ("io_ops", "posix", "mpiio", "stdio", "files")}
-    items = intervals(**tables).toPandas()
+    rows = intervals(**tables).toPandas()
     members = read_table(spark, SPEC, conf.lake.root).toPandas()
     assert not members.duplicated(["log_id", "record_id", "rank"]).any()
-    assert set(members.log_id) == set(items.log_id)
-    figures = {"jobs": 0, "items": 0, "cover": 0, "iominer": 0, "iominer_larger": 0, "brute_forced": 0}
-    for log_id, its in items.groupby("log_id"):
+    assert set(members.log_id) == set(rows.log_id)
+    figures = {"jobs": 0, "members": 0, "cover": 0, "brute_forced": 0, "proven": 0, "per_op": 0, "gapped": 0}
+    for log_id, its in rows.groupby("log_id"):
         mem = members[members.log_id == log_id]
-        ivs = list(zip(its.start_s, its.end_s))
-        union = merged_union(ivs)
-        got = merged_union(list(zip(mem.start_s, mem.end_s)))
+        items = {k: list(zip(g.start_s, g.end_s)) for k, g in its.groupby(["record_id", "rank"])}
+        union = _union([iv for ivs in items.values() for iv in ivs])
+        got = _union([iv for k in zip(mem.record_id, mem["rank"]) for iv in items[k]])
         assert len(got) == len(union), log_id
         assert [x for c in got for x in c] == pytest.approx([x for c in union for x in c]), log_id
         pure = mem.pure_io_time_s.iloc[0]
         assert pure == pytest.approx(sum(b - a for a, b in union), rel=1e-9, abs=1e-9), log_id
         assert mem.share_s.sum() == pytest.approx(pure, rel=1e-9, abs=1e-9), log_id
-        assert (mem.cover_size == len(mem)).all() and (mem.n_intervals == len(its)).all()
-        minimum = _brute_force_minimum(ivs)
+        assert (mem.cover_size == len(mem)).all() and (mem.n_intervals == len(items)).all()
+        assert mem.interval_source.nunique() == 1 and (mem.interval_source == its.interval_source.iloc[0]).all()
+        minimum = _brute_force_members(list(items.values()), budget=20_000)
         if minimum is not None:  # small enough to try every subset up to the cover's size
             assert len(mem) == minimum, log_id
+            assert mem.cover_proven_minimum.all(), log_id
             figures["brute_forced"] += 1
-        greedy = len(iominer_greedy(ivs))
-        assert greedy >= len(mem)
         figures["jobs"] += 1
-        figures["items"] += len(its)
+        figures["members"] += len(items)
         figures["cover"] += len(mem)
-        figures["iominer"] += greedy
-        figures["iominer_larger"] += greedy > len(mem)
+        figures["proven"] += bool(mem.cover_proven_minimum.all())
+        figures["per_op"] += its.interval_source.iloc[0] != "counters"
+        figures["gapped"] += any(len(_union(ivs)) > 1 for ivs in items.values())
     return figures
 
 
@@ -264,10 +295,10 @@ def corpus_lake(spark, tmp_path_factory):
 def test_covering_over_every_shared_log_matches_pure_io_time(spark, corpus_lake):
     lake, summary = corpus_lake
     f = _check_lake(spark, lake)
-    print(f"\n[covering] {summary['logs']} logs, {f['jobs']} with intervals, {f['items']} items; "
-          f"mean cover {f['cover'] / f['jobs']:.2f} vs IOMiner greedy {f['iominer'] / f['jobs']:.2f}; "
-          f"IOMiner larger on {f['iominer_larger']} jobs; minimum checked by brute force on {f['brute_forced']}")
-    assert f["jobs"] > 50 and f["iominer_larger"] > 0 and f["brute_forced"] > 0
+    print(f"\n[covering] {summary['logs']} logs, {f['jobs']} with intervals ({f['per_op']} from DXT or Recorder "
+          f"ops, {f['gapped']} with a member whose ops leave gaps), {f['members']} members; mean cover "
+          f"{f['cover'] / f['jobs']:.2f}; proven minimum on {f['proven']}; brute-forced on {f['brute_forced']}")
+    assert f["jobs"] > 50 and f["brute_forced"] > 0 and f["per_op"] > 0 and f["gapped"] > 0
     sources = {r.interval_source for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()}
     assert sources == {"dxt", "recorder", "counters"}
 
@@ -278,3 +309,72 @@ def test_covering_over_the_corpus_rerun_adds_nothing(spark, corpus_lake):
     before = table_version(spark, SPEC, str(lake))
     assert covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)["members"] == 0
     assert table_version(spark, SPEC, str(lake)) == before
+
+
+# -- the IOR sweep: pure I/O time is the union of the DXT ops, read independently ---------------
+
+
+STREAMS = {"<STDIN>", "<STDOUT>", "<STDERR>"}
+
+
+def _dxt_union_s(path: str) -> float | None:
+    """The measure of the union of a log's DXT read and write segments, read with pydarshan (not
+    the project's decoder), standard streams left out; None when the log has no DXT segment."""
+    import darshan
+
+    report = darshan.DarshanReport(path, read_all=True)
+    ivs = []
+    for module in ("DXT_POSIX", "DXT_MPIIO"):
+        if module not in report.records:
+            continue
+        for rec in report.records[module].to_df():
+            if report.name_records.get(rec["id"]) in STREAMS:
+                continue
+            for kind in ("read_segments", "write_segments"):
+                seg = rec[kind]
+                if len(seg):  # an empty frame has no columns
+                    ivs += list(zip(seg["start_time"], seg["end_time"]))
+    return sum(b - a for a, b in _union(ivs)) if ivs else None
+
+
+def _sweep_runs(every: bool) -> list[Path]:
+    """Darshan logs of the IOR sweep: all of them, or one per interface / file layout (rep 1, bb)."""
+    import pandas as pd
+
+    root = shared_path("iosweep")
+    runs = pd.read_csv(root / "runs.csv")
+    runs = runs[runs.tracer == "darshan"]
+    if not every:
+        runs = runs[(runs.rep == 1) & (runs.tier == "bb")].drop_duplicates(["api", "file_per_proc", "collective"])
+        runs = runs.head(4)
+    return [root / p for p in runs.darshan_log]
+
+
+def _sweep_check(spark, lake: Path, paths: list[Path]) -> dict:
+    """Ingest and cover `paths`; each log's pure I/O time against its DXT union by pydarshan."""
+    _ingest(spark, lake, [str(p) for p in paths])
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
+    covering.run(spark, conf, echo=lambda *_: None)
+    logs = read_table(spark, BRONZE["logs"], str(lake)).select("log_id", "source_uri").toPandas()
+    rows = read_table(spark, SPEC, str(lake)).toPandas().drop_duplicates("log_id").merge(logs, on="log_id")
+    by_name = {Path(u).name: r for u, r in zip(rows.source_uri, rows.itertuples())}
+    figures = {"logs": len(paths), "dxt": 0, "equal": 0, "untraced": 0, "proven": 0}
+    for p in paths:
+        want = _dxt_union_s(str(p))
+        if want is None:
+            continue
+        figures["dxt"] += 1
+        row = by_name[p.name]
+        assert row.interval_source == "dxt", p.name
+        assert row.pure_io_time_s == pytest.approx(want, rel=1e-9, abs=1e-9), p.name
+        figures["equal"] += 1
+        figures["untraced"] += row.n_untraced_items > 0
+        figures["proven"] += bool(row.cover_proven_minimum)
+    return figures
+
+
+@pytest.mark.slow
+def test_covering_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs(spark, tmp_path):
+    f = _sweep_check(spark, tmp_path / "lake", _sweep_runs(every=False))
+    assert f["dxt"] == f["equal"] == f["logs"] == 4
+    assert f["untraced"] == 4  # IOR's ior.json (STDIO) is left out of every one

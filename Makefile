@@ -2,7 +2,7 @@
 #   make run    set up .venv if needed, then run the whole pipeline on the sample logs
 #   make test   set up .venv if needed, then run the whole test suite (what CI runs)
 # and one for every commit:
-#   make check  the fast tier: every module's pure logic and one small end-to-end run (< 5 min)
+#   make check  the fast tier: every module's pure logic and one small end-to-end run (about 7 min)
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin

@@ -404,11 +404,24 @@ class IOFrame:
         return pd.concat(out, ignore_index=True)[ACTIVITY_COLUMNS].sort_values(
             ["log_id", "module", "bin"]).reset_index(drop=True)
 
+    @property
+    def timeline_source(self) -> str | None:
+        """What `timeline` draws: `dxt` / `recorder` (the ops' source), `heatmap`, or None (nothing timed)."""
+        if len(self.ops):
+            return "recorder" if (self.ops["source"] == "RECORDER").all() else "dxt"
+        return "heatmap" if len(self.heatmap) else None
+
     def timeline(self, path, highlight_covering: bool = True, rank=None, filter=None, title=None) -> str:
         """Save a PNG of every op as a bar on its rank's row, coloured read / write / meta / other;
-        covering-set members (silver/covering_sets) outlined. Returns `path`."""
+        covering-set members (silver/covering_sets) outlined. Returns `path`. A log with no timed
+        ops but a HEATMAP (production logs without DXT) gets the HEATMAP drawn instead: ranks by
+        time bins, coloured by the bytes moved (`timeline_source` says which was drawn)."""
         if len(self.log_ids) > 1:
             raise ValueError("timeline draws one job; build the IOFrame with one log_id")
+        if not len(self.ops) and len(self.heatmap):
+            heat = self.heatmap if rank is None else self.heatmap[self.heatmap["rank"].isin(list(rank))]
+            title = title or (f"log {self.log_ids[0][:12]} · HEATMAP" if self.log_ids else "HEATMAP")
+            return _timeline.draw_heatmap(heat, os.fspath(path), title)
         ops = _mask(self.ops, rank, filter)
         cover = self.covering if highlight_covering and len(self.covering) else None
         if cover is not None and rank is not None:

@@ -499,3 +499,17 @@ def test_activity_prefers_dxt_and_keeps_heatmap_bins():
     assert np.allclose(act.end_s - act.start_s, width)
     ops = f.ops[f.ops.op == "write"]
     assert act.write_bytes.sum() == int(ops.length.sum()) and act.read_bytes.sum() == 0
+
+
+def test_timeline_of_a_log_without_dxt_draws_its_heatmap(tmp_path):
+    """No timed ops, a HEATMAP: `timeline` draws ranks by time bins instead of nothing, and says so;
+    a log with DXT still draws its ops."""
+    logs = _heatmap_logs()
+    heat_only = next(IOFrame.from_darshan(p) for p in logs if "dlio_logs" in str(p)
+                     and not len(IOFrame.from_darshan(p).ops))
+    assert heat_only.timeline_source == "heatmap"
+    out = heat_only.timeline(tmp_path / "heat.png")
+    img = np.asarray(Image.open(out).convert("RGB"))
+    assert img.shape[1] > 500 and (img.std(axis=2) > 20).any()  # coloured cells, not a blank canvas
+    traced = IOFrame.from_darshan(next(p for p in logs if "diagonal_write_only" in p.name))
+    assert traced.timeline_source == "dxt"

@@ -313,7 +313,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
         frame = reader.ioframe(log_id)
         title = f"job {job.get('jobid')} · log {log_id[:12]}"
         with tempfile.TemporaryDirectory() as tmp:
-            if not len(frame.ops) and len(frame.heatmap):
+            if frame.timeline_source == "heatmap":
                 png = Path(frame.timeline(os.path.join(tmp, "timeline.png"), title=f"{title} · HEATMAP")).read_bytes()
                 width = float(frame.heatmap["bin_width_s"].iloc[0])
                 note = (f"Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the bytes each "

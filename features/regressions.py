@@ -29,8 +29,8 @@ last change it flagged). No rule alarms before the baseline holds `min_history` 
 alarm a rule re-arms from the changed level (its origin moves to the change), so one change is
 one alarm — "since when" — not an alarm on every later run of a regressed application. Meanwhile
 (`watch.further_drop`) it watches the regressed level itself: a second drop while the first is
-still unresolved is a second alarm, its baseline the regressed runs (on Edison, a third of the
-31 of the 72 −30% drops the watch missed without it landed in such a window).
+still unresolved is a second alarm, its baseline the regressed runs (on Edison, 31 of the 72
+−30% drops the watch missed without it landed in such a window).
 
 Rules (thresholds are named settings, conf `watch:`; `threshold_name` in gold/regressions):
 

@@ -2,8 +2,9 @@
 
 Drawn on a bare `matplotlib.figure.Figure` (Agg canvas, no pyplot state), so it works in
 threads and on machines without a display. Covering-set members (silver/covering_sets) are
-outlined in red around their rank's row (under the bars, which the outline's edges would hide); a member Darshan reduced over all ranks (rank -1) sits
-on its own row labelled "all".
+outlined in red around their rank's row, under the bars (a member's edges sit on its first and
+last op and would hide thin bars); a member Darshan reduced over all ranks (rank -1) sits on its
+own row labelled "all".
 """
 from __future__ import annotations
 
@@ -38,7 +39,6 @@ def draw(ops: pd.DataFrame, covering: pd.DataFrame | None, path: str, title: str
         for r in covering.itertuples():
             ax.add_patch(Rectangle((r.start_s, r.rank - 0.45), r.end_s - r.start_s, 0.9,
                                    fill=False, edgecolor="red", linewidth=1.4, zorder=0.9))
-            # under the bars: a member's edges sit on its first and last op, and would hide thin bars
         handles.append(Patch(fill=False, edgecolor="red", label="covering set"))
         ax.autoscale_view(scaley=False)  # add_patch grows the data limits but not the view
     ax.set_xlabel("time since job start (s)")

@@ -52,8 +52,13 @@ def ship_model(spark, uri: str) -> str:
 
     import mlflow
 
-    local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=tempfile.mkdtemp(prefix="iolake-model-"))
-    archive = shutil.make_archive(local.rstrip("/"), "zip", local)
+    import atexit
+
+    workdir = tempfile.mkdtemp(prefix="iolake-model-")  # removed when the driver exits
+    atexit.register(shutil.rmtree, workdir, True)
+    local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=os.path.join(workdir, "model"))
+    archive = shutil.make_archive(os.path.join(workdir, os.path.basename(workdir)), "zip", local)
+    shutil.rmtree(local, ignore_errors=True)
     spark.sparkContext.addFile(archive)
     return os.path.basename(archive)
 
@@ -70,7 +75,8 @@ def _load(name: str):
         import mlflow.pyfunc
         from pyspark import SparkFiles
 
-        into = tempfile.mkdtemp(prefix="iolake-model-")
+        # inside Spark's per-application files folder, which Spark deletes when the application ends
+        into = tempfile.mkdtemp(prefix="iolake-model-", dir=SparkFiles.getRootDirectory())
         with zipfile.ZipFile(SparkFiles.get(name)) as z:
             z.extractall(into)
         _LOADED[name] = mlflow.pyfunc.load_model(into).unwrap_python_model()

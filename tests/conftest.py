@@ -55,7 +55,9 @@ def spark(tmp_path_factory):
             "spark.ui.enabled": "false",
             "spark.sql.warehouse.dir": str(warehouse),
             # one JVM serves the whole suite, whose tests run every stage in process: 1g ran out of heap,
-            # and 4g once late in a CI run (the JVM exits on OutOfMemoryError, failing every later test)
+            # and 4g once late in a CI run (the JVM exits on OutOfMemoryError, failing every later test);
+            # 6g too, while each broadcast join's table held a whole 64 MiB page (3.4 GB of live pages
+            # building the report lake) until conf/local.yaml set spark.buffer.pageSize (260 MB since)
             "spark.driver.memory": "6g",
         },
     )

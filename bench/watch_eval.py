@@ -1,7 +1,7 @@
 """Regression-watch detectors on a year of Edison benchmark jobs (TOKIO-ABC): recall of injected
 step drops against the alarm rate on the real series.
 
-    .venv/bin/python bench/watch_eval.py [--data DIR] [--trials N] [--seed S] [--grid]
+    .venv/bin/python bench/watch_eval.py [--data DIR] [--trials N] [--seed S] [--jobs J] [--grid]
 
 Data: `../shared/data/tokio-abc/edison-summaries_2017-02-14-2018-02-15.csv.gz` (one row per
 Darshan log, 2017-02-14..2018-02-15, Edison's Lustre scratch1..3). The series: one per
@@ -25,9 +25,11 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import itertools
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -86,26 +88,32 @@ def change_points(ys: dict, trials: int, seed: int) -> dict[str, np.ndarray]:
     return {a: rng.integers(len(y) // 2, len(y) - AFTER + 1, size=trials) for a, y in ys.items()}
 
 
-def evaluate(ys: dict, cps: dict, rules, p: Params) -> dict:
-    """Recall@5 per drop and false-alarm rates for the union of `rules` with settings `p`."""
+def _one_series(args) -> tuple:
+    """(hits per drop, trials, alarms before c, runs before c, alarms, runs) of one series."""
+    y, cps, rules, p = args
     hits = {d: 0 for d in DROPS}
-    n_trials = 0
-    pre_alarms = pre_runs = all_alarms = all_runs = 0
     first_eligible = p.min_history + p.short_window - 1
-    for app, y in ys.items():
-        clean = sorted({a["t"] for r in rules for a in detect(y, r, p)})
-        all_alarms += len(clean)
-        all_runs += max(0, len(y) - first_eligible)
-        clean = np.array(clean, dtype=int)
-        for c in cps[app]:
-            n_trials += 1
-            pre_alarms += int((clean < c).sum())
-            pre_runs += max(0, c - first_eligible)
-            for d in DROPS:
-                yy = y.copy()
-                yy[c:] += np.log1p(-d)
-                ts = {a["t"] for r in rules for a in detect(yy, r, p, stop=c + AFTER)}
-                hits[d] += any(c <= t < c + AFTER for t in ts)
+    clean = np.array(sorted({a["t"] for r in rules for a in detect(y, r, p)}), dtype=int)
+    pre_alarms = pre_runs = 0
+    for c in cps:
+        pre_alarms += int((clean < c).sum())
+        pre_runs += max(0, c - first_eligible)
+        for d in DROPS:
+            yy = y.copy()
+            yy[c:] += np.log1p(-d)
+            ts = {a["t"] for r in rules for a in detect(yy, r, p, stop=c + AFTER)}
+            hits[d] += any(c <= t < c + AFTER for t in ts)
+    return hits, len(cps), pre_alarms, pre_runs, len(clean), max(0, len(y) - first_eligible)
+
+
+def evaluate(ys: dict, cps: dict, rules, p: Params, pool=None) -> dict:
+    """Recall@5 per drop and false-alarm rates for the union of `rules` with settings `p`
+    (series spread over `pool`'s processes when given)."""
+    jobs = [(y, cps[app], list(rules), p) for app, y in ys.items()]
+    parts = list(pool.map(_one_series, jobs)) if pool is not None else [_one_series(j) for j in jobs]
+    n_trials = sum(x[1] for x in parts)
+    hits = {d: sum(x[0][d] for x in parts) for d in DROPS}
+    pre_alarms, pre_runs, all_alarms, all_runs = (sum(x[i] for x in parts) for i in range(2, 6))
     return {**{f"recall@5 -{int(d * 100)}%": 100.0 * hits[d] / n_trials for d in DROPS},
             "alarms/100 pre": 100.0 * pre_alarms / max(pre_runs, 1),
             "alarms/100 all": 100.0 * all_alarms / max(all_runs, 1), "trials": n_trials}
@@ -117,6 +125,8 @@ GRID = {  # what chose the defaults: each rule alone, the other settings as in c
                  for s, z, m in itertools.product((3, 5), (1.5, 2.0, 3.0), (0.2, 0.25))],
     "cusum": [dict(short_window=s, cusum_k=k, cusum_h=h)
               for s, k, h in itertools.product((3, 5), (0.5, 0.75, 1.0), (5.0, 6.0, 8.0))],
+    "glr": [dict(short_window=s, glr_h=h, glr_clip=c)
+            for s, h, c in itertools.product((5, 7), (3.0, 3.3, 3.6), (2.0, 2.5))],
     "common": [dict(further_drop=False)] + [dict(rebase_rise=r) for r in (0.0, 1.0)] + [dict(recover=r) for r in (0.05, 0.2)]
               + [dict(min_history=m) for m in (5, 15)] + [dict(long_window=lw) for lw in (20, 60)],
 }
@@ -138,7 +148,8 @@ def _settings(rule: str, p: Params) -> str:
     common = f"S={p.short_window} L={p.long_window} min={p.min_history} rebase={p.rebase_rise}"
     return {"sma": f"{common} drop={p.sma_drop}",
             "robust_z": f"{common} z={p.robust_z} min_drop={p.robust_min_drop}",
-            "cusum": f"{common} k={p.cusum_k} h={p.cusum_h} clip={p.cusum_clip}"}[rule]
+            "cusum": f"{common} k={p.cusum_k} h={p.cusum_h} clip={p.cusum_clip}",
+            "glr": f"{common} h={p.glr_h} clip={p.glr_clip}"}[rule]
 
 
 def main(argv=None) -> int:
@@ -146,7 +157,8 @@ def main(argv=None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--data", type=Path, default=DATA)
-    ap.add_argument("--trials", type=int, default=20, help="change points per series")
+    ap.add_argument("--trials", type=int, default=60, help="change points per series")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (series run in parallel)")
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--grid", action="store_true", help="also sweep each rule's settings")
     a = ap.parse_args(argv)
@@ -160,30 +172,34 @@ def main(argv=None) -> int:
     print(f"Edison (TOKIO-ABC): {len(hist):,} jobs with a bandwidth, {len(ys)} series "
           f"(app = exe|fs|nprocs bucket|direction|layout), {lens.min()}-{lens.max()} runs each; "
           f"{a.trials} change points per series, seed {a.seed}\n")
-    rows = []
-    for rule in ("sma", "robust_z", "cusum"):
-        rows.append({"detector": rule, "settings": _settings(rule, defaults), **evaluate(ys, cps, [rule], defaults)})
-    rows.append({"detector": "defaults: " + "+".join(conf.rules), "settings": "conf/base.yaml watch:",
-                 **evaluate(ys, cps, conf.rules, defaults)})
-    rows.append({"detector": "defaults, further_drop off", "settings": "blind while regressed (before)",
-                 **evaluate(ys, cps, conf.rules, dataclasses.replace(defaults, further_drop=not defaults.further_drop))})
-    ih = edison_history(a.data, "issue", conf.nprocs_buckets)
-    iys = series(ih)
-    rows.append({"detector": "defaults, key exe|fs|nprocs", "settings": f"{len(iys)} series (IOR modes mixed)",
-                 **evaluate(iys, change_points(iys, a.trials, a.seed), conf.rules, defaults)})
-    print(table(rows))
-    if a.grid:
-        print("\nsweep (each rule alone; other settings as in conf/base.yaml)")
-        grid_rows = []
-        for rule, variants in GRID.items():
-            for v in variants:
-                p = dataclasses.replace(defaults, **v)
-                rules = conf.rules if rule == "common" else [rule]
-                label = ", ".join(f"{k}={x}" for k, x in v.items()) if rule == "common" else _settings(rule, p)
-                grid_rows.append({"detector": "+".join(rules), "settings": label, **evaluate(ys, cps, rules, p)})
-                print(table(grid_rows[-1:]).splitlines()[-1], flush=True)
-        print()
-        print(table(grid_rows))
+    with ProcessPoolExecutor(max_workers=a.jobs) as pool:
+        rows = []
+        for rule in ("sma", "robust_z", "cusum", "glr"):
+            rows.append({"detector": rule, "settings": _settings(rule, defaults), **evaluate(ys, cps, [rule], defaults, pool)})
+        rows.append({"detector": "defaults: " + "+".join(conf.rules), "settings": "conf/base.yaml watch:",
+                     **evaluate(ys, cps, conf.rules, defaults, pool)})
+        for rules in (["cusum", "robust_z"], ["glr", "robust_z"]):
+            rows.append({"detector": " + ".join(rules) + " (union)", "settings": "each as in conf/base.yaml",
+                         **evaluate(ys, cps, rules, defaults, pool)})
+        rows.append({"detector": "defaults, further_drop off", "settings": "blind while regressed (before)",
+                     **evaluate(ys, cps, conf.rules, dataclasses.replace(defaults, further_drop=not defaults.further_drop), pool)})
+        ih = edison_history(a.data, "issue", conf.nprocs_buckets)
+        iys = series(ih)
+        rows.append({"detector": "defaults, key exe|fs|nprocs", "settings": f"{len(iys)} series (IOR modes mixed)",
+                     **evaluate(iys, change_points(iys, a.trials, a.seed), conf.rules, defaults, pool)})
+        print(table(rows))
+        if a.grid:
+            print("\nsweep (each rule alone; other settings as in conf/base.yaml)")
+            grid_rows = []
+            for rule, variants in GRID.items():
+                for v in variants:
+                    p = dataclasses.replace(defaults, **v)
+                    rules = conf.rules if rule == "common" else [rule]
+                    label = ", ".join(f"{k}={x}" for k, x in v.items()) if rule == "common" else _settings(rule, p)
+                    grid_rows.append({"detector": "+".join(rules), "settings": label, **evaluate(ys, cps, rules, p, pool)})
+                    print(table(grid_rows[-1:]).splitlines()[-1], flush=True)
+            print()
+            print(table(grid_rows))
     print(f"\n{time.monotonic() - t0:.0f} s")
     return 0
 

@@ -179,6 +179,13 @@ class CusumConf:
 
 
 @dataclass(frozen=True)
+class GlrConf:
+    h: float  # alarm when the best window's sum of z / sqrt(its length) reaches -h
+    clip: float  # a run's z counts at most this much
+    scale_floor: float  # lowest scale (log units) of a baseline
+
+
+@dataclass(frozen=True)
 class WatchConf:
     """Regression watch (`jobs/watch.py`, `features/regressions.py`, `iolake watch`)."""
 
@@ -195,6 +202,7 @@ class WatchConf:
     sma: SmaConf
     robust_z: RobustZConf
     cusum: CusumConf
+    glr: GlrConf
     weather_window_h: float
     weather_drop: float
     weather_share: float
@@ -412,7 +420,7 @@ def _check_advise(a: AdviseConf, origin: dict) -> None:
 
 
 WATCH_KEY_PARTS = ("exe", "uid", "nprocs_bucket", "fs", "direction", "layout")
-WATCH_RULES = ("sma", "robust_z", "cusum")
+WATCH_RULES = ("sma", "robust_z", "cusum", "glr")
 
 
 def _check_watch(w: WatchConf, origin: dict) -> None:
@@ -434,3 +442,8 @@ def _check_watch(w: WatchConf, origin: dict) -> None:
         raise bad("nprocs_buckets", "must be increasing lower edges starting at 1 (or 0)")
     if w.short_window < 1 or w.min_history < 1 or w.long_window < w.min_history:
         raise bad("long_window", "needs short_window >= 1, min_history >= 1 and long_window >= min_history")
+    if w.glr.h <= 0 or w.glr.clip <= 0:
+        raise bad("glr.h", "needs glr.h > 0 and glr.clip > 0")
+    if w.glr.clip * w.short_window ** 0.5 <= w.glr.h:
+        raise bad("glr.h", f"glr can never alarm: a full short window of z = -clip gives "
+                           f"{w.glr.clip * w.short_window ** 0.5:.2f} (clip * sqrt(short_window)), not beyond h = {w.glr.h}")

@@ -1,11 +1,11 @@
 """gold/regressions — one row per (job, metric) a regression-watch rule flagged (`jobs/watch.py`).
 
 `value` is the job's metric, `baseline` the level the rule compared against (geometric mean or
-median of the baseline runs), `change` = value / baseline - 1. `rule` (sma, robust_z, cusum:
+median of the baseline runs), `change` = value / baseline - 1. `rule` (sma, robust_z, cusum, glr:
 `features/regressions.py`) is the first rule of conf `watch.rules` that fired on the job,
-`threshold_name` its setting (e.g. `watch.cusum.h`), `threshold` its value and `score` the
-rule's statistic (relative change, z-score or cumulative sum). `since` is the start of the
-first run of the change. The baseline came from `baseline_runs` runs of the same application
+`threshold_name` its setting (e.g. `watch.glr.h`), `threshold` its value and `score` the
+rule's statistic (relative change, z-score, cumulative sum or GLR window statistic). `since` is
+the start of the first run of the change. The baseline came from `baseline_runs` runs of the same application
 started from `baseline_first` to `baseline_last`. Weather: `weather_peers` other applications
 on the same file system ran within conf `watch.weather_window_h` hours, `weather_dropped` of
 them dropped too; `weather` is true when enough did (the file system rather than the
@@ -52,7 +52,7 @@ SPEC = TableSpec(
     zorder_by=("app", "start"),
     expectations=(
         Expectation("compound_unique", ("app", "start", "log_id", "metric")),
-        Expectation("in_set", "rule", {"values": ["sma", "robust_z", "cusum"]}),
+        Expectation("in_set", "rule", {"values": ["sma", "robust_z", "cusum", "glr"]}),
         Expectation("between", "baseline_runs", {"min": 1}),
     ),
     doc=__doc__,

@@ -100,6 +100,24 @@ def test_a_regressed_application_that_drops_again_is_flagged_again(rule):
     assert not any(47 <= a["t"] <= 51 for a in detect(orient(v), rule, quiet))
 
 
+def test_glr_statistic_and_start_by_hand():
+    """30 runs at 1000 (MAD 0: the scale is the floor, 0.1 in log units), then a drop to
+    1000 * e^-0.3: z = -0.3 / 0.1 = -3, clipped to -2. The newest-first window sums over sqrt of
+    their length are -2/1, -4/sqrt(2), -6/sqrt(3) = -3.46 <= -3.3 at the third dropped run (32):
+    one alarm, its window begun at run 30. Clip 3: -3, -6/sqrt(2) = -4.24 at run 31. A smaller
+    drop, e^-0.16: z = -1.6, -1.6 * sqrt(w) reaches -3.3 only with w = 5 (-3.58), at run 34."""
+    p = Params(short_window=5, long_window=30, min_history=10, glr_h=3.3, glr_clip=2.0, glr_scale_floor=0.1)
+    series = lambda drop: orient([1000.0] * 30 + [1000 * np.exp(-drop)] * 10)  # noqa: E731
+    alarms = detect(series(0.3), "glr", p)
+    assert [(a["t"], a["since"]) for a in alarms] == [(32, 30)]
+    assert alarms[0]["score"] == pytest.approx(-6 / np.sqrt(3)) and alarms[0]["base"] == pytest.approx(np.log(1000))
+    wide = detect(series(0.3), "glr", Params(**{**p.__dict__, "glr_clip": 3.0}))
+    assert [(a["t"], a["since"], round(a["score"], 6)) for a in wide] == [(31, 30, round(-6 / np.sqrt(2), 6))]
+    small = detect(series(0.16), "glr", p)
+    assert [(a["t"], a["since"]) for a in small] == [(34, 30)]
+    assert small[0]["score"] == pytest.approx(-1.6 * np.sqrt(5))
+
+
 def test_a_transient_dip_re_arms_the_rule():
     v = wobbly(120)
     v[40:43] *= 0.4  # three bad runs, then back to normal

@@ -62,6 +62,15 @@ def test_config_ingest_commit_retries_moved_to_lake(tmp_path):
     assert load_config("local", _conf_dir(tmp_path, "lake:\n  commit_retries: 3\n")).lake.commit_retries == 3
 
 
+def test_config_glr_that_can_never_alarm_names_file_and_key(tmp_path):
+    d = _conf_dir(tmp_path, "watch:\n  short_window: 4\n  glr:\n    h: 4.5\n")
+    with pytest.raises(ConfigError) as e:
+        load_config("local", d)
+    # clip 2 (base.yaml) * sqrt(4) = 4.0: no window can reach -4.5
+    assert str(e.value).startswith(f"{d / 'local.yaml'}: watch.glr.h: glr can never alarm")
+    assert load_config("local", _conf_dir(tmp_path, "watch:\n  glr:\n    h: 4.0\n")).watch.glr.h == 4.0
+
+
 def test_config_wrong_type_names_file_and_key(tmp_path):
     d = _conf_dir(tmp_path, "gates:\n  enabled: maybe\n")
     with pytest.raises(ConfigError, match=r"local.yaml: gates.enabled: expected true or false"):

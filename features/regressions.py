@@ -47,9 +47,10 @@ Rules (thresholds are named settings, conf `watch:`; `threshold_name` in gold/re
   IEEE TAC 1976; Lai, JRSS-B 1995): with the same clipped z-scores (±`watch.glr.clip`), the
   statistic G_t = min over w = 1..`short_window` of (z_{t-w+1} + ... + z_t) / sqrt(w) — for
   Gaussian z, minus the square root of twice the log-likelihood ratio of "the level moved w runs
-  ago" against "no change", maximised over where the change began; alarm when G_t <= -`watch.glr.h`. The minimising
-  window's first run is the change's start. Unlike CUSUM it needs no assumed shift size (CUSUM's
-  k tunes it to one), which is what catches a -30% drop within the short window on Edison.
+  ago" against "no change", maximised over where the change began; alarm when
+  G_t <= -`watch.glr.h`. The minimising window's first run is the change's start. Unlike CUSUM it
+  needs no assumed shift size (CUSUM's k tunes it to one), which is what catches more -30% drops
+  within the short window on Edison (README, "Regression watch").
 """
 from __future__ import annotations
 
@@ -162,10 +163,10 @@ def _spread(rule: str, base: np.ndarray, p: Params) -> float:
 
 
 def _regressed_from(rule: str, since: int, t: int, short_window: int) -> int:
-    """First run of the regressed level an alarm at t found: for cusum where C left 0 (glr: its
-    window's first run); for the
-    window rules the later half of the short window (a window's median or mean drops once about
-    half of it has), so runs from before the change do not set the regressed level."""
+    """First run of the regressed level an alarm at t found: for cusum where C left 0, for glr its
+    window's first run; for the window rules the later half of the short window (a window's
+    median or mean drops once about half of it has), so runs from before the change do not set
+    the regressed level."""
     return since if rule in ("cusum", "glr") else max(since, t - short_window // 2)
 
 
@@ -174,7 +175,8 @@ def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list
 
     Each alarm: `t` (index of the run), `score` (the rule's statistic), `base` (baseline level in
     y), `base_from`, `base_to` (first and last index of the baseline runs), `since` (index where
-    the change starts: the short window's first run; for cusum where C left 0), `further`
+    the change starts: the short window's first run; for cusum where C left 0, for glr the
+    first run of its window), `further`
     (whether the run was already regressed and got worse again).
 
     After an alarm the rule holds its baseline and raises nothing more for the same change while

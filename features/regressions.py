@@ -176,8 +176,8 @@ def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list
     Each alarm: `t` (index of the run), `score` (the rule's statistic), `base` (baseline level in
     y), `base_from`, `base_to` (first and last index of the baseline runs), `since` (index where
     the change starts: the short window's first run; for cusum where C left 0, for glr the
-    first run of its window), `further`
-    (whether the run was already regressed and got worse again).
+    first run of its window), `further` (whether the run was already regressed and got worse
+    again).
 
     After an alarm the rule holds its baseline and raises nothing more for the same change while
     the application is regressed. It re-arms when the short window's median is back within

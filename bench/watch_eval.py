@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import os
 import itertools
+import os
 import sys
 import time
 from concurrent.futures import ProcessPoolExecutor
@@ -173,11 +173,10 @@ def main(argv=None) -> int:
           f"(app = exe|fs|nprocs bucket|direction|layout), {lens.min()}-{lens.max()} runs each; "
           f"{a.trials} change points per series, seed {a.seed}\n")
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
-        rows = []
-        for rule in ("sma", "robust_z", "cusum", "glr"):
-            rows.append({"detector": rule, "settings": _settings(rule, defaults), **evaluate(ys, cps, [rule], defaults, pool)})
+        alone = {rule: evaluate(ys, cps, [rule], defaults, pool) for rule in ("sma", "robust_z", "cusum", "glr")}
+        rows = [{"detector": rule, "settings": _settings(rule, defaults), **r} for rule, r in alone.items()]
         rows.append({"detector": "defaults: " + "+".join(conf.rules), "settings": "conf/base.yaml watch:",
-                     **evaluate(ys, cps, conf.rules, defaults, pool)})
+                     **(alone[conf.rules[0]] if len(conf.rules) == 1 else evaluate(ys, cps, conf.rules, defaults, pool))})
         for rules in (["cusum", "robust_z"], ["glr", "robust_z"]):
             rows.append({"detector": " + ".join(rules) + " (union)", "settings": "each as in conf/base.yaml",
                          **evaluate(ys, cps, rules, defaults, pool)})

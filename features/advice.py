@@ -47,12 +47,11 @@ WHAT_IF_SCHEMA = T.StructType([
 def ship_model(spark, uri: str) -> str:
     """Download a registered model, zip it and add the archive to the Spark job's files (a directory
     cannot be added on a cluster master); returns the name executors open with `_load`."""
+    import atexit
     import shutil
     import tempfile
 
     import mlflow
-
-    import atexit
 
     workdir = tempfile.mkdtemp(prefix="iolake-model-")  # removed when the driver exits
     atexit.register(shutil.rmtree, workdir, True)

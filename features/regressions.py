@@ -123,6 +123,10 @@ def _mad_scale(base: np.ndarray, med: float, floor: float) -> float:
     return max(MAD_TO_SD * float(np.median(np.abs(base - med))), floor)
 
 
+def _scale_floor(rule: str, p: Params) -> float:
+    return {"cusum": p.cusum_scale_floor, "glr": p.glr_scale_floor}.get(rule, p.robust_scale_floor)
+
+
 def _step(rule: str, y: np.ndarray, t: int, lo_short: int, base: np.ndarray, p: Params, cusum: list,
           scale: float | None = None) -> tuple[float, float, bool, int]:
     """One rule on run t against `base` (the baseline runs): (level, score, hit, since).
@@ -133,13 +137,12 @@ def _step(rule: str, y: np.ndarray, t: int, lo_short: int, base: np.ndarray, p: 
         score = math.exp(float(y[lo_short:t + 1].mean()) - level) - 1.0
         return level, score, score <= -p.sma_drop, lo_short
     level = float(np.median(base))
+    sd = scale if scale is not None else _mad_scale(base, level, _scale_floor(rule, p))
     if rule == "robust_z":
         short = float(np.median(y[lo_short:t + 1]))
-        sd = scale if scale is not None else _mad_scale(base, level, p.robust_scale_floor)
         score = (short - level) / sd
         return level, score, score <= -p.robust_z and math.exp(short - level) - 1.0 <= -p.robust_min_drop, lo_short
     if rule == "cusum":
-        sd = scale if scale is not None else _mad_scale(base, level, p.cusum_scale_floor)
         z = min(max((y[t] - level) / sd, -p.cusum_clip), p.cusum_clip)
         c = min(0.0, cusum[0] + z + p.cusum_k)
         if c < 0 and cusum[0] == 0:
@@ -149,7 +152,6 @@ def _step(rule: str, y: np.ndarray, t: int, lo_short: int, base: np.ndarray, p: 
             cusum[1] = None
         return level, c, c <= -p.cusum_h, cusum[1]
     if rule == "glr":
-        sd = scale if scale is not None else _mad_scale(base, level, p.glr_scale_floor)
         z = np.clip((y[lo_short:t + 1] - level) / sd, -p.glr_clip, p.glr_clip)[::-1]  # newest first
         g = np.cumsum(z) / np.sqrt(np.arange(1, len(z) + 1))  # g[w-1]: the change began w runs ago
         w = int(np.argmin(g))
@@ -158,8 +160,7 @@ def _step(rule: str, y: np.ndarray, t: int, lo_short: int, base: np.ndarray, p: 
 
 
 def _spread(rule: str, base: np.ndarray, p: Params) -> float:
-    floor = {"cusum": p.cusum_scale_floor, "glr": p.glr_scale_floor}.get(rule, p.robust_scale_floor)
-    return _mad_scale(base, float(np.median(base)), floor)
+    return _mad_scale(base, float(np.median(base)), _scale_floor(rule, p))
 
 
 def _regressed_from(rule: str, since: int, t: int, short_window: int) -> int:

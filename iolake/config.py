@@ -442,8 +442,10 @@ def _check_watch(w: WatchConf, origin: dict) -> None:
         raise bad("nprocs_buckets", "must be increasing lower edges starting at 1 (or 0)")
     if w.short_window < 1 or w.min_history < 1 or w.long_window < w.min_history:
         raise bad("long_window", "needs short_window >= 1, min_history >= 1 and long_window >= min_history")
-    if w.glr.h <= 0 or w.glr.clip <= 0:
-        raise bad("glr.h", "needs glr.h > 0 and glr.clip > 0")
-    if w.glr.clip * w.short_window ** 0.5 <= w.glr.h:
-        raise bad("glr.h", f"glr can never alarm: a full short window of z = -clip gives "
-                           f"{w.glr.clip * w.short_window ** 0.5:.2f} (clip * sqrt(short_window)), not beyond h = {w.glr.h}")
+    for key in ("h", "clip"):
+        if getattr(w.glr, key) <= 0:
+            raise bad(f"glr.{key}", "must be > 0")
+    reach = w.glr.clip * w.short_window ** 0.5  # a full short window of z = -clip
+    if reach <= w.glr.h:
+        raise bad("glr.h", f"glr can never alarm: a full short window of z = -clip gives {reach:.2f} "
+                           f"(clip * sqrt(short_window)), not beyond h = {w.glr.h}")

@@ -5,11 +5,11 @@ median of the baseline runs), `change` = value / baseline - 1. `rule` (sma, robu
 `features/regressions.py`) is the first rule of conf `watch.rules` that fired on the job,
 `threshold_name` its setting (e.g. `watch.glr.h`), `threshold` its value and `score` the
 rule's statistic (relative change, z-score, cumulative sum or GLR window statistic). `since` is
-the start of the first run of the change. The baseline came from `baseline_runs` runs of the same application
-started from `baseline_first` to `baseline_last`. Weather: `weather_peers` other applications
-on the same file system ran within conf `watch.weather_window_h` hours, `weather_dropped` of
-them dropped too; `weather` is true when enough did (the file system rather than the
-application).
+the start of the first run of the change. The baseline came from `baseline_runs` runs of the
+same application started from `baseline_first` to `baseline_last`. Weather: `weather_peers`
+other applications on the same file system ran within conf `watch.weather_window_h` hours,
+`weather_dropped` of them dropped too; `weather` is true when enough did (the file system rather
+than the application).
 
 Rewritten whole by each run of the stage that has new jobs: alarms are a function of the whole
 history (and of the settings), and a row's weather can change as peers' runs of the same

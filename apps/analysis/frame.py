@@ -418,7 +418,7 @@ class IOFrame:
         time bins, coloured by the bytes moved (`timeline_source` says which was drawn)."""
         if len(self.log_ids) > 1:
             raise ValueError("timeline draws one job; build the IOFrame with one log_id")
-        if not len(self.ops) and len(self.heatmap):
+        if self.timeline_source == "heatmap":
             heat = self.heatmap if rank is None else self.heatmap[self.heatmap["rank"].isin(list(rank))]
             title = title or (f"log {self.log_ids[0][:12]} · HEATMAP" if self.log_ids else "HEATMAP")
             return _timeline.draw_heatmap(heat, os.fspath(path), title)

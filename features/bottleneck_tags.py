@@ -61,10 +61,25 @@ highest offset" fires when the job's highest offset exceeds its bytes read: a sp
 re-read); iolake tests what the message says, per file. Drishti's M06/M07 fire whenever a log has the
 MPI-IO module and no non-blocking call, also with no read (write) at all; iolake needs a blocking one.
 Stable codes, Drishti equivalents and recommendations: `schemas.bottleneck_tags.CATALOG`.
+
+Implementation (a small plan, few passes): one aggregation per (log, record) over a union of bronze
+`posix`, `stdio`, `mpiio`, `lustre`, `files` and silver `file_features` rows holds every per-record
+quantity a rule sums, maxes or names (POSIX rows carry the job's nprocs for single_reader_shared); one
+aggregation per (log, rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (a window
+over io_ops, or HEATMAP bins) are the other sources. A second aggregation turns the union of those rows
+and job_features into one wide row per log, on which every rule is a column expression (`RULES`: tag ->
+`Rule`): an array of `when(fires, struct(...))` tag rows, nulls filtered out, exploded (or `no_issue`).
+No joins but a broadcast of nprocs. Evidence candidates (prio, weight, item, tag) are built on the
+record, rank, OST and phase rows and collected into the same row per log (plus the per-log rank lists of
+metadata_heavy and rank_size_imbalance); each tag row then ranks its own (`_evidence`). A record offers
+its largest weight per tag: the ranking keeps an item's first (largest) occurrence, so the lists are
+those of a candidate per raw row. `bench/tags_cost.py` checks the rows against the previous
+implementation's (one DataFrame branch per rule).
 """
 from __future__ import annotations
 
 from functools import reduce
+from typing import NamedTuple
 
 import pyspark.sql.functions as F
 from pyspark.sql import Column, DataFrame, Window
@@ -77,23 +92,23 @@ KEY = ["log_id", "job_month"]
 SIZE_BINS = (("0_100", 100), ("100_1K", 1024), ("1K_10K", 10240), ("10K_100K", 102400),
              ("100K_1M", 1048576), ("1M_4M", 4194304), ("4M_10M", 10485760), ("10M_100M", 104857600),
              ("100M_1G", 1073741824))
-Tagged = tuple[DataFrame, DataFrame]  # a rule's rows (no evidence yet) and its evidence candidates
+COL = F.col
 
 
 def _z(c) -> Column:
-    return F.coalesce(F.col(c) if isinstance(c, str) else c, F.lit(0))
+    return F.coalesce(COL(c) if isinstance(c, str) else c, F.lit(0))
 
 
 def _sum(*cols: str) -> Column:
     return reduce(lambda a, b: a + b, [_z(c) for c in cols], F.lit(0))
 
 
-def _pct(c: str) -> Column:
-    return F.col(c) * 100.0
+def _pct(c: Column) -> Column:
+    return c * 100.0
 
 
-def _rank(c: str) -> Column:
-    return F.concat(F.lit("rank "), F.col(c).cast("string"))
+def _rank(c: Column) -> Column:
+    return F.concat(F.lit("rank "), c.cast("string"))
 
 
 def human_bytes(n: float) -> str:
@@ -116,405 +131,519 @@ def small_bins(small_bytes: int) -> list[str]:
     return [b for b, upper in SIZE_BINS if upper <= small_bytes]
 
 
-def _items(df: DataFrame, item: Column | None, weight: Column, prio: int = 0) -> DataFrame:
-    """Evidence candidates (log_id, record_id, prio, weight, item), listed by prio then weight, highest first.
-    Without `item`, the candidate is the file `record_id` (named once, in `transform`)."""
-    record = F.col("record_id") if item is None else F.lit(None)
-    item = F.lit(None).cast("string") if item is None else item
-    return df.select("log_id", record.cast("long").alias("record_id"), F.lit(prio).alias("prio"),
-                     weight.cast("double").alias("weight"), item.alias("item"))
+def _lit(v) -> Column:
+    return v if isinstance(v, Column) else F.lit(v)
 
 
-def _files(df: DataFrame, weight: Column) -> DataFrame:
-    return _items(df, None, weight)
+def _aliased(cols: dict[str, Column]) -> list[Column]:
+    return [c.alias(name) for name, c in cols.items()]
 
 
-def _emit(fired: DataFrame, tag: str, severity, metric, setting, threshold, message: Column,
-          items: DataFrame) -> Tagged:
-    """One tag's rows (no evidence yet) from `fired` (log_id, job_month, value, ...: a row per log it fired on)."""
-    lit = lambda v: v if isinstance(v, Column) else F.lit(v)  # noqa: E731
-    rows = fired.select(
-        "log_id", "job_month", F.lit(tag).alias("tag"), lit(severity).alias("severity"),
-        lit(metric).alias("metric"), F.col("value").cast("double").alias("value"),
-        F.concat(F.lit("tags."), lit(setting)).alias("threshold_name"),
-        lit(threshold).cast("double").alias("threshold"),
-        message.alias("message"),
-    )
-    return rows, items.withColumn("tag", F.lit(tag))
+# --- one row per (log, record) of posix, stdio, mpiio, lustre, files and file_features ----------------
+
+def _posix_rows(posix: DataFrame, jobs: DataFrame, c) -> DataFrame:
+    """Per POSIX record row, every quantity a rule sums or ranks (nprocs joined for single_reader_shared)."""
+    small = small_bins(c.small_bytes)
+    shared = COL("rank") == -1
+    imb_b = F.try_divide(F.abs(_z("POSIX_SLOWEST_RANK_BYTES") - _z("POSIX_FASTEST_RANK_BYTES")),
+                         _z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN"))
+    imb_t = F.try_divide(F.abs(_z("POSIX_F_SLOWEST_RANK_TIME") - _z("POSIX_F_FASTEST_RANK_TIME")),
+                         _z("POSIX_F_READ_TIME") + _z("POSIX_F_WRITE_TIME") + _z("POSIX_F_META_TIME"))
+    b, share = _single_reader(c)
+    share = F.when(shared & (COL("nprocs") > 1) & (_z("POSIX_BYTES_WRITTEN") == 0) & (b > 0), share)
+    reader = share > c.single_reader_share
+    rows = posix.join(F.broadcast(jobs.select("log_id", "nprocs")), "log_id", "left")
+    return rows.select(*KEY, "record_id", *_aliased({
+        "reads": _z("POSIX_READS"), "writes": _z("POSIX_WRITES"),
+        "small_r": _sum(*[f"POSIX_SIZE_READ_{k}" for k in small]),
+        "small_w": _sum(*[f"POSIX_SIZE_WRITE_{k}" for k in small]),
+        "seq_r": _z("POSIX_SEQ_READS"), "seq_w": _z("POSIX_SEQ_WRITES"),
+        "file_na": _z("POSIX_FILE_NOT_ALIGNED"), "mem_na": _z("POSIX_MEM_NOT_ALIGNED"),
+        "file_alignment": COL("POSIX_FILE_ALIGNMENT"),
+        "br": _z("POSIX_BYTES_READ"), "bw": _z("POSIX_BYTES_WRITTEN"),
+        "max_byte_read": COL("POSIX_MAX_BYTE_READ"), "max_byte_written": COL("POSIX_MAX_BYTE_WRITTEN"),
+        "px_shared": shared.cast("int"),
+        "imb_bytes": F.when(shared & (imb_b > c.imbalance_stragglers), imb_b),
+        "imb_time": F.when(shared & (imb_t > c.imbalance_stragglers), imb_t),
+        "sr_share": F.when(reader, share), "sr_b": F.when(reader, b),
+        **_rank0_parts("POSIX")}))
 
 
-class _Inputs:
-    """Inputs, settings and the aggregates several rules share (lazy: no action)."""
-
-    def __init__(self, tables: dict[str, DataFrame], file_features: DataFrame, job_features: DataFrame, tconf):
-        self.t, self.ff, self.c = tables, file_features, tconf
-        self.jobs = job_features.select(*KEY, "nprocs", "io_time_s", "rank_time_ratio", "meta_time_share")
-        small = small_bins(tconf.small_bytes)
-        self.px = tables["posix"].groupBy(*KEY, "record_id").agg(
-            F.sum(_z("POSIX_READS")).alias("reads"), F.sum(_z("POSIX_WRITES")).alias("writes"),
-            F.sum(_sum(*[f"POSIX_SIZE_READ_{b}" for b in small])).alias("small_r"),
-            F.sum(_sum(*[f"POSIX_SIZE_WRITE_{b}" for b in small])).alias("small_w"),
-            F.sum(_z("POSIX_SEQ_READS")).alias("seq_r"), F.sum(_z("POSIX_SEQ_WRITES")).alias("seq_w"),
-            F.sum(_z("POSIX_FILE_NOT_ALIGNED")).alias("file_na"), F.sum(_z("POSIX_MEM_NOT_ALIGNED")).alias("mem_na"),
-            F.max("POSIX_FILE_ALIGNMENT").alias("file_alignment"),
-            F.sum(_z("POSIX_BYTES_READ")).alias("br"), F.sum(_z("POSIX_BYTES_WRITTEN")).alias("bw"),
-            F.max("POSIX_MAX_BYTE_READ").alias("max_byte_read"), F.max("POSIX_MAX_BYTE_WRITTEN").alias("max_byte_written"),
-            F.max((F.col("rank") == -1).cast("int")).cast("boolean").alias("shared"),
-        )
-        self.px_job = self.px.groupBy(*KEY).agg(
-            *[F.sum(c).alias(c) for c in ("reads", "writes", "small_r", "small_w", "seq_r", "seq_w", "file_na",
-                                          "mem_na", "br", "bw")],
-            F.max("file_alignment").alias("file_alignment"))
-        # per rank, over its own (non-shared) records: POSIX bytes and metadata time, POSIX + STDIO I/O time
-        own = [tables[t].where(F.col("rank") >= 0).select(
-            *KEY, "rank",
-            (_z(f"{m}_BYTES_READ") + _z(f"{m}_BYTES_WRITTEN") if m == "POSIX" else F.lit(0)).alias("b"),
-            (_z(f"{m}_F_META_TIME") if m == "POSIX" else F.lit(0.0)).alias("meta"),
-            (_z(f"{m}_F_READ_TIME") + _z(f"{m}_F_WRITE_TIME") + _z(f"{m}_F_META_TIME")).alias("t"))
-            for t, m in (("posix", "POSIX"), ("stdio", "STDIO"))]
-        self.ranks = own[0].unionByName(own[1]).groupBy(*KEY, "rank").agg(
-            F.sum("b").alias("b"), F.sum("meta").alias("meta"), F.sum("t").alias("t"))
-
-
-def _small(i: _Inputs, rw: str, shared: bool = False) -> Tagged:
-    c = i.c
-    total, small = ("reads", "small_r") if rw == "read" else ("writes", "small_w")
-    recs = i.px.where("shared") if shared else i.px
-    job = recs.groupBy(*KEY).agg(F.sum(total).alias(total), F.sum(small).alias(small))
-    fired = job.where(
-        (F.col(small) > c.small_requests_absolute) & (F.try_divide(F.col(small), F.col(total)) > c.small_requests)
-    ).withColumn("value", F.try_divide(F.col(small), F.col(total)))
-    # Drishti's detail: the files holding more than half the threshold's share of the job's requests
-    job_total = F.sum(total).over(Window.partitionBy("log_id"))
-    files = recs.where(F.col(small) > 0).withColumn("job_total", job_total).where(
-        F.col(small) > F.col("job_total") * c.small_requests / 2)
-    on = " on shared files" if shared else ""
-    msg = F.format_string(f"%d of %d POSIX {rw}s{on} (%.1f%%) are smaller than {human_bytes(c.small_bytes)}",
-                          F.col(small), F.col(total), _pct("value"))
-    kind = "shared_" if shared else ""
-    return _emit(fired, f"small_{kind}{rw}s", "high", f"small_{kind}{rw}_share", "small_requests", c.small_requests,
-                 msg, _files(files, F.col(small)))
-
-
-def _misaligned(i: _Inputs, kind: str) -> Tagged:
-    c, col = i.c, ("file_na" if kind == "file" else "mem_na")
-    ops = F.col("reads") + F.col("writes")
-    fired = i.px_job.where((ops > 0) & (F.try_divide(F.col(col), ops) > c.misaligned_requests)).withColumn("value", F.try_divide(F.col(col), ops))
-    what = ("file offsets not aligned to the file system's %d-byte boundary" if kind == "file"
-            else "memory buffers not aligned")
-    args = [F.col(col), ops, _pct("value")] + ([_z("file_alignment")] if kind == "file" else [])
-    msg = F.format_string(f"%d of %d POSIX requests (%.1f%%) have {what}", *args)
-    return _emit(fired, f"misaligned_{kind}", "high", f"{kind}_not_aligned_share", "misaligned_requests",
-                 c.misaligned_requests, msg, _files(i.px.where(F.col(col) > 0), F.col(col)))
-
-
-def _random(i: _Inputs, rw: str) -> Tagged:
-    c = i.c
-    total, seq = ("reads", "seq_r") if rw == "read" else ("writes", "seq_w")
-    rnd = F.col(total) - F.col(seq)
-    fired = i.px_job.where((rnd > c.random_operations_absolute) & (F.try_divide(rnd, F.col(total)) > c.random_operations)
-                           ).withColumn("value", F.try_divide(rnd, F.col(total))).withColumn("n_random", rnd)
-    msg = F.format_string(f"%d of %d POSIX {rw}s (%.1f%%) are random (neither consecutive nor sequential)",
-                          F.col("n_random"), F.col(total), _pct("value"))
-    return _emit(fired, f"random_{rw}s", "high", f"random_{rw}_share", "random_operations", c.random_operations,
-                 msg, _files(i.px.where(rnd > 0), rnd))
-
-
-def _shared_file_imbalance(i: _Inputs, of: str) -> Tagged:
-    """Drishti's P18 (`of` = "bytes") and P19 ("time"): per shared record, |slowest - fastest rank| over its total."""
-    c = i.c
-    if of == "bytes":
-        diff = _z("POSIX_SLOWEST_RANK_BYTES") - _z("POSIX_FASTEST_RANK_BYTES")
-        total = _z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN")
-        tag, metric = "shared_file_imbalance", "shared_file_byte_imbalance"
-    else:
-        diff = _z("POSIX_F_SLOWEST_RANK_TIME") - _z("POSIX_F_FASTEST_RANK_TIME")
-        total = _z("POSIX_F_READ_TIME") + _z("POSIX_F_WRITE_TIME") + _z("POSIX_F_META_TIME")
-        tag, metric = "shared_file_time_imbalance", "shared_file_time_imbalance"
-    recs = i.t["posix"].where(F.col("rank") == -1).select(
-        *KEY, "record_id", F.try_divide(F.abs(diff), total).alias("imb")).where(F.col("imb") > c.imbalance_stragglers)
-    fired = recs.groupBy(*KEY).agg(F.max("imb").alias("value"), F.count("*").alias("n"))
-    what = "bytes differ by %.1f%% of the file's bytes" if of == "bytes" else \
-        "I/O times differ by %.1f%% of the file's I/O time (all ranks' read, write and metadata time)"
-    msg = F.format_string(f"%d shared file(s) with rank load imbalance: on the worst, the slowest and fastest "
-                          f"ranks' {what}", F.col("n"), _pct("value"))
-    return _emit(fired, tag, "high", metric, "imbalance_stragglers", c.imbalance_stragglers, msg,
-                 _files(recs, F.col("imb")))
-
-
-def _rank_size_imbalance(i: _Inputs) -> Tagged:
-    c = i.c
-    ranks = i.ranks.where(F.col("b") > 0)  # the ranks that moved bytes on their own files
-    spread = Window.partitionBy("log_id")
-    ranks = ranks.withColumn("mx", F.max("b").over(spread)).withColumn("mn", F.min("b").over(spread)).withColumn(
-        "avg", F.avg("b").over(spread)).withColumn("n", F.count("*").over(spread))
-    fired = ranks.where(F.col("n") > 1).groupBy(*KEY).agg(
-        F.first("mx").alias("mx"), F.first("mn").alias("mn"), F.first("n").alias("n")).withColumn(
-        "value", F.try_divide(F.col("mx") - F.col("mn"), F.col("mx"))).where(F.col("value") > c.imbalance_size)
-    msg = F.format_string("ranks' own POSIX bytes range from %s to %s over %d ranks ((max - min) / max = %.1f%%)",
-                          _bytes_str(F.col("mn")), _bytes_str(F.col("mx")), F.col("n"), _pct("value"))
-    return _emit(fired, "rank_size_imbalance", "high", "rank_byte_imbalance", "imbalance_size", c.imbalance_size,
-                 msg, _items(ranks, _rank("rank"), F.abs(F.col("b") - F.col("avg"))))
-
-
-def _stragglers(i: _Inputs) -> Tagged:
-    c = i.c
-    fired = i.jobs.where((F.col("io_time_s") >= c.min_io_time_s) & (F.col("rank_time_ratio") > c.straggler_time_ratio)
-                         ).withColumn("value", F.col("rank_time_ratio"))
-
-    def slowest(df, m):  # the slowest rank of each shared record
-        return df.where((F.col("rank") == -1) & F.col(f"{m}_SLOWEST_RANK").isNotNull()).select(
-            "log_id", F.col(f"{m}_SLOWEST_RANK").alias("rank"), _z(f"{m}_F_SLOWEST_RANK_TIME").alias("t"))
-
-    ranks = i.ranks.select("log_id", "rank", "t").unionByName(slowest(i.t["posix"], "POSIX")).unionByName(
-        slowest(i.t["stdio"], "STDIO"))
-    msg = F.format_string("the slowest rank spends %.1f times the fastest rank's I/O time (%.1f s of I/O)",
-                          F.col("value"), F.col("io_time_s"))
-    return _emit(fired, "stragglers", "warn", "rank_time_ratio", "straggler_time_ratio", c.straggler_time_ratio,
-                 msg, _items(ranks, _rank("rank"), F.col("t")))
-
-
-def _rank0_heavy(i: _Inputs) -> Tagged:
-    c = i.c
-
-    def part(df, m):  # a record's bytes and rank 0's part: all of its own, or as a shared record's slowest/fastest
-        b = _z(f"{m}_BYTES_READ") + _z(f"{m}_BYTES_WRITTEN")
-        b0 = (F.when(F.col("rank") == 0, b)
-              .when((F.col("rank") == -1) & (F.col(f"{m}_SLOWEST_RANK") == 0), _z(f"{m}_SLOWEST_RANK_BYTES"))
-              .when((F.col("rank") == -1) & (F.col(f"{m}_FASTEST_RANK") == 0), _z(f"{m}_FASTEST_RANK_BYTES"))
-              .otherwise(F.lit(0)))
-        return df.select(*KEY, "record_id", b.alias("b"), b0.alias("b0"))
-
-    recs = part(i.t["posix"], "POSIX").unionByName(part(i.t["stdio"], "STDIO"))
-    per_job = recs.groupBy(*KEY).agg(F.sum("b").alias("total"), F.sum("b0").alias("b0"),
-                                     F.countDistinct(F.when(F.col("b0") > 0, F.col("record_id"))).alias("n_files"))
-    fired = per_job.join(i.jobs.select("log_id", "nprocs"), "log_id", "inner").where(
-        (F.col("nprocs") > 1) & (F.col("total") > 0)).withColumn("value", F.try_divide(F.col("b0"), F.col("total"))).where(
-        F.col("value") > c.rank0_bytes_share)
-    msg = F.format_string("rank 0 moves %.1f%% of the job's bytes (%s of %s, %d files) among %d ranks",
-                          _pct("value"), _bytes_str(F.col("b0")), _bytes_str(F.col("total")), F.col("n_files"),
-                          F.col("nprocs"))
-    return _emit(fired, "rank0_heavy", "warn", "rank0_bytes_share", "rank0_bytes_share", c.rank0_bytes_share, msg,
-                 _files(recs.where(F.col("b0") > 0), F.col("b0")))
-
-
-def _no_collective_shared(i: _Inputs) -> Tagged:
-    c = i.c
-    files = i.t["mpiio"].groupBy(*KEY, "record_id").agg(
-        ((F.max((F.col("rank") == -1).cast("int")) == 1) | (F.countDistinct("rank") > 1)).alias("shared"),
-        F.sum(_sum("MPIIO_INDEP_READS", "MPIIO_INDEP_WRITES")).alias("indep"),
-        F.sum(_sum("MPIIO_COLL_READS", "MPIIO_COLL_WRITES")).alias("coll"),
-    ).where("shared")
-    fired = files.groupBy(*KEY).agg(F.sum("indep").alias("indep"), F.sum("coll").alias("coll")).where(
-        F.col("indep") > c.collective_operations_absolute).withColumn(
-        "value", F.try_divide(F.col("indep"), F.col("indep") + F.col("coll"))).where(F.col("value") > c.collective_operations)
-    msg = F.format_string("%d of %d MPI-IO operations on shared files (%.1f%%) are independent, not collective",
-                          F.col("indep"), F.col("indep") + F.col("coll"), _pct("value"))
-    return _emit(fired, "no_collective_shared", "high", "independent_op_share", "collective_operations",
-                 c.collective_operations, msg, _files(files.where(F.col("indep") > 0), F.col("indep")))
-
-
-def _metadata_heavy(i: _Inputs) -> Tagged:
-    c = i.c
-    shared = i.t["posix"].where(F.col("rank") == -1).groupBy("log_id").agg(
-        F.sum(_z("POSIX_F_META_TIME")).alias("shared_meta"))
-    own = i.ranks.groupBy("log_id").agg(F.max("meta").alias("max_own"),
-                                        F.collect_list(F.struct("rank", "meta")).alias("own"))
-    j = i.jobs.join(shared, "log_id", "left").join(own, "log_id", "left").withColumn(
-        "shared_avg", F.try_divide(_z("shared_meta"), F.greatest(_z("nprocs"), F.lit(1))))  # an even split: Darshan keeps no more
-    over = F.filter("own", lambda r: r["meta"] + F.col("shared_avg") > c.metadata_time_rank)
-    j = j.withColumn("max_rank", _z("max_own") + F.col("shared_avg")).withColumn(
-        "n_over", F.when(F.col("shared_avg") > c.metadata_time_rank, F.col("nprocs")).otherwise(F.size(over)))
-    absolute = F.col("max_rank") > c.metadata_time_rank
-    share = (F.col("io_time_s") >= c.min_io_time_s) & (F.col("meta_time_share") > c.metadata_time_share)
-    fired = j.where(absolute | share).withColumn("absolute", absolute).withColumn(
-        "value", F.when(absolute, F.col("max_rank")).otherwise(F.col("meta_time_share")))
-    # the ranks over the per-rank threshold first, then the files by metadata time
-    ranks = j.select("log_id", F.explode(over).alias("r")).select("log_id", "r.rank", "r.meta")
-    items = _items(ranks, _rank("rank"), F.col("meta"), prio=1).unionByName(
-        _files(i.ff.where(F.col("meta_time_s") > 0), F.col("meta_time_s")))
-    a = F.col("absolute")
-    msg = F.when(a, F.format_string(f"%d rank(s) spend over {c.metadata_time_rank:g} s in POSIX metadata "
-                                    "operations (slowest: %.1f s)", F.col("n_over"), F.col("value"))).otherwise(
-        F.format_string("metadata operations take %.1f%% of the job's I/O time (%.1f s of I/O)",
-                        _pct("value"), F.col("io_time_s")))
-    return _emit(fired, "metadata_heavy", F.when(a, "high").otherwise("warn"),
-                 F.when(a, "max_rank_meta_time_s").otherwise("meta_time_share"),
-                 F.when(a, "metadata_time_rank").otherwise("metadata_time_share"),
-                 F.when(a, F.lit(float(c.metadata_time_rank))).otherwise(F.lit(float(c.metadata_time_share))), msg,
-                 items)
-
-
-def _stdio_heavy(i: _Inputs) -> Tagged:
-    c = i.c
-    st = i.t["stdio"].select(*KEY, "record_id", (_z("STDIO_BYTES_READ") + _z("STDIO_BYTES_WRITTEN")).alias("b"))
-    both = st.select(*KEY, "b", F.lit(0).alias("px")).unionByName(
-        i.px_job.select(*KEY, F.lit(0).alias("b"), (F.col("br") + F.col("bw")).alias("px")))
-    fired = both.groupBy(*KEY).agg(F.sum("b").alias("stdio"), F.sum("px").alias("posix")).where(
-        F.col("stdio") + F.col("posix") > 0).withColumn("value", F.try_divide(F.col("stdio"), F.col("stdio") + F.col("posix"))
-                                                        ).where(F.col("value") > c.interface_stdio)
-    msg = F.format_string("%.1f%% of the job's bytes (%s) go through STDIO, a low-performance interface",
-                          _pct("value"), _bytes_str(F.col("stdio")))
-    return _emit(fired, "stdio_heavy", "high", "stdio_bytes_share", "interface_stdio", c.interface_stdio, msg,
-                 _files(st.where(F.col("b") > 0), F.col("b")))
-
-
-def _single_stripe_shared(i: _Inputs) -> Tagged:
-    c = i.c
-    stripes = i.t["lustre"].groupBy("log_id", "record_id").agg(F.max("LUSTRE_COMP_STRIPE_COUNT").alias("stripes"))
-    files = i.ff.select(*KEY, "record_id", "n_ranks", (F.col("bytes_read") + F.col("bytes_written")).alias("b")).join(
-        stripes, ["log_id", "record_id"], "inner").where(
-        (F.col("stripes") == 1) & (F.col("n_ranks") > 1) & (F.col("b") > c.single_stripe_min_bytes))
-    fired = files.groupBy(*KEY).agg(F.max("b").alias("value"), F.count("*").alias("n"))
-    msg = F.format_string(f"%d shared file(s) moving over {human_bytes(c.single_stripe_min_bytes)} sit on a single "
-                          "Lustre stripe (largest: %s)", F.col("n"), _bytes_str(F.col("value")))
-    return _emit(fired, "single_stripe_shared", "warn", "single_stripe_shared_file_bytes", "single_stripe_min_bytes",
-                 c.single_stripe_min_bytes, msg, _files(files, F.col("b")))
-
-
-def _few_osts(i: _Inputs) -> Tagged:
-    c = i.c
-    # one layout per (file, component): Darshan may repeat it on several ranks' records
-    comps = i.t["lustre"].dropDuplicates(["log_id", "record_id", "component"])
-    per_ost = comps.select(*KEY, F.explode("LUSTRE_OST_IDS").alias("ost")).groupBy(*KEY, "ost").agg(
-        F.count("*").alias("stripes"))
-    fs_osts = F.lit(c.ost_count) if c.ost_count > 0 else F.max("ost") + 1
-    fired = per_ost.groupBy(*KEY).agg(F.sum("stripes").alias("stripes"), F.count("*").alias("distinct"),
-                                      F.least(F.sum("stripes"), fs_osts).alias("could")).withColumn(
-        "value", F.try_divide(F.col("distinct"), F.col("could"))).where(F.col("value") < c.ost_coverage)
-    msg = F.format_string("the job's %d Lustre stripes sit on %d distinct OSTs of the %d they could spread over",
-                          F.col("stripes"), F.col("distinct"), F.col("could"))
-    return _emit(fired, "few_osts", "warn", "ost_coverage", "ost_coverage", c.ost_coverage, msg,
-                 _items(per_ost, F.concat(F.lit("OST "), F.col("ost").cast("string")), F.col("stripes")))
-
-
-def _heatmap_ops(heatmap: DataFrame) -> DataFrame:
-    """HEATMAP bins that moved bytes, as timed pseudo-ops (start and end of the bin, bytes summed
-    over ranks and over POSIX, STDIO and DFS; MPI-IO's and DAOS's bytes reach those layers)."""
-    h = heatmap.where(F.col("module").isin("POSIX", "STDIO", "DFS")).select(
-        *KEY, "bin_width_s", F.posexplode(F.arrays_zip("read_bytes", "write_bytes")).alias("bin", "b"))
-    h = h.groupBy(*KEY, "bin").agg(F.sum(_z("b.read_bytes") + _z("b.write_bytes")).alias("length"),
-                                   F.max("bin_width_s").alias("w")).where(F.col("length") > 0)
-    return h.select(*KEY, (F.col("bin") * F.col("w")).alias("start_s"), ((F.col("bin") + 1) * F.col("w")).alias("end_s"),
-                    "length")
-
-
-def _many_io_phases(i: _Inputs) -> Tagged:
-    c = i.c
-    ops = i.t["io_ops"].where(F.col("op").isin("read", "write") & F.col("start_s").isNotNull()).select(
-        *KEY, "start_s", F.coalesce("end_s", "start_s").alias("end_s"), _z("length").alias("length"))
-    # without traced ops (no DXT, the production default), Darshan 3.4+'s HEATMAP bins time the I/O
-    heat = _heatmap_ops(i.t["heatmap"]).join(ops.select(*KEY).distinct(), list(KEY), "left_anti")
-    ops = ops.withColumn("source", F.lit("traced")).unionByName(heat.withColumn("source", F.lit("HEATMAP")))
-    order = Window.partitionBy("log_id").orderBy("start_s", "end_s")
-    prev_end = F.max("end_s").over(order.rowsBetween(Window.unboundedPreceding, -1))
-    ops = ops.withColumn("new", (prev_end.isNull() | (F.col("start_s") - prev_end > c.io_phase_gap_s)).cast("int"))
-    ops = ops.withColumn("phase", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    phases = ops.groupBy(*KEY, "phase", "source").agg(F.min("start_s").alias("t0"), F.max("end_s").alias("t1"),
-                                            F.sum("length").alias("bytes"))
-    fired = phases.groupBy(*KEY).agg(F.count("*").alias("value"), F.first("source").alias("source")).where(
-        F.col("value") > c.io_phases)
-    msg = F.format_string(f"%s I/O comes in %d phases separated by idle gaps over {c.io_phase_gap_s:g} s",
-                          F.col("source"), F.col("value"))
-    return _emit(fired, "many_io_phases", "warn", "io_phases", "io_phases", c.io_phases, msg,
-                 _items(phases, F.format_string("phase %d: %.2f-%.2f s", "phase", "t0", "t1"), F.col("bytes")))
-
-
-def _read_after_write(i: _Inputs) -> Tagged:
-    c = i.c
-    ff = i.ff.select(*KEY, "record_id", (F.col("io_type") == "RAW").alias("raw"),
-                     (F.col("bytes_read") + F.col("bytes_written")).alias("b"))
-    fired = ff.groupBy(*KEY).agg(F.sum(F.when(F.col("raw"), F.col("b")).otherwise(0)).alias("raw_b"),
-                                 F.sum("b").alias("total"), F.sum(F.col("raw").cast("long")).alias("n")).where(
-        (F.col("total") > 0) & (F.col("n") > 0)).withColumn("value", F.try_divide(F.col("raw_b"), F.col("total"))).where(
-        F.col("value") > c.read_after_write_share)
-    msg = F.format_string("%d file(s) are read after being written, %.1f%% of the job's bytes",
-                          F.col("n"), _pct("value"))
-    return _emit(fired, "read_after_write", "info", "raw_bytes_share", "read_after_write_share",
-                 c.read_after_write_share, msg, _files(ff.where("raw"), F.col("b")))
-
-
-def _redundant(i: _Inputs, rw: str) -> Tagged:
-    c = i.c
-    b, mx = ("br", "max_byte_read") if rw == "read" else ("bw", "max_byte_written")
-    setting = f"redundant_{rw}_ratio"
-    files = i.px.where((F.col(mx) >= 0) & (F.col(b) > 0)).withColumn(
-        "ratio", F.try_divide(F.col(b), F.col(mx) + 1)).where(F.col("ratio") > getattr(c, setting))
-    extra = F.col(b) - F.col(mx) - 1
-    fired = files.groupBy(*KEY).agg(F.max("ratio").alias("value"), F.count("*").alias("n"), F.sum(extra).alias("extra"))
-    done = "read" if rw == "read" else "written"
-    msg = F.format_string(f"%d file(s) are {done} beyond their highest offset {done} (%s {done} again; worst "
-                          "%.1f times)", F.col("n"), _bytes_str(F.col("extra")), F.col("value"))
-    return _emit(fired, f"redundant_{rw}s", "warn", f"{rw}_amplification", setting, getattr(c, setting), msg,
-                 _files(files, extra))
-
-
-def _blocking_mpiio(i: _Inputs, rw: str) -> Tagged:
-    c = i.c
-    d = "READS" if rw == "read" else "WRITES"
-    files = i.t["mpiio"].groupBy(*KEY, "record_id").agg(
-        F.sum(_sum(f"MPIIO_INDEP_{d}", f"MPIIO_COLL_{d}")).alias("blocking"),
-        F.sum(_sum(f"MPIIO_NB_{d}", f"MPIIO_SPLIT_{d}")).alias("nonblocking"))
-    fired = files.groupBy(*KEY).agg(F.sum("blocking").alias("value"), F.sum("nonblocking").alias("nb")).where(
-        (F.col("nb") == 0) & (F.col("value") > c.blocking_operations_absolute))
-    msg = F.format_string(f"all %d MPI-IO {rw}s are blocking: none is non-blocking (MPI_File_i{rw}*) or "
-                          f"split-collective, so no {rw} overlaps computation", F.col("value"))
-    return _emit(fired, f"blocking_mpiio_{rw}s", "warn", f"blocking_mpiio_{rw}s", "blocking_operations_absolute",
-                 c.blocking_operations_absolute, msg, _files(files.where(F.col("blocking") > 0), F.col("blocking")))
-
-
-def _single_reader_shared(i: _Inputs) -> Tagged:
-    """The keynote's "all ranks open, one rank reads": a read-only shared record (Darshan keeps one for a
-    file every rank opened) whose bytes one rank moved. That rank's share is the larger of the slowest and
+def _single_reader(c) -> tuple[Column, Column]:
+    """A shared record's bytes read and the share of them one rank moved: the larger of the slowest and
     fastest ranks' bytes and the share the variance of the ranks' bytes implies when the others split the
     rest evenly: with n ranks, a share f gives variance B^2 (n f - 1)^2 / (n^2 (n - 1)), its maximum
     B^2 (n - 1) / n^2 when f = 1 (Darshan keeps the population variance)."""
-    c = i.c
-    n = F.col("nprocs").cast("double")
+    n = COL("nprocs").cast("double")
     b = _z("POSIX_BYTES_READ").cast("double")
     ratio = F.least(F.lit(1.0), F.greatest(F.lit(0.0), F.try_divide(_z("POSIX_F_VARIANCE_RANK_BYTES") * n * n,
                                                                      b * b * (n - 1))))
     from_var = (F.lit(1.0) + (n - 1) * F.sqrt(ratio)) / n
     direct = F.try_divide(F.greatest(_z("POSIX_SLOWEST_RANK_BYTES"), _z("POSIX_FASTEST_RANK_BYTES")).cast("double"), b)
-    recs = i.t["posix"].where(F.col("rank") == -1).join(i.jobs.select("log_id", "nprocs"), "log_id", "inner").where(
-        (F.col("nprocs") > 1) & (_z("POSIX_BYTES_WRITTEN") == 0) & (b > 0)).select(
-        *KEY, "record_id", "nprocs", b.alias("b"), F.greatest(from_var, direct).alias("share")).where(
-        F.col("share") > c.single_reader_share)
-    fired = recs.groupBy(*KEY).agg(F.max("share").alias("value"), F.count("*").alias("n"),
-                                   F.first("nprocs").alias("nprocs"), F.max("b").alias("b"))
+    return b, F.greatest(from_var, direct)
+
+
+def _rank0_parts(m: str) -> dict[str, Column]:
+    """A record's bytes and rank 0's part: all of its own, or as a shared record's slowest/fastest rank;
+    and a shared record's slowest rank with its time (straggler evidence)."""
+    b = _z(f"{m}_BYTES_READ") + _z(f"{m}_BYTES_WRITTEN")
+    shared = COL("rank") == -1
+    b0 = (F.when(COL("rank") == 0, b)
+          .when(shared & (COL(f"{m}_SLOWEST_RANK") == 0), _z(f"{m}_SLOWEST_RANK_BYTES"))
+          .when(shared & (COL(f"{m}_FASTEST_RANK") == 0), _z(f"{m}_FASTEST_RANK_BYTES"))
+          .otherwise(F.lit(0)))
+    slow = F.when(shared & COL(f"{m}_SLOWEST_RANK").isNotNull(), F.struct(
+        COL(f"{m}_SLOWEST_RANK").alias("rank"), _z(f"{m}_F_SLOWEST_RANK_TIME").alias("t")))
+    return {"rk_b": b, "rk_b0": b0, "slow": slow}
+
+
+def _stdio_rows(stdio: DataFrame) -> DataFrame:
+    return stdio.select(*KEY, "record_id", *_aliased({
+        "stdio_b": _z("STDIO_BYTES_READ") + _z("STDIO_BYTES_WRITTEN"), **_rank0_parts("STDIO")}))
+
+
+def _mpiio_rows(mpiio: DataFrame) -> DataFrame:
+    return mpiio.select(*KEY, "record_id", *_aliased({
+        "mpi_rank": COL("rank"), "mpi_m1": (COL("rank") == -1).cast("int"),
+        "indep": _sum("MPIIO_INDEP_READS", "MPIIO_INDEP_WRITES"), "coll": _sum("MPIIO_COLL_READS", "MPIIO_COLL_WRITES"),
+        "block_r": _sum("MPIIO_INDEP_READS", "MPIIO_COLL_READS"), "nb_r": _sum("MPIIO_NB_READS", "MPIIO_SPLIT_READS"),
+        "block_w": _sum("MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES"), "nb_w": _sum("MPIIO_NB_WRITES", "MPIIO_SPLIT_WRITES")}))
+
+
+def _ff_rows(ff: DataFrame, lustre: DataFrame) -> DataFrame:
+    b = COL("bytes_read") + COL("bytes_written")
+    raw = COL("io_type") == "RAW"
+    files = ff.select(*KEY, "record_id", *_aliased({
+        "ff_b": b, "ff_raw": raw.cast("long"), "ff_raw_b": F.when(raw, b).otherwise(0),
+        "ff_n_ranks": COL("n_ranks"), "ff_meta": COL("meta_time_s")}))
+    return files.unionByName(lustre.select(*KEY, "record_id", COL("LUSTRE_COMP_STRIPE_COUNT").alias("stripes")),
+                             allowMissingColumns=True)
+
+
+_REDUNDANT = (("read", "br", "max_byte_read"), ("write", "bw", "max_byte_written"))  # rw, bytes, highest offset
+
+
+def _union(frames: list[DataFrame]) -> DataFrame:
+    return reduce(lambda a, b: a.unionByName(b, allowMissingColumns=True), frames)
+
+
+def _records(t: dict[str, DataFrame], ff: DataFrame, jobs: DataFrame, c) -> DataFrame:
+    """One row per (log, record) over every record table: what any rule sums, maxes or names (the file's name
+    from bronze files)."""
+    feed = _union([_posix_rows(t["posix"], jobs, c), _stdio_rows(t["stdio"]), _mpiio_rows(t["mpiio"]),
+                   _ff_rows(ff, t["lustre"]), t["files"].select(*KEY, "record_id", "name")])
+    sums = ("reads", "writes", "small_r", "small_w", "seq_r", "seq_w", "file_na", "mem_na", "br", "bw", "rk_b", "rk_b0",
+            "stdio_b", "indep", "coll", "block_r", "nb_r", "block_w", "nb_w", "ff_b", "ff_raw", "ff_raw_b")
+    maxes = ("file_alignment", "max_byte_read", "max_byte_written", "imb_bytes", "imb_time", "sr_share", "sr_b",
+             "stripes", "ff_n_ranks", "ff_meta")
+    recs = feed.groupBy(*KEY, "record_id").agg(
+        *[F.sum(x).alias(x) for x in sums], *[F.max(x).alias(x) for x in maxes],
+        *[F.count(x).alias(f"n_{x}") for x in ("imb_bytes", "imb_time", "sr_share")],
+        F.max("px_shared").cast("boolean").alias("shared"), F.max("rk_b0").alias("rk_b0_max"),
+        F.max("stdio_b").alias("stdio_b_max"), F.collect_list("slow").alias("slow"), F.max("name").alias("name"),
+        ((F.max("mpi_m1") == 1) | (F.min("mpi_rank") != F.max("mpi_rank"))).alias("mpi_shared"))
+    ratio = {rw: F.try_divide(COL(b), COL(mx) + 1) for rw, b, mx in _REDUNDANT}
+    red = {rw: (COL(mx) >= 0) & (COL(b) > 0) & (ratio[rw] > getattr(c, f"redundant_{rw}_ratio"))
+           for rw, b, mx in _REDUNDANT}
+    return recs.select("*", *_aliased({
+        **{f"ratio_{rw}": r for rw, r in ratio.items()}, **{f"red_{rw}": r for rw, r in red.items()},
+        "ss_b": F.when((COL("stripes") == 1) & (COL("ff_n_ranks") > 1) & (COL("ff_b") > c.single_stripe_min_bytes),
+                       COL("ff_b"))}))
+
+
+def _record_aggs(c) -> list[Column]:
+    """Per log, from the record rows."""
+    sh, when = COL("shared"), F.when
+    red = {}
+    for rw, b, mx in _REDUNDANT:
+        r = COL(f"red_{rw}")
+        red |= {f"red_{rw}_max": F.max(when(r, COL(f"ratio_{rw}"))), f"red_{rw}_n": F.count(when(r, 1)),
+                f"red_{rw}_extra": F.sum(when(r, COL(b) - COL(mx) - 1))}
+    return _aliased({
+        **{x: F.sum(x) for x in ("reads", "writes", "small_r", "small_w", "seq_r", "seq_w", "file_na", "mem_na", "br",
+                                 "bw", "rk_b", "rk_b0", "stdio_b", "block_r", "nb_r", "block_w", "nb_w", "ff_b",
+                                 "ff_raw", "ff_raw_b")},
+        "file_alignment": F.max("file_alignment"),
+        **{f"sh_{x}": F.sum(when(sh, COL(x))) for x in ("reads", "writes", "small_r", "small_w")},
+        # the requests of the files with small ones (Drishti names the files over half the threshold's share)
+        **{f"ev_{p}{x}": F.sum(when(cond & (COL(s) > 0), COL(x))) for x, s in (("reads", "small_r"), ("writes", "small_w"))
+           for p, cond in (("", F.lit(True)), ("sh_", sh))},
+        **{x: F.max(x) for x in ("imb_bytes", "imb_time", "sr_share")},
+        **{f"n_{x}": F.sum(f"n_{x}") for x in ("imb_bytes", "imb_time", "sr_share")},
+        "sr_b": F.max("sr_b"), "rk_files": F.count(when(COL("rk_b0_max") > 0, COL("record_id"))),
+        "mpi_indep": F.sum(when(COL("mpi_shared"), COL("indep"))), "mpi_coll": F.sum(when(COL("mpi_shared"), COL("coll"))),
+        "ss_max": F.max("ss_b"), "ss_n": F.count("ss_b"), **red})
+
+
+# --- per rank, per OST, per I/O phase ------------------------------------------------------------------
+
+def _ranks(t: dict[str, DataFrame]) -> DataFrame:
+    """Per (log, rank) over POSIX and STDIO: POSIX bytes and metadata time, POSIX + STDIO I/O time. Rank -1
+    (the shared records) holds the shared records' POSIX metadata time."""
+    rows = [t[name].where(COL("rank") >= -1).select(
+        *KEY, "rank",
+        (_z(f"{m}_BYTES_READ") + _z(f"{m}_BYTES_WRITTEN") if m == "POSIX" else F.lit(0)).alias("b"),
+        (_z(f"{m}_F_META_TIME") if m == "POSIX" else F.lit(0.0)).alias("meta"),
+        (_z(f"{m}_F_READ_TIME") + _z(f"{m}_F_WRITE_TIME") + _z(f"{m}_F_META_TIME")).alias("t"))
+        for name, m in (("posix", "POSIX"), ("stdio", "STDIO"))]
+    return rows[0].unionByName(rows[1]).groupBy(*KEY, "rank").agg(
+        F.sum("b").alias("b"), F.sum("meta").alias("meta"), F.sum("t").alias("t"))
+
+
+def _rank_aggs() -> list[Column]:
+    own, moved = COL("rank") >= 0, (COL("rank") >= 0) & (COL("b") > 0)
+    return _aliased({
+        "max_own": F.max(F.when(own, COL("meta"))), "n_own": F.count(F.when(own, 1)),
+        "own": F.collect_list(F.when(own, F.struct("rank", "meta"))),
+        "shared_meta": F.max(F.when(COL("rank") == -1, COL("meta"))),
+        # the ranks that moved bytes on their own files
+        "rs_n": F.count(F.when(moved, 1)), "rs_max": F.max(F.when(moved, COL("b"))),
+        "rs_min": F.min(F.when(moved, COL("b"))), "rs_avg": F.avg(F.when(moved, COL("b"))),
+        "rs": F.collect_list(F.when(moved, F.struct("rank", "b")))})
+
+
+def _osts(lustre: DataFrame) -> DataFrame:
+    """Stripes per (log, OST), one layout per (file, component): Darshan may repeat it on several ranks' records."""
+    comps = lustre.dropDuplicates(["log_id", "record_id", "component"])
+    return comps.select(*KEY, F.explode("LUSTRE_OST_IDS").alias("ost")).groupBy(*KEY, "ost").agg(
+        F.count("*").alias("ost_stripes"))
+
+
+def _ost_aggs() -> list[Column]:
+    return [F.sum("ost_stripes").alias("ost_total"), F.count("ost_stripes").alias("ost_distinct"),
+            F.max("ost").alias("ost_max")]
+
+
+def _heatmap_ops(heatmap: DataFrame) -> DataFrame:
+    """HEATMAP bins that moved bytes, as timed pseudo-ops (start and end of the bin, bytes summed
+    over ranks and over POSIX, STDIO and DFS; MPI-IO's and DAOS's bytes reach those layers)."""
+    h = heatmap.where(COL("module").isin("POSIX", "STDIO", "DFS")).select(
+        *KEY, "bin_width_s", F.posexplode(F.arrays_zip("read_bytes", "write_bytes")).alias("bin", "b"))
+    h = h.groupBy(*KEY, "bin").agg(F.sum(_z("b.read_bytes") + _z("b.write_bytes")).alias("length"),
+                                   F.max("bin_width_s").alias("w")).where(COL("length") > 0)
+    return h.select(*KEY, (COL("bin") * COL("w")).alias("start_s"), ((COL("bin") + 1) * COL("w")).alias("end_s"),
+                    "length")
+
+
+def _phases(t: dict[str, DataFrame], c) -> DataFrame:
+    """I/O phases per log: DXT/Recorder reads and writes in time order (HEATMAP bins without them), split
+    where the idle gap after everything before exceeds io_phase_gap_s."""
+    ops = t["io_ops"].where(COL("op").isin("read", "write") & COL("start_s").isNotNull()).select(
+        *KEY, "start_s", F.coalesce("end_s", "start_s").alias("end_s"), _z("length").alias("length"))
+    # without traced ops (no DXT, the production default), Darshan 3.4+'s HEATMAP bins time the I/O
+    heat = _heatmap_ops(t["heatmap"]).join(ops.select(*KEY).distinct(), list(KEY), "left_anti")
+    ops = ops.withColumn("source", F.lit("traced")).unionByName(heat.withColumn("source", F.lit("HEATMAP")))
+    order = Window.partitionBy("log_id").orderBy("start_s", "end_s")
+    prev_end = F.max("end_s").over(order.rowsBetween(Window.unboundedPreceding, -1))
+    ops = ops.withColumn("new", (prev_end.isNull() | (COL("start_s") - prev_end > c.io_phase_gap_s)).cast("int"))
+    ops = ops.withColumn("phase", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
+    return ops.groupBy(*KEY, "phase", "source").agg(F.min("start_s").alias("t0"), F.max("end_s").alias("t1"),
+                                                    F.sum("length").alias("bytes"))
+
+
+def _phase_aggs() -> list[Column]:
+    return [F.count("source").alias("n_phases"), F.first("source", ignorenulls=True).alias("phase_source")]
+
+
+def _job_aggs() -> list[Column]:
+    return [*[F.max(x).alias(x) for x in ("nprocs", "io_time_s", "rank_time_ratio", "meta_time_share")],
+            (F.count("has_job") > 0).alias("has_job")]
+
+
+# --- the rules: column expressions on the one row per log -------------------------------------------------
+
+class Rule(NamedTuple):
+    fires: Column
+    value: Column
+    severity: str | Column
+    metric: str | Column
+    setting: str | Column
+    threshold: float | Column
+    message: Column
+    ev_min: Column | None = None  # evidence keeps the candidates whose `need` is above this
+    evidence: Column | None = None  # candidates from the row per log (ranks), beside those of the rows it sums
+
+
+def _small(c, rw: str, shared: bool = False) -> Rule:
+    total, small = ("reads", "small_r") if rw == "read" else ("writes", "small_w")
+    p = "sh_" if shared else ""
+    n, s = COL(p + total), COL(p + small)
+    value = F.try_divide(s, n)
+    on, kind = (" on shared files", "shared_") if shared else ("", "")
+    msg = F.format_string(f"%d of %d POSIX {rw}s{on} (%.1f%%) are smaller than {human_bytes(c.small_bytes)}",
+                          s, n, _pct(value))
+    # Drishti's detail: the files holding more than half the threshold's share of the requests of those with small ones
+    return Rule((s > c.small_requests_absolute) & (value > c.small_requests), value, "high",
+                f"small_{kind}{rw}_share", "small_requests", c.small_requests, msg,
+                COL(f"ev_{p}{total}") * c.small_requests / 2)
+
+
+def _misaligned(c, kind: str) -> Rule:
+    col = COL("file_na" if kind == "file" else "mem_na")
+    ops = COL("reads") + COL("writes")
+    value = F.try_divide(col, ops)
+    what = ("file offsets not aligned to the file system's %d-byte boundary" if kind == "file"
+            else "memory buffers not aligned")
+    args = [col, ops, _pct(value)] + ([_z("file_alignment")] if kind == "file" else [])
+    msg = F.format_string(f"%d of %d POSIX requests (%.1f%%) have {what}", *args)
+    return Rule((ops > 0) & (value > c.misaligned_requests), value, "high", f"{kind}_not_aligned_share",
+                "misaligned_requests", c.misaligned_requests, msg)
+
+
+def _random(c, rw: str) -> Rule:
+    total, seq = ("reads", "seq_r") if rw == "read" else ("writes", "seq_w")
+    rnd = COL(total) - COL(seq)
+    value = F.try_divide(rnd, COL(total))
+    msg = F.format_string(f"%d of %d POSIX {rw}s (%.1f%%) are random (neither consecutive nor sequential)",
+                          rnd, COL(total), _pct(value))
+    return Rule((rnd > c.random_operations_absolute) & (value > c.random_operations), value, "high",
+                f"random_{rw}_share", "random_operations", c.random_operations, msg)
+
+
+def _shared_file_imbalance(c, of: str) -> Rule:
+    """Drishti's P18 (`of` = "bytes") and P19 ("time"): per shared record, |slowest - fastest rank| over its total."""
+    value, n = COL(f"imb_{of}"), COL(f"n_imb_{of}")
+    tag, metric = (("shared_file_imbalance", "shared_file_byte_imbalance") if of == "bytes"
+                   else ("shared_file_time_imbalance", "shared_file_time_imbalance"))
+    what = "bytes differ by %.1f%% of the file's bytes" if of == "bytes" else \
+        "I/O times differ by %.1f%% of the file's I/O time (all ranks' read, write and metadata time)"
+    msg = F.format_string(f"%d shared file(s) with rank load imbalance: on the worst, the slowest and fastest "
+                          f"ranks' {what}", n, _pct(value))
+    return Rule(n > 0, value, "high", metric, "imbalance_stragglers", c.imbalance_stragglers, msg)
+
+
+def _rank_size_imbalance(c) -> Rule:
+    mx, mn, n = COL("rs_max"), COL("rs_min"), COL("rs_n")
+    value = F.try_divide(mx - mn, mx)
+    msg = F.format_string("ranks' own POSIX bytes range from %s to %s over %d ranks ((max - min) / max = %.1f%%)",
+                          _bytes_str(mn), _bytes_str(mx), n, _pct(value))
+    return Rule((n > 1) & (value > c.imbalance_size), value, "high", "rank_byte_imbalance", "imbalance_size",
+                c.imbalance_size, msg, evidence=F.transform(COL("rs"), lambda r: _cand(
+                    "rank_size_imbalance", F.abs(r["b"] - COL("rs_avg")), _rank(r["rank"]))))
+
+
+def _stragglers(c) -> Rule:
+    value = COL("rank_time_ratio")
+    msg = F.format_string("the slowest rank spends %.1f times the fastest rank's I/O time (%.1f s of I/O)",
+                          value, COL("io_time_s"))
+    return Rule((COL("io_time_s") >= c.min_io_time_s) & (value > c.straggler_time_ratio), value, "warn",
+                "rank_time_ratio", "straggler_time_ratio", c.straggler_time_ratio, msg)
+
+
+def _rank0_heavy(c) -> Rule:
+    b0, total = COL("rk_b0"), COL("rk_b")
+    value = F.try_divide(b0, total)
+    msg = F.format_string("rank 0 moves %.1f%% of the job's bytes (%s of %s, %d files) among %d ranks",
+                          _pct(value), _bytes_str(b0), _bytes_str(total), COL("rk_files"), COL("nprocs"))
+    return Rule((COL("nprocs") > 1) & (total > 0) & (value > c.rank0_bytes_share), value, "warn",
+                "rank0_bytes_share", "rank0_bytes_share", c.rank0_bytes_share, msg)
+
+
+def _no_collective_shared(c) -> Rule:
+    indep, ops = COL("mpi_indep"), COL("mpi_indep") + COL("mpi_coll")
+    value = F.try_divide(indep, ops)
+    msg = F.format_string("%d of %d MPI-IO operations on shared files (%.1f%%) are independent, not collective",
+                          indep, ops, _pct(value))
+    return Rule((indep > c.collective_operations_absolute) & (value > c.collective_operations), value, "high",
+                "independent_op_share", "collective_operations", c.collective_operations, msg)
+
+
+def _shared_avg() -> Column:
+    """A rank's share of the shared records' metadata time: an even split, Darshan keeps no more."""
+    return F.try_divide(_z("shared_meta"), F.greatest(_z("nprocs"), F.lit(1)))
+
+
+def _meta_ranks_over(c) -> Column:
+    """The own-record ranks whose metadata time, with their share of the shared records', exceeds metadata_time_rank."""
+    avg = _shared_avg()
+    return F.filter(F.when(COL("n_own") > 0, COL("own")), lambda r: r["meta"] + avg > c.metadata_time_rank)
+
+
+def _metadata_heavy(c) -> Rule:
+    avg = _shared_avg()
+    max_rank = _z("max_own") + avg
+    n_over = F.when(avg > c.metadata_time_rank, COL("nprocs")).otherwise(F.size(_meta_ranks_over(c)))
+    a = max_rank > c.metadata_time_rank
+    share = (COL("io_time_s") >= c.min_io_time_s) & (COL("meta_time_share") > c.metadata_time_share)
+    value = F.when(a, max_rank).otherwise(COL("meta_time_share"))
+    msg = F.when(a, F.format_string(f"%d rank(s) spend over {c.metadata_time_rank:g} s in POSIX metadata "
+                                    "operations (slowest: %.1f s)", n_over, value)).otherwise(
+        F.format_string("metadata operations take %.1f%% of the job's I/O time (%.1f s of I/O)",
+                        _pct(value), COL("io_time_s")))
+    return Rule(COL("has_job") & (a | share), value, F.when(a, "high").otherwise("warn"),
+                F.when(a, "max_rank_meta_time_s").otherwise("meta_time_share"),
+                F.when(a, "metadata_time_rank").otherwise("metadata_time_share"),
+                F.when(a, F.lit(float(c.metadata_time_rank))).otherwise(F.lit(float(c.metadata_time_share))), msg,
+                # the ranks over the per-rank threshold first (prio 1), then the files by metadata time
+                evidence=F.transform(_meta_ranks_over(c), lambda r: _cand("metadata_heavy", r["meta"], _rank(r["rank"]), 1)))
+
+
+def _stdio_heavy(c) -> Rule:
+    stdio, both = _z("stdio_b"), _z("stdio_b") + _z(COL("br") + COL("bw"))
+    value = F.try_divide(stdio, both)
+    msg = F.format_string("%.1f%% of the job's bytes (%s) go through STDIO, a low-performance interface",
+                          _pct(value), _bytes_str(stdio))
+    return Rule((both > 0) & (value > c.interface_stdio), value, "high", "stdio_bytes_share", "interface_stdio",
+                c.interface_stdio, msg)
+
+
+def _single_stripe_shared(c) -> Rule:
+    value = COL("ss_max")
+    msg = F.format_string(f"%d shared file(s) moving over {human_bytes(c.single_stripe_min_bytes)} sit on a single "
+                          "Lustre stripe (largest: %s)", COL("ss_n"), _bytes_str(value))
+    return Rule(COL("ss_n") > 0, value, "warn", "single_stripe_shared_file_bytes", "single_stripe_min_bytes",
+                c.single_stripe_min_bytes, msg)
+
+
+def _few_osts(c) -> Rule:
+    fs_osts = F.lit(c.ost_count) if c.ost_count > 0 else COL("ost_max") + 1
+    could = F.least(COL("ost_total"), fs_osts)
+    value = F.try_divide(COL("ost_distinct"), could)
+    msg = F.format_string("the job's %d Lustre stripes sit on %d distinct OSTs of the %d they could spread over",
+                          COL("ost_total"), COL("ost_distinct"), could)
+    return Rule((COL("ost_distinct") > 0) & (value < c.ost_coverage), value, "warn", "ost_coverage", "ost_coverage",
+                c.ost_coverage, msg)
+
+
+def _many_io_phases(c) -> Rule:
+    n = COL("n_phases")
+    msg = F.format_string(f"%s I/O comes in %d phases separated by idle gaps over {c.io_phase_gap_s:g} s",
+                          COL("phase_source"), n)
+    return Rule((n > 0) & (n > c.io_phases), n, "warn", "io_phases", "io_phases", c.io_phases, msg)
+
+
+def _read_after_write(c) -> Rule:
+    value = F.try_divide(COL("ff_raw_b"), COL("ff_b"))
+    msg = F.format_string("%d file(s) are read after being written, %.1f%% of the job's bytes",
+                          COL("ff_raw"), _pct(value))
+    return Rule((COL("ff_b") > 0) & (COL("ff_raw") > 0) & (value > c.read_after_write_share), value, "info",
+                "raw_bytes_share", "read_after_write_share", c.read_after_write_share, msg)
+
+
+def _redundant(c, rw: str) -> Rule:
+    value, n = COL(f"red_{rw}_max"), COL(f"red_{rw}_n")
+    done = "read" if rw == "read" else "written"
+    msg = F.format_string(f"%d file(s) are {done} beyond their highest offset {done} (%s {done} again; worst "
+                          "%.1f times)", n, _bytes_str(COL(f"red_{rw}_extra")), value)
+    setting = f"redundant_{rw}_ratio"
+    return Rule(n > 0, value, "warn", f"{rw}_amplification", setting, getattr(c, setting), msg)
+
+
+def _blocking_mpiio(c, rw: str) -> Rule:
+    value = COL(f"block_{rw[0]}")
+    msg = F.format_string(f"all %d MPI-IO {rw}s are blocking: none is non-blocking (MPI_File_i{rw}*) or "
+                          f"split-collective, so no {rw} overlaps computation", value)
+    return Rule((COL(f"nb_{rw[0]}") == 0) & (value > c.blocking_operations_absolute), value, "warn",
+                f"blocking_mpiio_{rw}s", "blocking_operations_absolute", c.blocking_operations_absolute, msg)
+
+
+def _single_reader_shared(c) -> Rule:
+    """The keynote's "all ranks open, one rank reads": a read-only shared record (Darshan keeps one for a
+    file every rank opened) whose bytes one rank moved (see `_single_reader`)."""
+    value, n = COL("sr_share"), COL("n_sr_share")
     msg = F.format_string("%d read-only file(s) opened by all %d ranks are read by one rank (largest: %s; one rank "
-                          "moved %.1f%% of the bytes)", F.col("n"), F.col("nprocs"), _bytes_str(F.col("b")),
-                          _pct("value"))
-    return _emit(fired, "single_reader_shared", "warn", "single_reader_share", "single_reader_share",
-                 c.single_reader_share, msg, _files(recs, F.col("b")))
+                          "moved %.1f%% of the bytes)", n, COL("nprocs"), _bytes_str(COL("sr_b")), _pct(value))
+    return Rule(n > 0, value, "warn", "single_reader_share", "single_reader_share", c.single_reader_share, msg)
 
 
-RULES = {  # tag -> rule
-    "small_reads": lambda i: _small(i, "read"), "small_writes": lambda i: _small(i, "write"),
-    "misaligned_file": lambda i: _misaligned(i, "file"), "misaligned_memory": lambda i: _misaligned(i, "memory"),
-    "random_reads": lambda i: _random(i, "read"), "random_writes": lambda i: _random(i, "write"),
-    "shared_file_imbalance": lambda i: _shared_file_imbalance(i, "bytes"), "rank_size_imbalance": _rank_size_imbalance,
+RULES = {  # tag -> rule (conf's `tags:` -> Rule on the row per log)
+    "small_reads": lambda c: _small(c, "read"), "small_writes": lambda c: _small(c, "write"),
+    "misaligned_file": lambda c: _misaligned(c, "file"), "misaligned_memory": lambda c: _misaligned(c, "memory"),
+    "random_reads": lambda c: _random(c, "read"), "random_writes": lambda c: _random(c, "write"),
+    "shared_file_imbalance": lambda c: _shared_file_imbalance(c, "bytes"), "rank_size_imbalance": _rank_size_imbalance,
     "stragglers": _stragglers, "rank0_heavy": _rank0_heavy, "no_collective_shared": _no_collective_shared,
     "metadata_heavy": _metadata_heavy, "stdio_heavy": _stdio_heavy, "single_stripe_shared": _single_stripe_shared,
     "few_osts": _few_osts, "many_io_phases": _many_io_phases, "read_after_write": _read_after_write,
-    "redundant_reads": lambda i: _redundant(i, "read"), "redundant_writes": lambda i: _redundant(i, "write"),
-    "small_shared_reads": lambda i: _small(i, "read", shared=True),
-    "small_shared_writes": lambda i: _small(i, "write", shared=True),
-    "shared_file_time_imbalance": lambda i: _shared_file_imbalance(i, "time"),
-    "blocking_mpiio_reads": lambda i: _blocking_mpiio(i, "read"),
-    "blocking_mpiio_writes": lambda i: _blocking_mpiio(i, "write"),
+    "redundant_reads": lambda c: _redundant(c, "read"), "redundant_writes": lambda c: _redundant(c, "write"),
+    "small_shared_reads": lambda c: _small(c, "read", shared=True),
+    "small_shared_writes": lambda c: _small(c, "write", shared=True),
+    "shared_file_time_imbalance": lambda c: _shared_file_imbalance(c, "time"),
+    "blocking_mpiio_reads": lambda c: _blocking_mpiio(c, "read"),
+    "blocking_mpiio_writes": lambda c: _blocking_mpiio(c, "write"),
     "single_reader_shared": _single_reader_shared,
 }
+RANK_TAGS = {"rank_size_imbalance", "stragglers", "metadata_heavy"}  # the rules that need the per-rank rows
+
+# --- evidence: candidates (prio, weight, item, tag, need) of every source, collected on the row per log ------
+
+_CAND = "struct<prio:int,weight:double,item:string,tag:string,need:double>"
 
 
-def _evidence(items: DataFrame, names: DataFrame, n: int) -> DataFrame:
-    """Every rule's candidates -> (log_id, tag, evidence): files named once, one aggregation for all tags."""
-    named = items.join(names, ["log_id", "record_id"], "left").select(
-        "log_id", "tag", "prio", F.coalesce("weight", F.lit(0.0)).alias("weight"),
-        F.coalesce("item", "name", F.concat(F.lit("record "), F.col("record_id").cast("string"))).alias("item"))
-    ranked = F.sort_array(F.collect_list(F.struct("prio", "weight", "item")), asc=False)
-    top = F.slice(F.array_distinct(F.transform(ranked, lambda s: s["item"])), 1, n)
-    return named.where(F.col("item").isNotNull()).groupBy("log_id", "tag").agg(top.alias("evidence"))
+def _no_cands() -> Column:
+    return F.array().cast(f"array<{_CAND}>")
+
+
+def _cand(tag: str, weight: Column, item: Column | None = None, prio: int = 0, need: Column | None = None) -> Column:
+    """One evidence candidate; without `item`, the record's file (its name in bronze files, else `record <id>`)."""
+    if item is None:
+        item = F.coalesce(COL("name"), F.concat(F.lit("record "), COL("record_id").cast("string")))
+    return F.struct(F.lit(prio).alias("prio"), F.coalesce(weight.cast("double"), F.lit(0.0)).alias("weight"),
+                    item.cast("string").alias("item"), F.lit(tag).alias("tag"),
+                    (F.lit(None) if need is None else need).cast("double").alias("need"))
+
+
+def _record_cands(c, tags: set[str]) -> Column:
+    """A record row's candidates for `tags`: the file, weighted by what makes it count (a record stands for its
+    rows with its largest weight: the ranking keeps an item's first, largest, occurrence)."""
+    when, sh = F.when, COL("shared")
+    out = {}
+    for (rw, b, mx), k in zip(_REDUNDANT, "rw"):
+        small, rnd = COL(f"small_{k}"), COL(f"{rw}s") - COL(f"seq_{k}")
+        out |= {f"small_{rw}s": when(small > 0, _cand(f"small_{rw}s", small, need=small)),
+                f"small_shared_{rw}s": when(sh & (small > 0), _cand(f"small_shared_{rw}s", small, need=small)),
+                f"random_{rw}s": when(rnd > 0, _cand(f"random_{rw}s", rnd)),
+                f"redundant_{rw}s": when(COL(f"red_{rw}"), _cand(f"redundant_{rw}s", COL(b) - COL(mx) - 1)),
+                f"blocking_mpiio_{rw}s": when(COL(f"block_{k}") > 0, _cand(f"blocking_mpiio_{rw}s", COL(f"block_{k}")))}
+    for tag, col in (("misaligned_file", "file_na"), ("misaligned_memory", "mem_na"), ("rank0_heavy", "rk_b0_max"),
+                     ("stdio_heavy", "stdio_b_max"), ("metadata_heavy", "ff_meta")):
+        out[tag] = when(COL(col) > 0, _cand(tag, COL(col)))
+    for tag, col in (("shared_file_imbalance", "imb_bytes"), ("shared_file_time_imbalance", "imb_time"),
+                     ("single_reader_shared", "sr_b"), ("single_stripe_shared", "ss_b")):
+        out[tag] = when(COL(col).isNotNull(), _cand(tag, COL(col)))
+    out["no_collective_shared"] = when(COL("mpi_shared") & (COL("indep") > 0), _cand("no_collective_shared", COL("indep")))
+    out["read_after_write"] = when(COL("ff_raw") > 0, _cand("read_after_write", COL("ff_b")))
+    picked = [col for tag, col in out.items() if tag in tags]
+    cands = F.filter(F.array(*picked), lambda x: x.isNotNull()).cast(f"array<{_CAND}>") if picked else _no_cands()
+    if "stragglers" in tags:  # the slowest rank of each shared record
+        cands = F.concat(cands, F.transform("slow", lambda s: _cand("stragglers", s["t"], _rank(s["rank"]))))
+    return cands.cast(f"array<{_CAND}>")
+
+
+def _evidence(n: int) -> Column:
+    """A tag row's top `n` items among its log's candidates (`cands`), most significant first (prio, weight,
+    then item); those of the small-request rules need more than the row's `ev_min`."""
+    def keep(x):
+        return ((x["tag"] == COL("tag")) & x["item"].isNotNull()
+                & (COL("ev_min").isNull() | (x["need"] > COL("ev_min"))))
+
+    ranked = F.sort_array(F.filter("cands", keep), asc=False)
+    return F.slice(F.array_distinct(F.transform(ranked, lambda x: x["item"])), 1, n)
+
+
+def _tag_row(tag: str, r: Rule) -> Column:
+    return F.when(r.fires, F.struct(
+        F.lit(tag).alias("tag"), _lit(r.severity).alias("severity"), _lit(r.metric).alias("metric"),
+        r.value.cast("double").alias("value"), F.concat(F.lit("tags."), _lit(r.setting)).alias("threshold_name"),
+        _lit(r.threshold).cast("double").alias("threshold"), r.message.alias("message"),
+        (F.lit(None) if r.ev_min is None else r.ev_min).cast("double").alias("ev_min")))
+
+
+_TAG = ("struct<tag:string,severity:string,metric:string,value:double,threshold_name:string,threshold:double,"
+        "message:string,ev_min:double>")
+
+
+def _fired(per_log: DataFrame, rules: dict[str, Rule], n: int) -> DataFrame:
+    """Every rule on the row per log: the rows of the tags that fire (or one `no_issue` row for a job none fires
+    on), then each one's evidence from the log's candidates."""
+    fired = F.filter(F.array(*[_tag_row(tag, r) for tag, r in rules.items()]), lambda x: x.isNotNull())
+    none = F.struct(F.lit("no_issue").alias("tag"), F.lit("info").alias("severity"), F.lit("tags_fired").alias("metric"),
+                    F.lit(0.0).alias("value"), F.lit(None).cast("string").alias("threshold_name"),
+                    F.lit(None).cast("double").alias("threshold"), F.lit("no bottleneck rule fired").alias("message"),
+                    F.lit(None).cast("double").alias("ev_min"))
+    rows = F.when((F.size(fired) == 0) & COL("has_job"), F.array(none)).otherwise(fired).cast(f"array<{_TAG}>")
+    cands = F.concat(COL("cands"), *[F.coalesce(r.evidence, _no_cands()) for r in rules.values() if r.evidence is not None])
+    return per_log.select(*KEY, cands.alias("cands"), F.explode(rows).alias("t")).select(
+        *KEY, "cands", "t.*").withColumn("evidence", _evidence(n)).select(*OUT)
 
 
 def transform(tables: dict[str, DataFrame], file_features: DataFrame, job_features: DataFrame, tconf,
@@ -522,16 +651,29 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame, job_featur
     """bronze tables + silver file/job features -> silver/bottleneck_tags rows (one per log and tag).
 
     `only` evaluates just those tags' rules (a job none of them fires on gets `no_issue`)."""
-    i = _Inputs(tables, file_features, job_features, tconf)
-    rows, items = zip(*(rule(i) for tag, rule in RULES.items() if only is None or tag in only))
-    tags = reduce(DataFrame.unionByName, rows)
-    names = tables["files"].select("log_id", "record_id", "name")
-    evidence = _evidence(reduce(DataFrame.unionByName, items), names, tconf.evidence_max)
-    tags = tags.join(evidence, ["log_id", "tag"], "left").withColumn(
-        "evidence", F.coalesce(F.col("evidence"), F.array().cast("array<string>")))
-    none = i.jobs.join(tags.select("log_id"), "log_id", "left_anti").select(
-        *KEY, F.lit("no_issue").alias("tag"), F.lit("info").alias("severity"), F.lit("tags_fired").alias("metric"),
-        F.lit(0.0).alias("value"), F.lit(None).cast("string").alias("threshold_name"),
-        F.lit(None).cast("double").alias("threshold"), F.array().cast("array<string>").alias("evidence"),
-        F.lit("no bottleneck rule fired").alias("message"))
-    return tags.unionByName(none).select(*OUT)
+    c = tconf
+    rules = {tag: rule(c) for tag, rule in RULES.items() if only is None or tag in only}
+    tags = set(rules)
+    jobs = job_features.select(*KEY, "nprocs", "io_time_s", "rank_time_ratio", "meta_time_share")
+    recs = _records(tables, file_features, jobs, c).withColumn("cands", _record_cands(c, tags))
+    feed = [(recs, _record_aggs(c))]
+    if RANK_TAGS & tags:
+        ranks = _ranks(tables)
+        if "stragglers" in tags:
+            ranks = ranks.withColumn("cands", F.when(COL("rank") >= 0, F.array(
+                _cand("stragglers", COL("t"), _rank(COL("rank"))))).cast(f"array<{_CAND}>"))
+        feed.append((ranks, _rank_aggs()))
+    if "few_osts" in tags:
+        osts = _osts(tables["lustre"]).withColumn("cands", F.array(_cand(
+            "few_osts", COL("ost_stripes"), F.concat(F.lit("OST "), COL("ost").cast("string")))).cast(f"array<{_CAND}>"))
+        feed.append((osts, _ost_aggs()))
+    if "many_io_phases" in tags:
+        phases = _phases(tables, c).withColumn("cands", F.array(_cand(
+            "many_io_phases", COL("bytes"), F.format_string("phase %d: %.2f-%.2f s", "phase", "t0", "t1"))
+        ).cast(f"array<{_CAND}>"))
+        feed.append((phases, _phase_aggs()))
+    feed.append((jobs.withColumn("has_job", F.lit(1)), _job_aggs()))
+    # one row per log: every source's rows in one union, one aggregation; the candidates collected alongside
+    per_log = _union([df for df, _ in feed]).groupBy(*KEY).agg(
+        *[a for _, aggs in feed for a in aggs], F.flatten(F.collect_list("cands")).alias("cands"))
+    return _fired(per_log, rules, c.evidence_max)

@@ -5,10 +5,15 @@ A task decodes its logs one by one, writes one Parquet file per bronze table to 
 staging folder, and yields one ledger row per log (with the staged files it wrote).
 Files from a failed task attempt are never read: the driver reads only the files named by
 the ledger rows of successful attempts.
+
+A table the decoder streams (`Decoded.streams`: the io_ops of a huge DXT trace) is written batch
+by batch to its own staged file as it is decoded, so a task holds one batch of it at a time; the
+file is named in the ledger only once the whole log has landed, and is deleted if the log fails.
 """
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import tempfile
 import time
 import uuid
@@ -84,12 +89,20 @@ def check_header(jobs: pa.Table, max_nprocs: int) -> None:
         raise BadHeader(f"bad header: negative run time ({rt} s)")
 
 
-def with_ingest_columns(table: str, t: pa.Table, log_id: str, month: str) -> pa.Table:
+@functools.lru_cache(maxsize=None)
+def _bronze_schema(table: str) -> pa.Schema:
+    return arrow_schema(BRONZE[table].struct)
+
+
+def with_ingest_columns(table: str, t: pa.Table | pa.RecordBatch, log_id: str, month: str):
+    """`t` (a table or a record batch) with the constant columns log_id and job_month, in the
+    bronze table's column order; the constants are filled in by Arrow, not Python lists."""
     n = t.num_rows
-    schema = arrow_schema(BRONZE[table].struct)
-    cols = {"log_id": pa.array([log_id] * n, pa.string()), "job_month": pa.array([month] * n, pa.string())}
+    schema = _bronze_schema(table)
+    cols = {"log_id": pa.repeat(pa.scalar(log_id, pa.string()), n),
+            "job_month": pa.repeat(pa.scalar(month, pa.string()), n)}
     arrays = [cols[f.name] if f.name in INGEST_COLUMNS else t.column(f.name) for f in schema]
-    return pa.Table.from_arrays(arrays, schema=schema)
+    return type(t).from_arrays(arrays, schema=schema)
 
 
 class _Decoder:
@@ -150,6 +163,9 @@ def make_decode_partition(conf, staging: str, run_id: str):
         ledger: list[dict] = []
         dec = _Decoder(conf)
 
+        def uri(path: str) -> str:
+            return path if "://" not in staging else f"{staging.split('://')[0]}://{path}"
+
         def flush():
             nonlocal pending_bytes
             for table, parts in pending.items():
@@ -157,14 +173,19 @@ def make_decode_partition(conf, staging: str, run_id: str):
                     path = f"{root}/{table}/part-{tag}-{len(staged):04d}.parquet"
                     fs.create_dir(f"{root}/{table}", recursive=True)
                     pq.write_table(pa.concat_tables(parts), path, filesystem=fs)
-                    staged.append(path if "://" not in staging else f"{staging.split('://')[0]}://{path}")
+                    staged.append(uri(path))
                     parts.clear()
             pending_bytes = 0
+
+        def stage_stream(table: str, batches, log_id: str, month: str) -> tuple[str | None, int]:
+            path = f"{root}/{table}/part-{tag}-{len(staged):04d}-stream-{uuid.uuid4().hex[:6]}.parquet"
+            return _stage(fs, path, uri(path), table, batches, log_id, month)
 
         try:
             for batch in batches:
                 for row in batch.to_pylist():
-                    entry, tables = _decode_row(dec, row, run_id, conf.max_nprocs)
+                    entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream)
+                    staged.extend(streamed)
                     ledger.append(entry)
                     for t, tab in tables.items():
                         pending[t].append(tab)
@@ -182,7 +203,39 @@ def make_decode_partition(conf, staging: str, run_id: str):
     return decode_partition
 
 
-def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int) -> tuple[dict, dict]:
+def _stage(fs, path: str, path_uri: str, table: str, batches, log_id: str, month: str) -> tuple[str | None, int]:
+    """Writes a streamed table's batches (with log_id and job_month) to one Parquet file, a row
+    group per batch; (its URI, rows), or (None, 0) when it has no rows. On error the file is
+    deleted and the error raised."""
+    rows = 0
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    try:
+        with pq.ParquetWriter(path, _bronze_schema(table), filesystem=fs) as writer:
+            for batch in batches:
+                if batch.num_rows:
+                    writer.write_batch(with_ingest_columns(table, batch, log_id, month))
+                    rows += batch.num_rows
+    except BaseException:
+        _delete(fs, path)
+        raise
+    if not rows:
+        _delete(fs, path)
+        return None, 0
+    return path_uri, rows
+
+
+def _delete(fs, path: str) -> None:
+    try:
+        fs.delete_file(path)
+    except (FileNotFoundError, OSError):
+        pass
+
+
+def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_stream=None) -> tuple[dict, dict, list]:
+    """Decodes one log: (its ledger entry, its tables, the staged files of its streamed tables).
+
+    `stage_stream(table, batches, log_id, month) -> (uri or None, rows)` writes a streamed
+    table; without it streamed tables are read into memory like the others."""
     t0 = time.monotonic()
     entry = {
         "log_id": row["log_id"], "job_month": None, "source_uri": row["source_uri"],
@@ -193,6 +246,7 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int) -> tuple
         "ingest_run_id": run_id, "ingested_at": dt.datetime.now(dt.timezone.utc),
     }
     tables: dict[str, pa.Table] = {}
+    streamed: list[str] = []
     try:
         d = _decode_one(dec, row)
         entry.update(format=d.format, format_version=d.format_version, writer_version=d.writer_version,
@@ -200,16 +254,31 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int) -> tuple
                      partial_modules=sorted({*d.partial_modules, *d.damaged}), notes=d.notes)
         check_header(d.tables["jobs"], max_nprocs)
         month = job_month(d.tables["jobs"].column("start_time_sec")[0].as_py())
-        for name, t in d.tables.items():
+        counts: dict[str, int] = {}
+        for name, t in (d.tables if stage_stream else d.all_tables()).items():
             if t.num_rows:
                 tables[name] = with_ingest_columns(name, t, row["log_id"], month)
-        entry.update(job_month=month, status=d.status, reason=d.reason,
-                     row_counts=[(k, v.num_rows) for k, v in tables.items()])
-    except DecodeError as e:
-        entry.update(status="quarantined", reason=str(e) or type(e).__name__)
-        tables = {}
+                counts[name] = t.num_rows
+        for name, batches in (d.streams.items() if stage_stream else ()):
+            path, n = stage_stream(name, batches(), row["log_id"], month)
+            if path:
+                streamed.append(path)
+                counts[name] = n
+        entry.update(job_month=month, status=d.status, reason=d.reason, row_counts=list(counts.items()))
     except Exception as e:  # never let one log fail the stage
-        entry.update(status="quarantined", reason=f"ingest error: {type(e).__name__}: {e}")
+        if isinstance(e, DecodeError):
+            entry.update(status="quarantined", reason=str(e) or type(e).__name__)
+        else:
+            entry.update(status="quarantined", reason=f"ingest error: {type(e).__name__}: {e}")
         tables = {}
+        _unstage(streamed)
+        streamed = []
     entry["decode_s"] = time.monotonic() - t0
-    return entry, tables
+    return entry, tables, streamed
+
+
+def _unstage(uris: list[str]) -> None:
+    """Deletes the staged files of a log that failed after they were written."""
+    for u in uris:
+        fs, path = resolve(u)
+        _delete(fs, path)

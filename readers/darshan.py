@@ -20,7 +20,7 @@ def decode_darshan(path_or_bytes, decoder: str = "native") -> dict[str, pa.Table
     if decoder == "native":
         from readers import native_darshan
 
-        return native_darshan.decode(path_or_bytes).tables
+        return native_darshan.decode(path_or_bytes).all_tables()
     if decoder == "pydarshan":
         from readers import pydarshan_decoder
 

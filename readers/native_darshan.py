@@ -5,11 +5,18 @@ Memory-safe and in-process: the Rust side bounds every read, caps decompressed s
 little-endian column buffers that become pyarrow arrays here without a copy. Its tables equal
 the pydarshan decoder's (`readers.pydarshan_decoder`) on every log pydarshan reads; it also
 reads bzip2-compressed and big-endian logs. Darshan 1.x/2.x logs raise `UnsupportedFormat`.
+
+Huge DXT traces: when a log's DXT regions (compressed) exceed `STREAM_DXT_OVER` bytes, the
+decode only scans them (same notes, damage and errors, nothing kept) and `Decoded.streams
+["io_ops"]` yields their rows in record batches of at most `batch_rows` rows, each decoded from
+one chunk of the region at a time, so no one holds every segment at once. Streamed bytes are not
+charged to the 1 GiB in-memory cap but to their own (`ratio` x file size, and `stream_cap`).
 """
 from __future__ import annotations
 
 import os
-from functools import lru_cache
+from collections.abc import Iterator
+from functools import lru_cache, partial
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
@@ -28,6 +35,10 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 
 DECODER = "iolake-native-" + (getattr(_native, "__version__", "?") if _native else "?")
 COMPRESSION = {0: "zlib", 1: "bzip2", 2: "none"}
+# stream the DXT modules of logs whose DXT regions exceed this (compressed bytes, together): below
+# it a whole decode is faster (the stream inflates twice: a scan in the decode, then the rows)
+STREAM_DXT_OVER = 4 << 20
+BATCH_ROWS = 1 << 19
 _ERRORS = {"corrupt": DecodeError, "unsupported": UnsupportedFormat, "limit": ResourceLimit, "crash": DecoderCrash}
 
 
@@ -59,14 +70,18 @@ def _read_bytes(source) -> bytes:
         return fh.read()
 
 
+def _native_error(err) -> DecodeError:
+    kind, msg = err.args if len(err.args) == 2 else ("corrupt", str(err))
+    return _ERRORS.get(kind, DecodeError)(msg)
+
+
 def _decode_raw(data: bytes, **limits) -> dict:
     if _native is None:
         raise DecoderCrash(f"iolake_native is not installed (pip install ./native): {_IMPORT_ERROR}")
     try:
         return _native.decode_log(data, **limits)
     except _native.NativeDecodeError as err:
-        kind, msg = err.args if len(err.args) == 2 else ("corrupt", str(err))
-        raise _ERRORS.get(kind, DecodeError)(msg) from None
+        raise _native_error(err) from None
 
 
 def _counter_table(table: str, t: dict) -> pa.Table:
@@ -121,12 +136,13 @@ _SOURCES = pa.array(["DXT_POSIX", "DXT_MPIIO"], pa.string())
 _OPS = pa.array(["write", "read"], pa.string())
 
 
-def _io_ops_table(t: dict) -> pa.Table:
+def _io_ops_arrays(t: dict, hosts: pa.Array | None = None) -> list[pa.Array]:
+    """The io_ops columns (in schema order) of one native io_ops dict; `hosts`: its hostnames as an array."""
     n = t["n"]
     schema = _schema("io_ops")
     source = _SOURCES.take(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(t["source"])]))
     op = _OPS.take(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(t["op"])]))
-    hosts = pa.array(t["hostnames"], pa.string())
+    hosts = pa.array(t["hostnames"], pa.string()) if hosts is None else hosts
     host = hosts.take(pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(t["host_idx"])]))
     cols = {
         "source": source,
@@ -142,7 +158,34 @@ def _io_ops_table(t: dict) -> pa.Table:
         "thread": pa.nulls(n, pa.int64()),
         "hostname": host,
     }
-    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+    return [cols[f.name] for f in schema]
+
+
+def _io_ops_table(t: dict) -> pa.Table:
+    return pa.Table.from_arrays(_io_ops_arrays(t), schema=_schema("io_ops"))
+
+
+def _io_ops_stream(data: bytes, comp_type: int, swapped: bool, parts: list,
+                   batch_rows: int) -> Iterator[pa.RecordBatch]:
+    """The rows of the streamed DXT modules (`parts`: decode_log's "dxt_parts"), a record batch
+    at a time; one empty batch when they hold no rows."""
+    stream = _native.DxtStream(data, comp_type, swapped, parts, batch_rows)
+    schema = _schema("io_ops")
+    hosts = pa.array([], pa.string())
+    rows = 0
+    while True:
+        try:
+            t = stream.next_batch()
+        except _native.NativeDecodeError as err:
+            raise _native_error(err) from None
+        if t is None:
+            break
+        if len(t["hostnames"]) != len(hosts):
+            hosts = pa.array(t["hostnames"], pa.string())
+        rows += t["n"]
+        yield pa.RecordBatch.from_arrays(_io_ops_arrays(t, hosts), schema=schema)
+    if not rows:
+        yield pa.RecordBatch.from_pylist([], schema=schema)
 
 
 def _files_table(raw: dict, mounts: list[tuple[str, str]]) -> pa.Table:
@@ -182,10 +225,19 @@ def _names(raw: dict) -> dict[int, str]:
     return dict(zip(_i64(raw["name_ids"], n).to_pylist(), _strings(raw["names"], n).to_pylist()))
 
 
-def decode(source, **limits) -> Decoded:
-    """Decodes one Darshan log (a path or the file's bytes) into bronze tables."""
+def decode(source, *, stream_dxt_over: int | None = STREAM_DXT_OVER, batch_rows: int = BATCH_ROWS,
+           **limits) -> Decoded:
+    """Decodes one Darshan log (a path or the file's bytes) into bronze tables.
+
+    `stream_dxt_over`: stream io_ops (`Decoded.streams`) when the DXT regions exceed that many
+    compressed bytes; 0 = always, None = never. `limits`: ratio, min_budget, hard_cap, stream_cap.
+    """
     data = _read_bytes(source)
-    raw = _decode_raw(data, **limits)
+    raw = _decode_raw(data, stream_dxt_over=stream_dxt_over, **limits)
+    streams = {}
+    if raw["dxt_parts"]:
+        streams["io_ops"] = partial(_io_ops_stream, data, raw["comp_type"], raw["swapped"], raw["dxt_parts"],
+                                    batch_rows)
     tables: dict[str, pa.Table] = {"jobs": _jobs_table(raw), "files": _files_table(raw, raw["job"]["mounts"])}
     by_module = {t["module"]: t for t in raw["counter_tables"]}
     for name, _idx, _ver, _len, _partial in raw["modules"]:
@@ -196,7 +248,8 @@ def decode(source, **limits) -> Decoded:
             tables["lustre"] = _lustre_table(raw["lustre"])
         elif name == "HEATMAP" and raw["heatmap"] is not None:
             tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(raw))
-        elif name in ("DXT_POSIX", "DXT_MPIIO") and raw["io_ops"] is not None and "io_ops" not in tables:
+        elif name in ("DXT_POSIX", "DXT_MPIIO") and raw["io_ops"] is not None and "io_ops" not in tables \
+                and not streams:
             tables["io_ops"] = _io_ops_table(raw["io_ops"])
     meta = dict(raw["job"]["metadata"])
     return Decoded(
@@ -210,17 +263,18 @@ def decode(source, **limits) -> Decoded:
         partial_modules=sorted(m[0] for m in raw["modules"] if m[4]),
         notes=list(raw["notes"]) + (["big-endian log (byte-swapped)"] if raw["swapped"] else []),
         damaged=dict(raw["damaged"]),
+        streams=streams,
     )
 
 
 def decode_darshan(source) -> dict[str, pa.Table]:
-    """The bronze tables of one Darshan log (path or bytes)."""
-    return decode(source).tables
+    """The bronze tables of one Darshan log (path or bytes), streamed ones read into tables."""
+    return decode(source).all_tables()
 
 
 def header_facts(source) -> dict:
     """Raw header and job values of a log, for the caller's sanity checks."""
-    raw = _decode_raw(_read_bytes(source))
+    raw = _decode_raw(_read_bytes(source), stream_dxt_over=STREAM_DXT_OVER)
     facts = {k: raw[k] for k in ("version", "major", "minor", "magic", "comp_type", "swapped", "partial_flag",
                                  "regions")}
     facts.update({k: v for k, v in raw["job"].items() if k not in ("metadata", "mounts")})

@@ -140,7 +140,9 @@ def _serve(decoder: str, memory_mb: int) -> None:
         try:
             d = decode(path)
             names = []
-            for name, t in d.tables.items():
+            # a streamed table is sent whole: the worker's memory cap bounds it (ingest streams
+            # huge DXT traces only when decoding in process)
+            for name, t in d.all_tables().items():
                 sink = pa.BufferOutputStream()
                 with pa.ipc.new_stream(sink, t.schema) as w:
                     w.write_table(t)

@@ -1,4 +1,10 @@
-"""A small lake from real logs through the real stages, shared by test_report and test_examples.
+"""Lakes from real logs through the real stages, built once per test session and shared.
+
+`first_run_lake`: `iolake run` on the sample logs shipped in the darshan wheel, as a new user's
+first run (test_first_run checks the run, test_tags its tags: the run's tags stage is the one
+under test there, so the suite tags the sample logs once, not twice).
+
+`report_lake`, shared by test_report and test_examples:
 
 Two sample logs from the `darshan` wheel (dxt.darshan: one rank with DXT segments; noposix.darshan:
 512 ranks, STDIO only) and one truncated copy that ingest quarantines. Between ingest and the
@@ -20,6 +26,47 @@ HOSTILE_EXE = "/opt/app/bin/<script>document.title='PWNED'</script> --in '\"><im
 HOSTILE_META = "</td></tr></table><script>document.body.dataset.pwned=2</script>"
 
 _BUILT: dict = {}
+_FIRST_RUN: dict = {}
+# the first run's models: a light choice of each kind (the full default list trains for minutes)
+FIRST_RUN_MODELS = {"classifiers": ["decision_tree", "logistic_regression"], "regressors": ["decision_tree", "linear"],
+                    "splits": 3}
+
+
+def conf_dir_with(dest: Path, models: dict) -> Path:
+    """The project's conf folder with `models` merged into local.yaml."""
+    import yaml
+
+    from tests.conftest import ROOT
+
+    dest.mkdir(parents=True)
+    for f in (ROOT / "conf").glob("*.yaml"):
+        (dest / f.name).write_text(f.read_text())
+    local = yaml.safe_load((dest / "local.yaml").read_text()) or {}
+    local["models"] = {**local.get("models", {}), **models}
+    (dest / "local.yaml").write_text(yaml.safe_dump(local, sort_keys=False))
+    return dest
+
+
+def first_run_lake(tmp_path_factory) -> dict:
+    """`iolake run` (in this process, the suite's JVM) on the sample logs, nothing else given:
+    {"lake", "out" (its console output), "conf" (the conf folder)}."""
+    if _FIRST_RUN:
+        return _FIRST_RUN
+    import contextlib
+    import io
+
+    from iolake.cli import main
+
+    tmp = tmp_path_factory.mktemp("first-run")
+    lake, conf = tmp / "lake", conf_dir_with(tmp / "conf", FIRST_RUN_MODELS)
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(["run", "--lake", str(lake), "--conf-dir", str(conf)])
+    text = out.getvalue()
+    print(text[-4000:])
+    assert code == 0, text[-6000:]
+    _FIRST_RUN.update(lake=lake, out=text, conf=conf)
+    return _FIRST_RUN
 
 
 def _examples() -> Path:

@@ -9,12 +9,13 @@ pub mod decode;
 
 #[cfg(feature = "python")]
 mod python {
-    use crate::decode::{self, DecodeErr, ErrKind, Limits, StrCol};
+    use crate::decode::{self, DecodeErr, DxtPart, ErrKind, IoOps, Limits, StrCol};
     use pyo3::create_exception;
     use pyo3::exceptions::PyException;
     use pyo3::prelude::*;
     use pyo3::types::{PyBytes, PyDict, PyList};
     use std::panic::{catch_unwind, AssertUnwindSafe};
+    use std::sync::Mutex;
 
     create_exception!(
         iolake_native,
@@ -58,16 +59,91 @@ mod python {
         NativeDecodeError::new_err((e.kind.as_str(), e.msg))
     }
 
+    fn panic_err(panic: Box<dyn std::any::Any + Send>) -> PyErr {
+        let msg = if let Some(s) = panic.downcast_ref::<&str>() {
+            s.to_string()
+        } else if let Some(s) = panic.downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "unknown panic".to_string()
+        };
+        NativeDecodeError::new_err(("crash", format!("decoder panic: {msg}")))
+    }
+
+    /// The io_ops columns as a dict of little-endian buffers (+ "n" and "hostnames").
+    fn io_ops_dict<'py>(py: Python<'py>, t: &IoOps) -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("n", t.record_id.len())?;
+        d.set_item("source", PyBytes::new(py, &t.source))?;
+        d.set_item("record_id", i64_bytes(py, &t.record_id)?)?;
+        d.set_item("rank", i64_bytes(py, &t.rank)?)?;
+        d.set_item("seq", i64_bytes(py, &t.seq)?)?;
+        d.set_item("op", PyBytes::new(py, &t.op))?;
+        d.set_item("offset", i64_bytes(py, &t.offset)?)?;
+        d.set_item("length", i64_bytes(py, &t.length)?)?;
+        d.set_item("start", f64_bytes(py, &t.start)?)?;
+        d.set_item("end", f64_bytes(py, &t.end)?)?;
+        let hi: Vec<i32> = t.host_idx.iter().map(|&x| x as i32).collect();
+        d.set_item("host_idx", i32_bytes(py, &hi)?)?;
+        d.set_item("hostnames", t.hostnames.clone())?;
+        Ok(d)
+    }
+
+    /// The rows of a log's streamed DXT modules (`decode_log(..., stream_dxt_over=...)` lists
+    /// them in "dxt_parts"), a batch of at most `batch_rows` rows per `next_batch()`: dicts like
+    /// decode_log's "io_ops", `hostnames` being the names so far. Holds a reference to `data`
+    /// (the log's bytes) and one chunk of decompressed bytes; the GIL is released while it decodes.
+    #[pyclass(module = "iolake_native")]
+    struct DxtStream {
+        data: Py<PyBytes>,
+        batch_rows: usize,
+        inner: Mutex<decode::DxtStream>,
+    }
+
+    #[pymethods]
+    impl DxtStream {
+        #[new]
+        #[pyo3(signature = (data, comp_type, swapped, parts, batch_rows=1 << 20))]
+        fn new(data: Py<PyBytes>, comp_type: u8, swapped: bool, parts: Vec<(u8, u32, u64, u64, u64)>, batch_rows: usize) -> Self {
+            let parts = parts.into_iter().map(|(src, ver, off, len, out_len)| DxtPart { src, ver, off, len, out_len }).collect();
+            DxtStream { data, batch_rows: batch_rows.max(1), inner: Mutex::new(decode::DxtStream::new(comp_type, swapped, parts)) }
+        }
+
+        /// The next batch (a dict of column buffers), or None when the modules are done.
+        fn next_batch<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
+            let data = self.data.bind(py).as_bytes();
+            let (n, inner) = (self.batch_rows, &self.inner);
+            // locked without the GIL: a second thread on the same stream waits here, not holding it
+            let res = py.detach(|| match inner.lock() {
+                Ok(mut s) => Some(catch_unwind(AssertUnwindSafe(|| s.next_batch(data, n)))),
+                Err(_) => None,
+            });
+            match res {
+                Some(Ok(Ok(Some(t)))) => Ok(Some(io_ops_dict(py, &t)?)),
+                Some(Ok(Ok(None))) => Ok(None),
+                Some(Ok(Err(e))) => Err(to_py_err(e)),
+                Some(Err(panic)) => Err(panic_err(panic)),
+                None => Err(NativeDecodeError::new_err(("crash", "decoder panic: stream poisoned by an earlier panic"))),
+            }
+        }
+    }
+
     /// Decodes one Darshan log given as bytes. Returns a dict of header facts, job facts and
     /// column buffers; raises NativeDecodeError(kind, message) on any malformed input.
+    /// `stream_dxt_over`: when the DXT regions (compressed, together) exceed that many bytes,
+    /// they are only scanned here and listed in "dxt_parts" as (source, version, offset, length,
+    /// decompressed length) for a `DxtStream`; their bytes count against `stream_cap` (and the
+    /// ratio), not `hard_cap`.
     #[pyfunction]
-    #[pyo3(signature = (data, ratio=None, min_budget=None, hard_cap=None))]
+    #[pyo3(signature = (data, ratio=None, min_budget=None, hard_cap=None, stream_dxt_over=None, stream_cap=None))]
     fn decode_log<'py>(
         py: Python<'py>,
         data: &[u8],
         ratio: Option<usize>,
         min_budget: Option<usize>,
         hard_cap: Option<usize>,
+        stream_dxt_over: Option<u64>,
+        stream_cap: Option<usize>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut limits = Limits::default();
         if let Some(r) = ratio {
@@ -79,20 +155,14 @@ mod python {
         if let Some(h) = hard_cap {
             limits.hard_cap = h;
         }
-        let result = py.detach(|| catch_unwind(AssertUnwindSafe(|| decode::decode(data, limits))));
+        if let Some(c) = stream_cap {
+            limits.stream_cap = c;
+        }
+        let result = py.detach(|| catch_unwind(AssertUnwindSafe(|| decode::decode_with(data, limits, stream_dxt_over))));
         let log = match result {
             Ok(Ok(log)) => log,
             Ok(Err(e)) => return Err(to_py_err(e)),
-            Err(panic) => {
-                let msg = if let Some(s) = panic.downcast_ref::<&str>() {
-                    s.to_string()
-                } else if let Some(s) = panic.downcast_ref::<String>() {
-                    s.clone()
-                } else {
-                    "unknown panic".to_string()
-                };
-                return Err(NativeDecodeError::new_err(("crash", format!("decoder panic: {msg}"))));
-            }
+            Err(panic) => return Err(panic_err(panic)),
         };
         let out = PyDict::new(py);
         out.set_item("version", &log.version)?;
@@ -183,24 +253,10 @@ mod python {
 
         match &log.io_ops {
             None => out.set_item("io_ops", py.None())?,
-            Some(t) => {
-                let d = PyDict::new(py);
-                d.set_item("n", t.record_id.len())?;
-                d.set_item("source", PyBytes::new(py, &t.source))?;
-                d.set_item("record_id", i64_bytes(py, &t.record_id)?)?;
-                d.set_item("rank", i64_bytes(py, &t.rank)?)?;
-                d.set_item("seq", i64_bytes(py, &t.seq)?)?;
-                d.set_item("op", PyBytes::new(py, &t.op))?;
-                d.set_item("offset", i64_bytes(py, &t.offset)?)?;
-                d.set_item("length", i64_bytes(py, &t.length)?)?;
-                d.set_item("start", f64_bytes(py, &t.start)?)?;
-                d.set_item("end", f64_bytes(py, &t.end)?)?;
-                let hi: Vec<i32> = t.host_idx.iter().map(|&x| x as i32).collect();
-                d.set_item("host_idx", i32_bytes(py, &hi)?)?;
-                d.set_item("hostnames", t.hostnames.clone())?;
-                out.set_item("io_ops", d)?;
-            }
+            Some(t) => out.set_item("io_ops", io_ops_dict(py, t)?)?,
         }
+        let parts: Vec<(u8, u32, u64, u64, u64)> = log.dxt_parts.iter().map(|p| (p.src, p.ver, p.off, p.len, p.out_len)).collect();
+        out.set_item("dxt_parts", parts)?;
         out.set_item("regions", log.regions.clone())?;
         out.set_item("damaged", log.damaged.clone())?;
         out.set_item("notes", log.notes.clone())?;
@@ -221,6 +277,7 @@ mod python {
     fn iolake_native(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add_function(wrap_pyfunction!(decode_log, m)?)?;
         m.add_function(wrap_pyfunction!(inflate_only, m)?)?;
+        m.add_class::<DxtStream>()?;
         m.add("NativeDecodeError", m.py().get_type::<NativeDecodeError>())?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         let _ = ErrKind::Corrupt;

@@ -8,43 +8,15 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-import yaml
-
-from tests.conftest import ROOT
 
 pytestmark = pytest.mark.slow  # a whole run with training: 5 minutes on 2 cores
-
-MODELS = {"classifiers": ["decision_tree", "logistic_regression"], "regressors": ["decision_tree", "linear"],
-          "splits": 3}
-
-
-def _conf_dir(dest: Path, models: dict) -> Path:
-    """The project's conf folder with `models` merged into local.yaml."""
-    dest.mkdir(parents=True)
-    for f in (ROOT / "conf").glob("*.yaml"):
-        (dest / f.name).write_text(f.read_text())
-    local = yaml.safe_load((dest / "local.yaml").read_text()) or {}
-    local["models"] = {**local.get("models", {}), **models}
-    (dest / "local.yaml").write_text(yaml.safe_dump(local, sort_keys=False))
-    return dest
 
 
 @pytest.fixture(scope="module")
 def first_run(spark, tmp_path_factory):
-    import contextlib
-    import io
+    from tests.lakes import first_run_lake
 
-    from iolake.cli import main
-
-    tmp = tmp_path_factory.mktemp("first-run")
-    lake, conf = tmp / "lake", _conf_dir(tmp / "conf", MODELS)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        code = main(["run", "--lake", str(lake), "--conf-dir", str(conf)])
-    text = out.getvalue()
-    print(text[-4000:])
-    assert code == 0, text[-6000:]
-    return {"lake": lake, "out": text, "conf": conf}
+    return first_run_lake(tmp_path_factory)  # built once per session: test_tags reads it too
 
 
 def _table(spark, lake: Path, name: str):

@@ -1,4 +1,4 @@
-"""tags stage end to end on the darshan wheel's example logs: every job tagged, known bottlenecks found, re-run idle."""
+"""tags stage end to end (in the first run's `iolake run`) on the darshan wheel's example logs: every job tagged, known bottlenecks found, re-run idle."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -7,7 +7,7 @@ import pytest
 
 from iolake.config import load_config
 from iolake.lake import read_table, table_version
-from jobs import features, ingest, tags
+from jobs import tags
 from schemas import BRONZE, SILVER
 
 pytestmark = pytest.mark.slow
@@ -17,18 +17,22 @@ SPEC = SILVER["bottleneck_tags"]
 
 @pytest.fixture(scope="module")
 def tagged_lake(spark, tmp_path_factory):
-    import darshan
+    """The first run's lake (`tests.lakes.first_run_lake`: `iolake run` on the wheel's 6 example
+    logs, shared with test_first_run): its tags stage is the one under test; (conf, new logs the
+    stage tagged, rows)."""
+    import re
 
-    lake = tmp_path_factory.mktemp("tags") / "lake"
-    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
-    ingest.run(spark, conf, [str(Path(darshan.__file__).parent / "examples" / "example_logs")])
-    features.run(spark, conf)
-    summary = tags.run(spark, conf)
+    from tests.lakes import first_run_lake
+
+    run = first_run_lake(tmp_path_factory)
+    conf = load_config("local", overrides={"lake": {"root": str(run["lake"])}})
+    tagged = re.search(r"\[tags\] (\d+) new logs: silver/bottleneck_tags", run["out"])
+    assert tagged, run["out"][-4000:]
     ledger = read_table(spark, BRONZE["logs"], conf.lake.root).select("log_id", "source_uri").toPandas()
     names = {r.log_id: Path(r.source_uri).name for r in ledger.itertuples()}
     rows = read_table(spark, SPEC, conf.lake.root).toPandas()
     rows["log"] = rows.log_id.map(names)
-    return conf, summary, rows
+    return conf, int(tagged.group(1)), rows
 
 
 def _tags(rows, log: str) -> dict:
@@ -36,9 +40,9 @@ def _tags(rows, log: str) -> dict:
 
 
 def test_tags_every_featured_job_has_rows(spark, tagged_lake):
-    conf, summary, rows = tagged_lake
+    conf, n_tagged, rows = tagged_lake
     jobs = read_table(spark, SILVER["job_features"], conf.lake.root).select("log_id").toPandas()
-    assert summary["logs"] == len(jobs) == 6
+    assert n_tagged == len(jobs) == 6
     assert set(rows.log_id) == set(jobs.log_id)
     assert not rows.duplicated(["log_id", "tag"]).any()
     assert rows.threshold_name.dropna().str.startswith("tags.").all()

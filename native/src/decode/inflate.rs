@@ -8,7 +8,7 @@ pub(super) struct Budget {
 }
 
 impl Budget {
-    fn take(&mut self, n: usize) -> Res<()> {
+    pub(super) fn take(&mut self, n: usize) -> Res<()> {
         if n > self.left {
             return Err(DecodeErr {
                 kind: ErrKind::Limit,
@@ -45,7 +45,7 @@ pub(super) fn inflate_region(
 const CHUNK: usize = 256 * 1024;
 
 /// One step of a streaming decompressor: (input used, output produced, stream ended).
-trait Inflater {
+trait Inflater: Send {
     fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool), String>;
     fn restart(&mut self);
 }
@@ -135,4 +135,66 @@ fn inflate_zlib(input: &[u8], max_out: Option<usize>, budget: &mut Budget, what:
 
 fn inflate_bzip2(input: &[u8], max_out: Option<usize>, budget: &mut Budget, what: &str) -> Res<Vec<u8>> {
     inflate_streams(&mut Bz(bzip2::Decompress::new(false)), "bzip2", input, max_out, budget, what)
+}
+
+/// The decompressed bytes of one region, a piece at a time, for regions too large to hold
+/// (the streamed DXT regions): the same streams, errors and messages as `inflate_region`.
+pub(super) struct RegionReader {
+    z: Option<Box<dyn Inflater>>,
+    kind: &'static str,
+    what: String,
+    pos: usize,
+    in_stream: bool,
+}
+
+impl RegionReader {
+    pub(super) fn new(comp: u8, what: String) -> Res<Self> {
+        let (z, kind): (Option<Box<dyn Inflater>>, &'static str) = match comp {
+            0 => (Some(Box::new(Zlib(flate2::Decompress::new(true)))), "zlib"),
+            1 => (Some(Box::new(Bz(bzip2::Decompress::new(false)))), "bzip2"),
+            2 => (None, "none"),
+            other => return corrupt(format!("invalid compression type {other}")),
+        };
+        Ok(RegionReader { z, kind, what, pos: 0, in_stream: false })
+    }
+
+    /// Appends between 1 and `want` (> 0) decompressed bytes of `input` (the whole compressed
+    /// region) to `out`, charging them to `budget`; Ok(0) only once the region is used up.
+    pub(super) fn read(&mut self, input: &[u8], out: &mut Vec<u8>, want: usize, budget: &mut Budget) -> Res<usize> {
+        let Some(z) = self.z.as_mut() else {
+            let n = want.min(input.len() - self.pos);
+            budget.take(n)?;
+            out.extend_from_slice(&input[self.pos..self.pos + n]);
+            self.pos += n;
+            return Ok(n);
+        };
+        let start = out.len();
+        out.resize(start + want, 0);
+        loop {
+            if self.pos >= input.len() && !self.in_stream {
+                out.truncate(start);
+                return Ok(0);
+            }
+            let (what, kind) = (&self.what, self.kind);
+            let (used, produced, ended) = z
+                .step(&input[self.pos..], &mut out[start..])
+                .map_err(|e| DecodeErr { kind: ErrKind::Corrupt, msg: format!("{what}: {kind} error: {e}") })?;
+            budget.take(produced)?;
+            self.pos += used;
+            self.in_stream = true;
+            if ended {
+                z.restart();
+                self.in_stream = false;
+            } else if used == 0 && produced == 0 {
+                if self.pos >= input.len() {
+                    return corrupt(format!("{what}: compressed data ends inside a {kind} stream (truncated)"));
+                }
+                return corrupt(format!("{what}: {kind} stream makes no progress"));
+            }
+            if produced > 0 {
+                out.truncate(start + produced);
+                return Ok(produced);
+            }
+        }
+    }
 }

@@ -24,11 +24,13 @@
 //! * `records`  — counter-module records, read into the current layout and columns;
 //! * `upconvert`— darshan-util's per-module up-conversions of older record versions, as data;
 //! * `lustre`, `heatmap`, `dxt` — the modules with variable-length records;
+//! * `dxt_stream` — DXT regions too large to hold, scanned here and then decoded in batches;
 //! * `bytes`    — bounds-checked little helpers (words, C strings, a region cursor);
 //! * `output`   — the decoded log (`Log` and its tables).
 
 mod bytes;
 mod dxt;
+mod dxt_stream;
 mod header;
 mod heatmap;
 mod inflate;
@@ -42,9 +44,11 @@ mod upconvert;
 
 pub use header::MAGIC;
 pub use modules::{counter_shape, CounterShape, MODULE_NAMES, N_KNOWN_MODULES};
+pub use dxt_stream::{DxtPart, DxtStream};
 pub use output::{CounterTable, HeatmapTable, IoOps, Job, Log, LustreTable, ModInfo, StrCol};
 
 use dxt::decode_dxt;
+use dxt_stream::scan_dxt;
 use header::{read_header, region};
 use heatmap::heatmap_table;
 use inflate::{inflate_region, Budget};
@@ -92,11 +96,15 @@ pub struct Limits {
     pub ratio: usize,
     pub min_budget: usize,
     pub hard_cap: usize,
+    /// Streamed DXT regions (`decode_with`) are not held, so they are not charged to the above;
+    /// their decompressed bytes together may not exceed `max(min_budget, ratio * file_len)`,
+    /// nor `stream_cap` (the decompression-bomb guard of a stream).
+    pub stream_cap: usize,
 }
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { ratio: 512, min_budget: 64 << 20, hard_cap: 1 << 30 }
+        Limits { ratio: 512, min_budget: 64 << 20, hard_cap: 1 << 30, stream_cap: 16 << 30 }
     }
 }
 
@@ -105,10 +113,23 @@ impl Default for Limits {
 
 /// Decodes one log: header, job record, name records, then every module region in index order.
 pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
+    decode_with(data, limits, None)
+}
+
+/// `decode`, except that when the DXT regions of the log (compressed, together) exceed
+/// `stream_dxt_over` bytes, the DXT modules are only scanned (`dxt_stream::scan_dxt`: every
+/// note, error and damage `decode` would give, nothing kept) and listed in `Log::dxt_parts`
+/// for a `DxtStream` to decode in batches; `Log::io_ops` then has no rows.
+pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) -> Res<Log> {
     let h = read_header(data)?;
     let mut notes: Vec<String> = Vec::new();
     let budget_total = limits.min_budget.max(limits.ratio.saturating_mul(data.len())).min(limits.hard_cap);
     let mut budget = Budget { left: budget_total };
+    let dxt_len = h.mod_map[M_DXT_POSIX].len.saturating_add(h.mod_map[M_DXT_MPIIO].len);
+    let stream = stream_dxt_over.is_some_and(|t| dxt_len > t);
+    let stream_total = limits.min_budget.max(limits.ratio.saturating_mul(data.len())).min(limits.stream_cap);
+    let mut stream_budget = Budget { left: stream_total };
+    let mut dxt_parts: Vec<DxtPart> = Vec::new();
 
     // job region: darshan-util reads at most one 4 KiB job record from it
     let job_raw = {
@@ -173,8 +194,9 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
         // cut while the last regions, DXT, were written) loses its own records only; the log keeps
         // every module that decodes and names the damaged ones. Limits still fail the whole log.
         let before = io_ops.as_ref().map(|t| (t.source.len(), t.hostnames.len()));
+        let streamed = stream && (i == M_DXT_POSIX || i == M_DXT_MPIIO);
         let res = (|| -> Res<()> {
-            let raw = if ver_ok {
+            let raw = if ver_ok && !streamed {
                 let reg = region(data, h.mod_map[i], &m.name)?;
                 inflate_region(h.comp_type, reg, None, &mut budget, &format!("{} region", m.name))?
             } else {
@@ -193,8 +215,13 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
                 heatmap = Some(heatmap_table(ver_ok, h.swapped, &raw, &mut notes)?);
             } else {
                 let t = io_ops.get_or_insert_with(IoOps::default);
-                if ver_ok {
-                    let src = if i == M_DXT_POSIX { 0 } else { 1 };
+                let src = if i == M_DXT_POSIX { 0 } else { 1 };
+                if ver_ok && streamed {
+                    let reg = region(data, h.mod_map[i], &m.name)?;
+                    let out_len = scan_dxt(src, h.comp_type, h.swapped, reg, &mut stream_budget, &mut notes)?;
+                    let (off, len) = (h.mod_map[i].off, h.mod_map[i].len);
+                    dxt_parts.push(DxtPart { src, ver: m.ver, off, len, out_len });
+                } else if ver_ok {
                     decode_dxt(src, m.ver, h.swapped, &raw, t, &mut notes)?;
                 }
             }
@@ -240,6 +267,7 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
         lustre,
         heatmap,
         io_ops,
+        dxt_parts,
         regions,
         damaged,
         notes,

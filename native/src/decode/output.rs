@@ -1,6 +1,6 @@
 //! The decoded log: header facts, job, names and one column-major table per module.
 
-use super::{CounterShape, DecodeErr, ErrKind, Res};
+use super::{CounterShape, DecodeErr, DxtPart, ErrKind, Res};
 
 #[derive(Debug, Default, Clone)]
 pub struct Job {
@@ -147,6 +147,8 @@ pub struct Log {
     pub lustre: Option<LustreTable>,
     pub heatmap: Option<HeatmapTable>,
     pub io_ops: Option<IoOps>,
+    /// the DXT modules left to a `DxtStream` (`decode_with`), in module order
+    pub dxt_parts: Vec<DxtPart>,
     /// the compressed regions: ("job" | "names" | module name, file offset, length)
     pub regions: Vec<(String, u64, u64)>,
     /// modules whose region was cut short or corrupt: (name, reason); their records are dropped

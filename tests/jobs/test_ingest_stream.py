@@ -1,0 +1,113 @@
+"""Ingest of a streamed io_ops (a huge DXT trace): staged batch by batch into its own Parquet file,
+every row lands, the ledger counts them; a log whose stream fails is quarantined and its partial
+file deleted, never named in the ledger."""
+from __future__ import annotations
+
+import io
+import types
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.fs as pafs
+import pytest
+
+from bench.huge_dxt import DXT_POSIX, POSIX, dxt_header, dxt_record, write_log
+from jobs import ingest_tasks
+from readers import native_darshan as native
+from readers.base import DecodeError, Decoded
+from schemas import BRONZE
+from tests.conftest import need
+
+need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
+
+
+def _big_dxt_log(segments: int, records: int = 5) -> bytes:
+    """A log with one POSIX record and a DXT_POSIX region of random (incompressible) segments,
+    larger compressed than `STREAM_DXT_OVER`, so the default decode streams it."""
+    rng = np.random.default_rng(7)
+    per = segments // records
+    pieces = []
+    for r in range(records):
+        n = per if r < records - 1 else segments - per * (records - 1)
+        pieces.append(dxt_header(1000 + r, r, b"nid%02d" % (r % 2), n - n // 3, n // 3))
+        seg = np.empty(n, dtype=[("off", "<i8"), ("len", "<i8"), ("start", "<f8"), ("end", "<f8")])
+        seg["off"] = rng.integers(0, 1 << 40, n)
+        seg["len"] = rng.integers(1, 1 << 20, n)
+        seg["start"] = rng.random(n) * 100
+        seg["end"] = seg["start"] + rng.random(n)
+        pieces.append(seg.tobytes())
+    fh = io.BytesIO()
+    write_log(fh, {POSIX: [bytes(704)], DXT_POSIX: pieces}, {POSIX: 4})
+    return fh.getvalue()
+
+
+def test_a_failing_stream_quarantines_the_log_and_deletes_its_staged_file(tmp_path):
+    schema = BRONZE["io_ops"].decoded_arrow_schema
+    good = native.decode(_small_log())
+
+    def batches():
+        yield pa.RecordBatch.from_pylist([], schema=schema)
+        yield good.all_tables()["io_ops"].to_batches()[0]
+        raise DecodeError("DXT_POSIX region: changed since it was scanned")
+
+    d = Decoded(tables=good.tables, format="darshan", streams={"io_ops": batches})
+    dec = types.SimpleNamespace(conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path: d)
+    row = {"log_id": "a" * 64, "source_uri": str(tmp_path / "x.darshan"), "size_bytes": 1, "mtime_ns": 0,
+           "kind": "darshan"}
+    written = []
+
+    def stage(table, it, log_id, month):
+        path = str(tmp_path / "staging" / table / "part.parquet")
+        written.append(path)
+        return ingest_tasks._stage(pafs.LocalFileSystem(), path, path, table, it, log_id, month)
+
+    entry, tables, streamed = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage)
+    assert entry["status"] == "quarantined" and "changed since it was scanned" in entry["reason"]
+    assert tables == {} and streamed == [] and written
+    assert not list((tmp_path / "staging").rglob("*.parquet"))
+
+
+def _small_log() -> bytes:
+    fh = io.BytesIO()
+    seg = [(4096 * k, 4096, k * 0.5, k * 0.5 + 0.25) for k in range(10)]
+    write_log(fh, {POSIX: [bytes(704)], DXT_POSIX: [dxt_record(1, 0, b"nid1", seg, seg[:3])]}, {POSIX: 4})
+    return fh.getvalue()
+
+
+def test_with_ingest_columns_adds_constant_columns_to_tables_and_batches():
+    t = native.decode(_small_log()).tables["io_ops"]
+    for x in (t, t.to_batches()[0]):
+        out = ingest_tasks.with_ingest_columns("io_ops", x, "L" * 64, "2020-09")
+        assert type(out) is type(x) and out.num_rows == 13
+        assert set(out.column("log_id").to_pylist()) == {"L" * 64}
+        assert set(out.column("job_month").to_pylist()) == {"2020-09"}
+        assert out.schema.names[:2] == ["log_id", "job_month"]
+
+
+@pytest.mark.slow
+def test_a_streamed_dxt_log_lands_whole(spark, tmp_path):
+    from iolake.config import load_config
+    from iolake.lake import read_table
+    from jobs.ingest import run
+
+    segments = 180_001
+    data = _big_dxt_log(segments)
+    d = native.decode(data)
+    assert "io_ops" in d.streams, "the test log must be large enough to be streamed"
+    drop = tmp_path / "drop"
+    drop.mkdir()
+    (drop / "huge.darshan").write_bytes(data)
+    lake = tmp_path / "lake"
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
+    summary = run(spark, conf, [str(drop)])
+    assert summary["status"] == {"ok": 1}
+    assert summary["rows"]["io_ops"] == segments
+    led = read_table(spark, BRONZE["logs"], str(lake)).collect()[0]
+    assert dict(led.row_counts)["io_ops"] == segments
+    io_ops = read_table(spark, BRONZE["io_ops"], str(lake)).where(f"log_id = '{led.log_id}'")
+    assert io_ops.count() == segments
+    want = d.all_tables()["io_ops"]
+    got = io_ops.agg({"offset": "sum", "length": "sum", "seq": "max"}).collect()[0].asDict()
+    assert got["sum(length)"] == pa.compute.sum(want["length"]).as_py()
+    assert got["sum(offset)"] == pa.compute.sum(want["offset"]).as_py()
+    assert got["max(seq)"] == pa.compute.max(want["seq"]).as_py()

@@ -30,31 +30,53 @@ pub(super) fn decode_dxt(src: u8, ver: u32, swap: bool, buf: &[u8], t: &mut IoOp
             break;
         }
         let segs = cur.take(nseg as usize * 32).unwrap_or(&[]);
-        let hi = match hosts.get(host) {
-            Some(&i) => i,
-            None => {
-                let i = t.hostnames.len() as u32;
-                t.hostnames.push(String::from_utf8_lossy(host).into_owned());
-                hosts.insert(host.to_vec(), i);
-                i
-            }
-        };
-        for k in 0..nseg as usize {
-            let sb = &segs[k * 32..k * 32 + 32];
-            let (op, seq) = if (k as u64) < wc as u64 { (0u8, k as i64) } else { (1u8, k as i64 - wc) };
-            t.source.push(src);
-            t.record_id.push(id);
-            t.rank.push(rank);
-            t.seq.push(seq);
-            t.op.push(op);
-            let off = word(sb, 0, swap) as i64;
-            // DXT_MPIIO version 1 did not record offsets
-            t.offset.push(if src == 1 && ver == 1 { -1 } else { off });
-            t.length.push(word(sb, 8, swap) as i64);
-            t.start.push(f64::from_bits(word(sb, 16, swap)));
-            t.end.push(f64::from_bits(word(sb, 24, swap)));
-            t.host_idx.push(hi);
+        let hi = host_index(&mut hosts, &mut t.hostnames, host);
+        let rec = SegRec { src, ver, swap, id, rank, wc: wc as u64, host: hi };
+        for (k, sb) in segs.chunks_exact(32).enumerate() {
+            rec.push(t, k as u64, sb);
         }
     }
     Ok(())
+}
+
+/// The index of `host` in `names`, added (and to `hosts`, the lookup) when new.
+pub(super) fn host_index(hosts: &mut HashMap<Vec<u8>, u32>, names: &mut Vec<String>, host: &[u8]) -> u32 {
+    if let Some(&i) = hosts.get(host) {
+        return i;
+    }
+    let i = names.len() as u32;
+    names.push(String::from_utf8_lossy(host).into_owned());
+    hosts.insert(host.to_vec(), i);
+    i
+}
+
+/// What a DXT record gives each of its segments' rows.
+pub(super) struct SegRec {
+    pub src: u8,
+    pub ver: u32,
+    pub swap: bool,
+    pub id: i64,
+    pub rank: i64,
+    /// the record's write count: segments 0..wc are writes, the rest reads
+    pub wc: u64,
+    pub host: u32,
+}
+
+impl SegRec {
+    /// Appends the row of segment `k` (its 32 bytes `sb`) to `t`.
+    pub fn push(&self, t: &mut IoOps, k: u64, sb: &[u8]) {
+        let (op, seq) = if k < self.wc { (0u8, k as i64) } else { (1u8, (k - self.wc) as i64) };
+        t.source.push(self.src);
+        t.record_id.push(self.id);
+        t.rank.push(self.rank);
+        t.seq.push(seq);
+        t.op.push(op);
+        let off = word(sb, 0, self.swap) as i64;
+        // DXT_MPIIO version 1 did not record offsets
+        t.offset.push(if self.src == 1 && self.ver == 1 { -1 } else { off });
+        t.length.push(word(sb, 8, self.swap) as i64);
+        t.start.push(f64::from_bits(word(sb, 16, self.swap)));
+        t.end.push(f64::from_bits(word(sb, 24, self.swap)));
+        t.host_idx.push(self.host);
+    }
 }

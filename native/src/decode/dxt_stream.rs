@@ -20,6 +20,7 @@
 use std::collections::HashMap;
 
 use super::bytes::{cstr_bytes, word};
+use super::dxt::{host_index, SegRec};
 use super::header::{region, Map};
 use super::inflate::{Budget, RegionReader};
 use super::output::IoOps;
@@ -110,13 +111,11 @@ pub(super) fn scan_dxt(src: u8, comp: u8, swap: bool, input: &[u8], budget: &mut
     Ok(total)
 }
 
+/// The record being streamed: what its rows share, its segment count, the next segment.
 struct Rec {
-    id: i64,
-    rank: i64,
-    wc: u64,
+    seg: SegRec,
     nseg: u64,
     k: u64,
-    host: u32,
 }
 
 /// The rows of the scanned DXT modules, a batch at a time (see the module docs). Holds one
@@ -232,18 +231,11 @@ impl DxtStream {
                         self.next_part();
                         continue;
                     }
-                    let hi = match self.hosts.get(host) {
-                        Some(&i) => i,
-                        None => {
-                            let i = self.hostnames.len() as u32;
-                            self.hostnames.push(String::from_utf8_lossy(host).into_owned());
-                            self.hosts.insert(host.to_vec(), i);
-                            i
-                        }
-                    };
+                    let host = host_index(&mut self.hosts, &mut self.hostnames, host);
                     self.head += HDR;
                     self.pos += HDR as u64;
-                    self.rec = Some(Rec { id, rank, wc: wc as u64, nseg, k: 0, host: hi });
+                    let seg = SegRec { src: p.src, ver: p.ver, swap, id, rank, wc: wc as u64, host };
+                    self.rec = Some(Rec { seg, nseg, k: 0 });
                 }
                 Some(r) if r.k == r.nseg => self.rec = None,
                 Some(_) => {
@@ -253,19 +245,7 @@ impl DxtStream {
                     let n = (r.nseg - r.k).min((max_rows - t.source.len()) as u64).min(avail) as usize;
                     let segs = &self.buf[self.head..self.head + n * SEG];
                     for (j, sb) in segs.chunks_exact(SEG).enumerate() {
-                        let k = r.k + j as u64;
-                        let (op, seq) = if k < r.wc { (0u8, k as i64) } else { (1u8, (k - r.wc) as i64) };
-                        t.source.push(p.src);
-                        t.record_id.push(r.id);
-                        t.rank.push(r.rank);
-                        t.seq.push(seq);
-                        t.op.push(op);
-                        let off = word(sb, 0, swap) as i64;
-                        t.offset.push(if p.src == 1 && p.ver == 1 { -1 } else { off });
-                        t.length.push(word(sb, 8, swap) as i64);
-                        t.start.push(f64::from_bits(word(sb, 16, swap)));
-                        t.end.push(f64::from_bits(word(sb, 24, swap)));
-                        t.host_idx.push(r.host);
+                        r.seg.push(&mut t, r.k + j as u64, sb);
                     }
                     r.k += n as u64;
                     self.head += n * SEG;

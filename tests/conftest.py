@@ -74,3 +74,21 @@ def _release_cached_frames():
     active = SparkSession.getActiveSession()
     if active is not None:
         active.catalog.clearCache()
+
+
+# Test modules that share one lake built once per process (tests/lakes.py): under pytest-xdist
+# (`make test` runs two workers) they must run in the same worker, or each worker builds the lake.
+SHARED_LAKE_GROUPS = {
+    "tests/jobs/test_first_run.py": "first_run_lake",
+    "tests/jobs/test_tags.py": "first_run_lake",
+    "tests/apps/test_report.py": "report_lake",
+    "tests/examples/test_examples.py": "report_lake",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    """One xdist group per test module (its module-scoped lakes are built once), modules sharing
+    a session lake in one group; `--dist loadgroup` then keeps each group on one worker."""
+    for item in items:
+        rel = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
+        item.add_marker(pytest.mark.xdist_group(SHARED_LAKE_GROUPS.get(rel, rel)))

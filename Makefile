@@ -24,7 +24,7 @@ run: setup
 	$(BIN)/iolake run $(ARGS)
 
 test: setup
-	$(BIN)/python -m pytest -n 2 --dist loadgroup $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
 check: setup
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)

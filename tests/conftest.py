@@ -76,6 +76,7 @@ def _release_cached_frames():
         active.catalog.clearCache()
 
 
+
 # Test modules that share one lake built once per process (tests/lakes.py): under pytest-xdist
 # (`make test` runs two workers) they must run in the same worker, or each worker builds the lake.
 SHARED_LAKE_GROUPS = {
@@ -86,9 +87,15 @@ SHARED_LAKE_GROUPS = {
 }
 
 
-def pytest_collection_modifyitems(config, items):
-    """One xdist group per test module (its module-scoped lakes are built once), modules sharing
-    a session lake in one group; `--dist loadgroup` then keeps each group on one worker."""
-    for item in items:
-        rel = Path(str(item.fspath)).resolve().relative_to(ROOT).as_posix()
-        item.add_marker(pytest.mark.xdist_group(SHARED_LAKE_GROUPS.get(rel, rel)))
+def pytest_xdist_make_scheduler(config, log):
+    """`make test`'s two xdist workers: each test module goes whole to one worker (its
+    module-scoped lakes are built once), and modules sharing a session lake go to the same one.
+    (xdist's own `--dist loadgroup` marks do not reach the scheduler under pytest 9.)"""
+    from xdist.scheduler import LoadScopeScheduling
+
+    class ModuleScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            module = nodeid.split("::", 1)[0]
+            return SHARED_LAKE_GROUPS.get(module, module)
+
+    return ModuleScheduling(config, log)

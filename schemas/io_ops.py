@@ -3,8 +3,10 @@
 `source` says where a row came from (`DXT_POSIX`, `DXT_MPIIO`, `RECORDER`). `op` is the
 operation class (`read`, `write`, and for Recorder also `open`, `close`, `seek`, `sync`,
 `meta`, `other`); `func` is the traced function's name where the tracer records it (Recorder).
-`seq` orders operations within (log, source, record, rank): DXT segments in the order stored
-(writes, then reads), Recorder calls in trace order. Times are seconds since job start.
+`seq` orders operations within (log, source, record, rank, op): DXT segments in the order stored,
+writes and reads each numbered from 0 (Darshan stores a record's writes, then its reads), so
+(op, seq) is unique within a (record, rank); Recorder calls in trace order. Times are seconds
+since job start.
 """
 from pyspark.sql import types as T
 

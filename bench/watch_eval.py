@@ -2,6 +2,7 @@
 step drops against the alarm rate on the real series.
 
     .venv/bin/python bench/watch_eval.py [--data DIR] [--trials N] [--seed S] [--jobs J] [--grid]
+    .venv/bin/python bench/watch_eval.py --draws 21     # the defaults over seeds 1..21: mean, range
 
 Data: `../shared/data/tokio-abc/edison-summaries_2017-02-14-2018-02-15.csv.gz` (one row per
 Darshan log, 2017-02-14..2018-02-15, Edison's Lustre scratch1..3). The series: one per
@@ -152,6 +153,20 @@ def _settings(rule: str, p: Params) -> str:
             "glr": f"{common} h={p.glr_h} clip={p.glr_clip}"}[rule]
 
 
+def draws_table(ys: dict, rules, p: Params, trials: int, draws: int, pool) -> str:
+    """The defaults on `draws` independent draws of change points (seeds 1..draws): one row per
+    draw, then the mean, min and max of each figure — how much one draw's recall can vary."""
+    rows = []
+    for seed in range(1, draws + 1):
+        rows.append({"seed": str(seed), **evaluate(ys, change_points(ys, trials, seed), rules, p, pool)})
+        print(table(rows[-1:]).splitlines()[-1], flush=True)
+    figs = [k for k in rows[0] if k not in ("seed", "trials")]
+    for name, fn in (("mean", np.mean), ("min", np.min), ("max", np.max)):
+        rows.append({"seed": name, **{k: float(fn([r[k] for r in rows[:draws]])) for k in figs},
+                     "trials": sum(r["trials"] for r in rows[:draws]) if name == "mean" else ""})
+    return table(rows)
+
+
 def main(argv=None) -> int:
     from iolake.config import load_config
 
@@ -161,6 +176,8 @@ def main(argv=None) -> int:
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (series run in parallel)")
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--grid", action="store_true", help="also sweep each rule's settings")
+    ap.add_argument("--draws", type=int, default=0,
+                    help="instead: the defaults on N draws of change points (seeds 1..N), each and mean/min/max")
     a = ap.parse_args(argv)
     conf = load_config().watch
     defaults = Params.from_conf(conf)
@@ -173,6 +190,10 @@ def main(argv=None) -> int:
           f"(app = exe|fs|nprocs bucket|direction|layout), {lens.min()}-{lens.max()} runs each; "
           f"{a.trials} change points per series, seed {a.seed}\n")
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
+        if a.draws:
+            print(draws_table(ys, conf.rules, defaults, a.trials, a.draws, pool))
+            print(f"\n{time.monotonic() - t0:.0f} s")
+            return 0
         alone = {rule: evaluate(ys, cps, [rule], defaults, pool) for rule in ("sma", "robust_z", "cusum", "glr")}
         rows = [{"detector": rule, "settings": _settings(rule, defaults), **r} for rule, r in alone.items()]
         rows.append({"detector": "defaults: " + "+".join(conf.rules), "settings": "conf/base.yaml watch:",

@@ -28,9 +28,9 @@ Steps, in one run (every ratio is against the flat baseline measured in the same
      a  the analysts' flat view (nested exploded with inline(arrays_zip(...))): count, a
         per-(log, record) count/sum(length) GROUP BY, and a full scan of all columns; plus the
         same count and GROUP BY computed on the arrays without exploding;
-     b  file features' access pattern (`features/file_features.py::_with_ops_pattern`'s join,
-        length filter, window over (log, record, rank, op) by start_s, seq and consecutive/
-        sequential/random sums, copied here): nested exploded through the same code, and nested
+     b  file features' access pattern (`features.file_features.ops_pattern_stats`: join, length
+        filter, window over (log, record, rank, op) by start_s, seq and consecutive/sequential/
+        random sums): flat, nested exploded through the same function, and nested
         without exploding (per direction `filter` + `sort_array`, then one `aggregate` pass that
         carries the previous op, as the window's lag). `want` stands in for the file features'
         frame: per (log, record) the data layer's DXT source (MPI-IO when it has DXT_MPIIO
@@ -441,27 +441,10 @@ def _pattern_out(df):
 
 
 def pattern_flat(io_ops, want):
-    """`_with_ops_pattern`'s statistics on flat rows (its join, length filter, window and sums)."""
-    import pyspark.sql.functions as F
-    from pyspark.sql import Window
+    """file features' access-pattern statistics (`file_features.ops_pattern_stats`) on flat rows."""
+    from features.file_features import ops_pattern_stats
 
-    ops = io_ops.where(F.col("op").isin("read", "write")).join(want, ["log_id", "record_id", "source"], "inner")
-    data = ops.where(F.col("length") == F.col("transfer_size"))
-    w = Window.partitionBy("log_id", "record_id", "rank", "op").orderBy("start_s", "seq")
-    data = data.withColumn("prev_off", F.lag("offset").over(w)).withColumn(
-        "prev_end", F.lag(F.col("offset") + F.col("length")).over(w))
-    has_prev = F.col("prev_off").isNotNull()
-    consec = has_prev & (F.col("offset") == F.col("prev_end"))
-    seq = has_prev & ~consec & (F.col("offset") > F.col("prev_off"))
-    stats = data.groupBy("log_id", "record_id").agg(
-        F.sum(has_prev.cast("long")).alias("op_n"),
-        F.sum(consec.cast("long")).alias("op_consec"),
-        F.sum(seq.cast("long")).alias("op_seq"),
-        F.sum((has_prev & ~consec & ~seq).cast("long")).alias("op_random"),
-        F.min(F.when(F.col("op") == "read", F.col("start_s"))).alias("op_first_read"),
-        F.min(F.when(F.col("op") == "write", F.col("start_s"))).alias("op_first_write"),
-    )
-    return _pattern_out(stats)
+    return _pattern_out(ops_pattern_stats(io_ops, want))
 
 
 def _data_ops(op: str):

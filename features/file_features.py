@@ -287,11 +287,25 @@ def _h5_ops_per_file(h5f: DataFrame, h5d: DataFrame, files: DataFrame) -> DataFr
 
 def _with_ops_pattern(df: DataFrame, io_ops: DataFrame) -> DataFrame:
     """Access pattern and RAW/WAR order from DXT segments at the file's data layer, where present."""
-    from pyspark.sql import Window
-
     want = df.select(
         "log_id", "record_id", "transfer_size",
         F.when(F.col("layer") == "MPI-IO", "DXT_MPIIO").otherwise("DXT_POSIX").alias("source"))
+    df = df.join(ops_pattern_stats(io_ops, want), ["log_id", "record_id"], "left")
+    both = (F.col("io_type").isin("RAW", "WAR")) & F.col("op_first_read").isNotNull() & F.col(
+        "op_first_write").isNotNull()
+    return (
+        df.withColumn("io_type", F.when(both, F.when(F.col("op_first_write") < F.col("op_first_read"), "RAW")
+                                        .otherwise("WAR")).otherwise(F.col("io_type")))
+        .withColumn("io_type_source", F.when(F.col("op_n").isNotNull(), "ops").otherwise(F.col("io_type_source")))
+    )
+
+
+def ops_pattern_stats(io_ops: DataFrame, want: DataFrame) -> DataFrame:
+    """Per (log_id, record_id) of `want` (log_id, record_id, source, transfer_size): the ops judged
+    (`op_n`: those with a predecessor), consecutive, sequential and random ones, and the first read
+    and write start, from the `source` segments of length transfer_size (rules: module docstring)."""
+    from pyspark.sql import Window
+
     ops = io_ops.where(F.col("op").isin("read", "write")).join(want, ["log_id", "record_id", "source"], "inner")
     data = ops.where(F.col("length") == F.col("transfer_size"))
     w = Window.partitionBy("log_id", "record_id", "rank", "op").orderBy("start_s", "seq")
@@ -300,19 +314,11 @@ def _with_ops_pattern(df: DataFrame, io_ops: DataFrame) -> DataFrame:
     has_prev = F.col("prev_off").isNotNull()
     consec = has_prev & (F.col("offset") == F.col("prev_end"))
     seq = has_prev & ~consec & (F.col("offset") > F.col("prev_off"))
-    stats = data.groupBy("log_id", "record_id").agg(
+    return data.groupBy("log_id", "record_id").agg(
         F.sum(has_prev.cast("long")).alias("op_n"),
         F.sum(consec.cast("long")).alias("op_consec"),
         F.sum(seq.cast("long")).alias("op_seq"),
         F.sum((has_prev & ~consec & ~seq).cast("long")).alias("op_random"),
         F.min(F.when(F.col("op") == "read", F.col("start_s"))).alias("op_first_read"),
         F.min(F.when(F.col("op") == "write", F.col("start_s"))).alias("op_first_write"),
-    )
-    df = df.join(stats, ["log_id", "record_id"], "left")
-    both = (F.col("io_type").isin("RAW", "WAR")) & F.col("op_first_read").isNotNull() & F.col(
-        "op_first_write").isNotNull()
-    return (
-        df.withColumn("io_type", F.when(both, F.when(F.col("op_first_write") < F.col("op_first_read"), "RAW")
-                                        .otherwise("WAR")).otherwise(F.col("io_type")))
-        .withColumn("io_type_source", F.when(F.col("op_n").isNotNull(), "ops").otherwise(F.col("io_type_source")))
     )

@@ -85,6 +85,29 @@ def compare(old: list, new: list, columns: list[str]) -> list[str]:
     return problems
 
 
+def alternate(rounds: int, timed) -> tuple[dict, dict]:
+    """`timed(name) -> (seconds, rows)` for "old" and "new", alternating over `rounds` (old first in
+    odd rounds): best seconds per name, and the last rows of each."""
+    best, rows = {}, {}
+    for k in range(rounds):
+        for name in (("old", "new") if k % 2 == 0 else ("new", "old")):
+            seconds, rows[name] = timed(name)
+            best[name] = min(best.get(name, seconds), seconds)
+            print(f"round {k + 1} {name}: {seconds:.1f} s", flush=True)
+    return best, rows
+
+
+def verdict(problems: list[str]) -> int:
+    """Print the differences (the first 40) or that there are none; the exit code."""
+    if problems:
+        print(f"NOT IDENTICAL: {len(problems)} differences")
+        for p in problems[:40]:
+            print("  " + p)
+        return 1
+    print("identical: every row, every column")
+    return 0
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     where = ap.add_mutually_exclusive_group(required=True)
@@ -107,12 +130,13 @@ def main() -> int:
         inputs = build().frames(spark)
     else:
         inputs = read_inputs(spark, args.lake)
-    best, rows, plan = {}, {}, {}
-    for k in range(args.rounds):
-        for name in (("old", "new") if k % 2 == 0 else ("new", "old")):
-            seconds, rows[name], plan[name] = run(mods[name], inputs, conf.tags)
-            best[name] = min(best.get(name, seconds), seconds)
-            print(f"round {k + 1} {name}: {seconds:.1f} s", flush=True)
+    plan = {}
+
+    def timed(name):
+        seconds, rows, plan[name] = run(mods[name], inputs, conf.tags)
+        return seconds, rows
+
+    best, rows = alternate(args.rounds, timed)
     columns = mods["new"].OUT
     problems = compare(rows["old"], rows["new"], columns)
     fired = collections.Counter(r[2] for r in rows["new"])
@@ -120,13 +144,7 @@ def main() -> int:
     print("tags: " + ", ".join(f"{t} {n}" for t, n in sorted(fired.items(), key=lambda x: (-x[1], x[0]))))
     print(f"old {best['old']:.1f} s, new {best['new']:.1f} s, new/old {best['new'] / best['old']:.2f}")
     print(f"Exchange nodes: old {plan['old']}, new {plan['new']}")
-    if problems:
-        print(f"NOT IDENTICAL: {len(problems)} differences")
-        for p in problems[:40]:
-            print("  " + p)
-        return 1
-    print("identical: every row, every column")
-    return 0
+    return verdict(problems)
 
 
 if __name__ == "__main__":

@@ -12,6 +12,10 @@ across the stripes of every Lustre file the job opened (bronze/lustre LUSTRE_OST
 layout component; negative ids, unassigned, left out). `stripe_count` / `stripe_size` stay the
 layout of the job's largest Lustre file by POSIX bytes (first component), which stripe advice
 compares with `lfs setstripe -c/-S`. Both are null for a job without Lustre records.
+
+Time counters below zero are not times and count as 0 (`_t`): Darshan's ppc64 test logs carry
+POSIX_F_META_TIME = -2.1e-304 (pydarshan and darshan-parser read the same bits), which would
+make `meta_time_share` negative and stop the `watch` gate for the whole night's drop.
 """
 from __future__ import annotations
 
@@ -28,12 +32,17 @@ def _z(c: str):
     return F.coalesce(F.col(c), F.lit(0))
 
 
+def _t(c: str):
+    """A time counter: null and negative (uninitialised) values count as 0 seconds."""
+    return F.greatest(_z(c), F.lit(0.0))
+
+
 def _rank_times(posix: DataFrame, stdio: DataFrame) -> DataFrame:
     def part(df, m):
         return df.select(
             "log_id", "rank",
-            (_z(f"{m}_F_READ_TIME") + _z(f"{m}_F_WRITE_TIME") + _z(f"{m}_F_META_TIME")).alias("t"),
-            _z(f"{m}_F_SLOWEST_RANK_TIME").alias("slow"), _z(f"{m}_F_FASTEST_RANK_TIME").alias("fast"),
+            (_t(f"{m}_F_READ_TIME") + _t(f"{m}_F_WRITE_TIME") + _t(f"{m}_F_META_TIME")).alias("t"),
+            _t(f"{m}_F_SLOWEST_RANK_TIME").alias("slow"), _t(f"{m}_F_FASTEST_RANK_TIME").alias("fast"),
         )
 
     both = part(posix, "POSIX").unionByName(part(stdio, "STDIO"))
@@ -51,14 +60,14 @@ def _counts(posix: DataFrame, stdio: DataFrame) -> DataFrame:
         F.sum(sum(_z(f"POSIX_SIZE_{rw}_{s}") for rw in ("READ", "WRITE") for s in SIZES_SMALL)).alias("small"),
         F.sum(sum(_z(f"POSIX_SIZE_{rw}_{s}") for rw in ("READ", "WRITE") for s in SIZES_MEDIUM)).alias("medium"),
         F.sum("POSIX_BYTES_READ").alias("px_br"), F.sum("POSIX_BYTES_WRITTEN").alias("px_bw"),
-        F.sum("POSIX_F_READ_TIME").alias("px_rt"), F.sum("POSIX_F_WRITE_TIME").alias("px_wt"),
-        F.sum("POSIX_F_META_TIME").alias("px_mt"),
+        F.sum(_t("POSIX_F_READ_TIME")).alias("px_rt"), F.sum(_t("POSIX_F_WRITE_TIME")).alias("px_wt"),
+        F.sum(_t("POSIX_F_META_TIME")).alias("px_mt"),
     )
     st = stdio.groupBy("log_id").agg(
         F.sum("STDIO_READS").alias("st_reads"), F.sum("STDIO_WRITES").alias("st_writes"),
         F.sum("STDIO_BYTES_READ").alias("st_br"), F.sum("STDIO_BYTES_WRITTEN").alias("st_bw"),
-        F.sum("STDIO_F_READ_TIME").alias("st_rt"), F.sum("STDIO_F_WRITE_TIME").alias("st_wt"),
-        F.sum("STDIO_F_META_TIME").alias("st_mt"),
+        F.sum(_t("STDIO_F_READ_TIME")).alias("st_rt"), F.sum(_t("STDIO_F_WRITE_TIME")).alias("st_wt"),
+        F.sum(_t("STDIO_F_META_TIME")).alias("st_mt"),
     )
     return px.join(st, "log_id", "full")
 

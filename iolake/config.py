@@ -133,6 +133,7 @@ class ModelsConf:
     splits: int  # grouped train/test splits per classifier / regressor (models/evaluation.py)
     test_fraction: float
     seed: int
+    max_train_rows: int  # lake rows a bandwidth model trains on at most (whole feature groups sampled past it)
     classifiers: list[str]
     regressors: list[str]
     placement_model: str  # registered model names

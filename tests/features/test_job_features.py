@@ -60,3 +60,28 @@ def test_job_features_ost_count_is_dca_io_stripe_count_beside_the_largest_files_
     bare = bronze(spark, jobs=[other], posix=posix, files=files)
     j2 = job_features.transform(bare, file_features.transform(bare, load_config("local").features)).collect()[0]
     assert j2.ost_count is None and j2.stripe_count is None
+
+
+def test_job_features_negative_time_counters_count_as_zero(spark):
+    # Darshan's ppc64 test logs carry POSIX_F_META_TIME = -2.08e-304 (uninitialised bits that
+    # pydarshan reads the same): a negative share stopped the watch gate for a whole drop.
+    posix = [
+        {"record_id": 1, "rank": -1, "POSIX_READS": 4, "POSIX_WRITES": 2, "POSIX_BYTES_READ": 4096,
+         "POSIX_BYTES_WRITTEN": 2048, "POSIX_F_READ_TIME": 0.749659, "POSIX_F_WRITE_TIME": 0.137439,
+         "POSIX_F_META_TIME": -2.080741e-304, "POSIX_F_SLOWEST_RANK_TIME": -1.0,
+         "POSIX_F_FASTEST_RANK_TIME": 0.5, "POSIX_OPENS": 1},
+        {"record_id": 2, "rank": 0, "POSIX_READS": 1, "POSIX_WRITES": 0, "POSIX_BYTES_READ": 100,
+         "POSIX_F_READ_TIME": 0.25, "POSIX_F_META_TIME": -3.0, "POSIX_OPENS": 1},
+    ]
+    stdio = [{"record_id": 3, "rank": 0, "STDIO_WRITES": 1, "STDIO_BYTES_WRITTEN": 10,
+              "STDIO_F_WRITE_TIME": 0.003052, "STDIO_F_META_TIME": -0.5}]
+    files = [{"record_id": i, "name": f"/p/f{i}"} for i in (1, 2, 3)]
+    tables = bronze(spark, jobs=[JOB], posix=posix, stdio=stdio, files=files)
+    ff = file_features.transform(tables, load_config("local").features)
+    j = job_features.transform(tables, ff).collect()[0]
+    assert j.meta_time_s == 0.0 and j.meta_time_share == 0.0
+    assert abs(j.read_time_s - (0.749659 + 0.25)) < 1e-12
+    assert abs(j.write_time_s - (0.137439 + 0.003052)) < 1e-12
+    # rank 0 alone: 0.25 s read + 0.003052 s written (its negative metadata times count as 0);
+    # the shared record's slowest-rank time is negative, so it adds nothing
+    assert abs(j.io_time_s - (0.25 + 0.003052)) < 1e-12

@@ -1,0 +1,167 @@
+"""The whole `iolake run` at scale: seconds and peak RSS per stage, and the fit to 1,000,000 logs.
+
+    .venv/bin/python bench/pipeline_scale.py CORPUS --sizes 10000 100000 [--keep DIR]
+
+CORPUS is a folder of distinct Darshan logs in dNNNN/ sub-folders (`bench/make_corpus.py`).
+For each size N, in one run of this script: `iolake run` of the first N logs (whole sub-folders
+in name order, then single files of the next one) into an empty lake on local[2], every stage
+of `pipeline.yaml` in order. The child's stdout is read as it comes: each stage's
+`[stage] done in S s` line closes the stage, so every stage gets its own wall seconds and its own
+peak RSS of the driver side (Python driver + JVM) and of PySpark's Python workers, sampled from
+/proc every 0.2 s. The stage seconds are the runner's own (`ops/runs.stage_seconds` holds the
+same figures).
+
+With two or more sizes it fits, per stage, seconds = fixed + per-log x N on the two largest
+sizes and extrapolates to 1,000,000 logs (what these 2 cores would take for one night's
+million). The figures are for this machine only; compare stages with each other, and runs
+with runs made the same way.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "bench"))
+from rss import split_rss  # noqa: E402  (bench/ is on sys.path when run as a script)
+
+DONE = re.compile(r"^\[(\w+)\] done in ([0-9.]+) s")
+MIB = 2**20
+
+
+class StageRSS:
+    """Peak (driver, workers) RSS of a process tree, restarted at each `cut()`."""
+
+    def __init__(self, pid: int):
+        self.pid, self.driver, self.workers = pid, 0, 0
+        self._lock, self._stop = threading.Lock(), threading.Event()
+        self._t = threading.Thread(target=self._run, daemon=True)
+        self._t.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            d, w = split_rss(self.pid)
+            with self._lock:
+                self.driver, self.workers = max(self.driver, d), max(self.workers, w)
+
+    def cut(self) -> tuple[int, int]:
+        with self._lock:
+            out, self.driver, self.workers = (self.driver, self.workers), 0, 0
+        return out
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._t.join()
+
+
+def pick_inputs(corpus: Path, n: int, scratch: Path) -> list[str]:
+    """The first n logs of the corpus as input paths: whole sub-folders, then a folder of links."""
+    dirs = sorted(d for d in corpus.iterdir() if d.is_dir())
+    inputs, have = [], 0
+    for d in dirs:
+        if have == n:
+            break
+        logs = sorted(p for p in d.iterdir() if ".darshan" in p.name)
+        if have + len(logs) <= n:
+            inputs.append(str(d))
+            have += len(logs)
+            continue
+        rest = scratch / f"rest-{n}"
+        rest.mkdir(parents=True, exist_ok=True)
+        for p in logs[: n - have]:
+            (rest / p.name).symlink_to(p)
+        inputs.append(str(rest))
+        have = n
+        break
+    if have < n:
+        raise SystemExit(f"{corpus} holds {have:,} logs, fewer than {n:,}")
+    return inputs
+
+
+def run_pipeline(inputs: list[str], lake: Path) -> tuple[float, list[tuple[str, float, int, int]]]:
+    """Wall seconds of `iolake run`, and per stage: (name, seconds, peak driver, peak workers)."""
+    cmd = [str(ROOT / ".venv/bin/iolake"), "run", *inputs, "--lake", str(lake)]
+    t0 = time.perf_counter()
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    rss, stages, tail = StageRSS(p.pid), [], []
+    for line in p.stdout:
+        tail = (tail + [line])[-80:]
+        m = DONE.match(line)
+        if m:
+            d, w = rss.cut()
+            stages.append((m.group(1), float(m.group(2)), d, w))
+            print(f"    {line.rstrip()}  (peak RSS driver {d / MIB:,.0f} MiB, workers {w / MIB:,.0f} MiB)",
+                  flush=True)
+        elif line.startswith(("iolake run", "[decode]", "[commit]", "[labels]", "[train]", "[score]")):
+            print("    " + line.rstrip()[:160], flush=True)
+    p.wait()
+    rss.stop()
+    if p.returncode != 0:
+        sys.stdout.write("".join(tail))
+        raise SystemExit(f"iolake run failed with exit code {p.returncode}")
+    return time.perf_counter() - t0, stages
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("corpus", type=Path)
+    ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
+    ap.add_argument("--keep", type=Path, help="keep each lake here (DIR/lake-N) instead of deleting it")
+    args = ap.parse_args()
+
+    scratch = Path(tempfile.mkdtemp(prefix="pipeline-scale-"))
+    results: dict[int, tuple[float, list]] = {}
+    try:
+        for n in sorted(args.sizes):
+            lake = (args.keep / f"lake-{n}") if args.keep else scratch / f"lake-{n}"
+            if lake.exists():
+                raise SystemExit(f"{lake} exists: give an empty place for the lake")
+            inputs = pick_inputs(args.corpus, n, scratch)
+            print(f"== {n:,} logs ({len(inputs)} input folders) -> {lake}", flush=True)
+            wall, stages = run_pipeline(inputs, lake)
+            results[n] = (wall, stages)
+            print(f"   {n:,} logs: {wall:,.0f} s wall, {n / wall:,.1f} logs/s through every stage", flush=True)
+            if not args.keep:
+                shutil.rmtree(lake, ignore_errors=True)
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+
+    sizes = sorted(results)
+    print("\nseconds per stage (peak RSS driver / workers, MiB)")
+    names = [s[0] for s in results[sizes[-1]][1]]
+    print("| stage | " + " | ".join(f"{n:,} logs" for n in sizes) + " |"
+          + (" per 1,000 logs | 1,000,000 logs (fit) |" if len(sizes) > 1 else ""))
+    print("|---|" + "---|" * len(sizes) + ("---|---|" if len(sizes) > 1 else ""))
+    total_fit = 0.0
+    for name in names:
+        cells, secs = [], []
+        for n in sizes:
+            row = next((s for s in results[n][1] if s[0] == name), None)
+            if row is None:
+                cells.append("—")
+                secs.append(0.0)
+                continue
+            cells.append(f"{row[1]:,.0f} s ({row[2] / MIB:,.0f} / {row[3] / MIB:,.0f})")
+            secs.append(row[1])
+        line = f"| {name} | " + " | ".join(cells) + " |"
+        if len(sizes) > 1:
+            (n0, s0), (n1, s1) = (sizes[-2], secs[-2]), (sizes[-1], secs[-1])
+            per = (s1 - s0) / (n1 - n0)
+            fit = s1 + per * (1_000_000 - n1)
+            total_fit += fit
+            line += f" {per * 1000:,.2f} s | {fit / 60:,.0f} min |"
+        print(line)
+    walls = " | ".join(f"{results[n][0]:,.0f} s ({n / results[n][0]:,.1f} logs/s)" for n in sizes)
+    print(f"| wall, whole run | {walls} |" + (f" | {total_fit / 3600:,.1f} h (stages) |" if len(sizes) > 1 else ""))
+
+
+if __name__ == "__main__":
+    main()

@@ -93,9 +93,10 @@ def pytest_xdist_make_scheduler(config, log):
     (xdist's own `--dist loadgroup` marks do not reach the scheduler under pytest 9.)
 
     Scopes keep xdist's order (most tests first), which leaves the one-test cluster module for
-    the end. Handing the longest modules out first was measured on a fresh clone and is slower:
-    35 min 32 s against 32 min 50 s, as the cluster test (734 s against 540 s) and the IOR-sweep
-    lake (459 s against 279 s set-up) then ran side by side on the 2 cores."""
+    the end. Handing the longest modules out first was measured on fresh clones and gains
+    nothing: 35 min 32 s against 36 min 34 s in xdist's order the same day (32 min 50 s the day
+    before), as the cluster test (734 s against 540 s) and the IOR-sweep lake (459 s against
+    279 s set-up) then run side by side on the 2 cores."""
     from xdist.scheduler import LoadScopeScheduling
 
     class ModuleScheduling(LoadScopeScheduling):

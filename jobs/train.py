@@ -258,7 +258,7 @@ def split_groups(feature_group, pairs: pd.DataFrame, what: str, echo) -> np.ndar
 
 
 def sample_groups(df, columns, cap: int, seed: int):
-    """(`df` with at most about `cap` rows, or None when it is already within it; the sample's note).
+    """(`df` with at most about `cap` rows, the sample's note): `df` itself and None within the cap.
 
     Past `cap`, rows are kept by a hash of `columns` (seeded): every row of one value of the
     columns is kept or dropped together, so a feature group (both its tiers) or a log stays
@@ -268,7 +268,7 @@ def sample_groups(df, columns, cap: int, seed: int):
 
     n = df.count()
     if n <= cap:
-        return None, None
+        return df, None
     buckets = 1_000_000
     keep = int(buckets * cap / n)
     h = F.pmod(F.xxhash64(F.lit(seed), *[F.col(c) for c in columns]), F.lit(buckets))
@@ -350,9 +350,8 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     lake_v = f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(conf.lake.root))}@{ctx.version(ff_t)}"
     logs = ctx.read("bronze/logs")
     file_df = data_files(ctx.read(ff_t), logs, m.label_formats).select("log_id", *FILE_FEATURES, "bandwidth_mib_s")
-    sampled, note = sample_groups(file_df, FEATURES, m.max_train_rows, m.seed)
+    file_df, note = sample_groups(file_df, FEATURES, m.max_train_rows, m.seed)
     if note:
-        file_df = sampled
         echo(f"[train] bandwidth/file: {note}")
     files = file_df.orderBy("log_id", *FILE_FEATURES, "bandwidth_mib_s").toPandas()
     ok = logs.where(F.col("format").isin(list(m.label_formats))).select("log_id")
@@ -361,9 +360,8 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         job_df = (ctx.read(jf_t).join(ok, "log_id", "left_semi")
                   .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
                   .withColumn("tier", F.col("tiers")[0]).select("log_id", *JOB_FEATURES, "throughput_mib_s"))
-        sampled, note = sample_groups(job_df, ["log_id"], m.max_train_rows, m.seed)
+        job_df, note = sample_groups(job_df, ["log_id"], m.max_train_rows, m.seed)
         if note:
-            job_df = sampled
             echo(f"[train] bandwidth/job: {note}")
         jobs = job_df.orderBy("log_id", *JOB_FEATURES).toPandas()
     bench = _benchmark(conf)

@@ -31,7 +31,8 @@ handle_darshan.py`, `drishti/includes/module.py`; insight codes in brackets) and
   single_stripe_min_bytes; the value is the largest such file's bytes.
 - few_osts (warn) [K]: distinct OSTs / min(stripes placed, ost_count) < ost_coverage.
 - many_io_phases (warn) [K]: DXT/Recorder read and write ops in time order, split where the idle
-  gap after everything before exceeds io_phase_gap_s: more phases than io_phases. A log without
+  gap after everything before exceeds io_phase_gap_s: more phases than io_phases (an op whose end
+  is null or precedes its start ends at its start). A log without
   timed ops uses its HEATMAP bins that moved bytes instead (the message says which; phases can
   then only be as fine as the bin width).
 - read_after_write (info) [K]: bytes on files with io_type RAW / all bytes > read_after_write_share
@@ -65,8 +66,8 @@ Stable codes, Drishti equivalents and recommendations: `schemas.bottleneck_tags.
 Implementation (a small plan, few passes): one aggregation per (log, record) over a union of bronze
 `posix`, `stdio`, `mpiio`, `lustre`, `files` and silver `file_features` rows holds every per-record
 quantity a rule sums, maxes or names (POSIX rows carry the job's nprocs for single_reader_shared); one
-aggregation per (log, rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (a window
-over io_ops, or HEATMAP bins) are the other sources. A second aggregation turns the union of those rows
+aggregation per (log, rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (io_ops
+summed per half-gap time bin, then a window over the bins; or HEATMAP bins) are the other sources. A second aggregation turns the union of those rows
 and job_features into one wide row per log, on which every rule is a column expression (`RULES`: tag ->
 `Rule`): an array of `when(fires, struct(...))` tag rows, nulls filtered out, exploded (or `no_issue`).
 No joins but a broadcast of nprocs. Evidence candidates (prio, weight, item, tag) are built on the
@@ -327,9 +328,24 @@ def _heatmap_ops(heatmap: DataFrame) -> DataFrame:
 
 def _phases(t: dict[str, DataFrame], c) -> DataFrame:
     """I/O phases per log: DXT/Recorder reads and writes in time order (HEATMAP bins without them), split
-    where the idle gap after everything before exceeds io_phase_gap_s."""
-    ops = t["io_ops"].where(COL("op").isin("read", "write") & COL("start_s").isNotNull()).select(
-        *KEY, "start_s", F.coalesce("end_s", "start_s").alias("end_s"), _z("length").alias("length"))
+    where the idle gap after everything before exceeds io_phase_gap_s.
+
+    An op ends no earlier than it starts (a null or earlier end counts as its start). Ops that start
+    within one time bin narrower than io_phase_gap_s are always in one phase (the later one starts less than
+    the gap after the earlier one's start, so after the running end), so the ops are first summed per
+    (log, bin) (start, end, bytes), map-side and without a sort, and only those bins are put in time
+    order: the phases are the same as ordering every op (one row per DXT segment), at a fraction of
+    the cost (`bench/tags_cost.py`). The bins are half the gap wide: starts in one differ by at most
+    half the gap, whatever the rounding of the division."""
+    gap = c.io_phase_gap_s
+    start = COL("start_s")
+    ops = t["io_ops"].where(COL("op").isin("read", "write") & start.isNotNull()).select(
+        *KEY, "start_s", F.greatest(F.coalesce("end_s", "start_s"), start).alias("end_s"),
+        _z("length").alias("length"))
+    # bins half the gap wide (rint: no overflow on a hostile start), so rounding cannot stretch one past it
+    ops = ops.groupBy(*KEY, (F.rint(start / F.lit(gap / 2)) if gap > 0 else start).alias("bin")).agg(
+        F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s"), F.sum("length").alias("length")
+    ).drop("bin")
     # without traced ops (no DXT, the production default), Darshan 3.4+'s HEATMAP bins time the I/O
     heat = _heatmap_ops(t["heatmap"]).join(ops.select(*KEY).distinct(), list(KEY), "left_anti")
     ops = ops.withColumn("source", F.lit("traced")).unionByName(heat.withColumn("source", F.lit("HEATMAP")))

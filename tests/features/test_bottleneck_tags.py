@@ -381,3 +381,29 @@ def test_bottleneck_tags_every_threshold_is_named_in_base_yaml():
     listed = yaml.safe_load((CONF_DIR / "base.yaml").read_text())["tags"]
     assert set(listed) == {f.name for f in dataclasses.fields(TagsConf)}
     assert load_config("local").tags == TagsConf(**listed)  # the yaml restates the defaults
+
+
+def _phase_rows(spark, ops, gap):
+    from types import SimpleNamespace
+
+    rows = [{"log_id": log, "record_id": rec, "rank": rank, "source": "DXT_POSIX", "seq": k, "op": "write",
+             "offset": 0, "length": length, "start_s": s, "end_s": e}
+            for k, (log, rec, rank, s, e, length) in enumerate(ops)]
+    out = bottleneck_tags._phases(bronze(spark, io_ops=rows), SimpleNamespace(io_phase_gap_s=gap)).collect()
+    return sorted((r.log_id, r.phase, r.t0, r.t1, r.bytes) for r in out)
+
+
+def test_phases_split_only_at_idle_gaps_over_the_threshold(spark):
+    """Ops of several ranks and records, listed out of order: a long op bridges later short ones; idle gaps of
+    1.05 s and 1.01 s split (threshold 1 s), one of 0.95 s does not; an op whose end precedes its start (or is
+    null) ends at its start. Phases, bounds and bytes worked out by hand."""
+    ops = [("A", 2, 1, 6.31, 6.4, 7), ("A", 1, 0, 2.5, 2.6, 10), ("A", 1, 0, 0.0, 0.1, 1),
+           ("A", 2, 0, 0.4, 3.0, 100), ("A", 1, 1, 4.05, 4.1, 1000), ("A", 1, 0, 4.3, 4.2, 20),
+           ("A", 2, 1, 5.25, 5.3, 3), ("A", 1, 1, 5.26, None, 5),
+           ("B", 1, 0, 0.0, 1.0, 1), ("B", 1, 0, 2.0, 2.5, 2)]
+    assert _phase_rows(spark, ops, 1.0) == [
+        ("A", 1, 0.0, 3.0, 111), ("A", 2, 4.05, 5.3, 1028), ("A", 3, 6.31, 6.4, 7),
+        ("B", 1, 0.0, 2.5, 3)]  # B's gap is exactly 1.0 s: not over the threshold
+    # no threshold: every idle gap splits, touching ops do not
+    assert _phase_rows(spark, [("C", 1, 0, 0.0, 1.0, 1), ("C", 1, 1, 1.0, 2.0, 2), ("C", 1, 0, 2.5, 3.0, 4)], 0.0) == [
+        ("C", 1, 0.0, 2.0, 3), ("C", 2, 2.5, 3.0, 4)]

@@ -527,24 +527,23 @@ def untraced_items(io_ops, posix, mpiio, stdio, files=None):
     return _untraced(*_sources(io_ops, posix, mpiio, stdio, files))
 
 
-def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
-    """The covering-set rows of one log (a pandas frame of its `intervals` rows), without
-    `n_untraced_items`. One parameter: `applyInPandas` passes the group key to a function of two.
+MEMBER_COLS = ["rank", "record_id", "start_s", "end_s", "share_s", "n_intervals", "pure_io_time_s", "cover_size",
+               "cover_proven_minimum"]  # a cover row's columns besides the log's own (log_id, job_month, source)
+
+
+def member_arrays(rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.ndarray) -> dict:
+    """The covering-set members of one log from its intervals (one per row: record_id, rank,
+    start_s, end_s as arrays): MEMBER_COLS -> arrays, one entry per member of the cover.
 
     Members are numbered in time order (first start, last end, rank, record_id) with numpy
     alone: pandas' groupby and sort cost ~15 ms a call, which the covering stage paid once per
     log (10,000 logs: most of its Python time)."""
-    from schemas.covering_sets import SPEC
-
-    cols = [c for c in SPEC.columns if c != "n_untraced_items"]
-    if rows.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    rec, rk = rows["record_id"].to_numpy(np.int64), rows["rank"].to_numpy(np.int64)
-    start, end = rows["start_s"].to_numpy(float), rows["end_s"].to_numpy(float)
+    rec, rk = np.asarray(rec, np.int64), np.asarray(rk, np.int64)
+    start, end = np.asarray(start, float), np.asarray(end, float)
     by_key = np.lexsort((rk, rec))
     rs, ks = rec[by_key], rk[by_key]
     first = np.r_[True, (rs[1:] != rs[:-1]) | (ks[1:] != ks[:-1])]
-    item = np.empty(len(rows), dtype=np.int64)
+    item = np.empty(len(rec), dtype=np.int64)
     item[by_key] = np.cumsum(first) - 1  # each row's (record, rank) in key order
     n = int(first.sum())
     i_start, i_end = np.full(n, np.inf), np.full(n, -np.inf)
@@ -557,27 +556,99 @@ def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
     cover = cover_arrays(code[item], start, end)
     picked = order[np.asarray(cover.members, dtype=np.int64)]
     k = len(picked)
-    out = pd.DataFrame({
-        "log_id": np.repeat(rows["log_id"].iloc[0], k), "job_month": np.repeat(rows["job_month"].iloc[0], k),
-        "rank": i_rank[picked], "record_id": i_rec[picked], "start_s": i_start[picked], "end_s": i_end[picked],
-        "share_s": np.asarray(cover.shares, dtype=float),
-        "interval_source": np.repeat(rows["interval_source"].iloc[0], k),
-        "n_intervals": np.repeat(n, k).astype(np.int64), "pure_io_time_s": np.repeat(cover.pure_io_time_s, k),
-        "cover_size": np.repeat(k, k).astype(np.int64), "cover_proven_minimum": np.repeat(cover.proven_minimum, k),
-    })
+    return {"rank": i_rank[picked], "record_id": i_rec[picked], "start_s": i_start[picked], "end_s": i_end[picked],
+            "share_s": np.asarray(cover.shares, dtype=float), "n_intervals": np.repeat(n, k).astype(np.int64),
+            "pure_io_time_s": np.repeat(cover.pure_io_time_s, k), "cover_size": np.repeat(k, k).astype(np.int64),
+            "cover_proven_minimum": np.repeat(cover.proven_minimum, k)}
+
+
+def cover_members(rows: pd.DataFrame) -> pd.DataFrame:
+    """`member_arrays` of one log's intervals given as a pandas frame (record_id, rank, start_s, end_s)."""
+    if rows.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in MEMBER_COLS})
+    return pd.DataFrame(member_arrays(rows["record_id"].to_numpy(), rows["rank"].to_numpy(),
+                                      rows["start_s"].to_numpy(), rows["end_s"].to_numpy()))
+
+
+def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
+    """The covering-set rows of one log (a pandas frame of its `intervals` rows), without
+    `n_untraced_items`: `cover_members` beside the log's log_id, job_month and interval_source."""
+    from schemas.covering_sets import SPEC
+
+    cols = [c for c in SPEC.columns if c != "n_untraced_items"]
+    if rows.empty:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
+    out = cover_members(rows)
+    for c in ("log_id", "job_month", "interval_source"):
+        out[c] = np.repeat(rows[c].iloc[0], len(out))
     return out[cols]
+
+
+def cover_batches(batches):
+    """`mapInArrow` body: Arrow batches of (lid, record_id, rank, start_s, end_s) rows, sorted by `lid`
+    within the partition, each log wholly in one partition -> batches of (lid, MEMBER_COLS) rows.
+
+    Many logs per call, sliced with numpy: `applyInPandas` built a pandas frame per log, and that
+    per-log overhead (not the cover) was most of the stage's time (10,000 logs: 67-81 s of ~100 s
+    with a function that did nothing). A log cut by batch boundaries is kept in pieces, joined once."""
+    names = ["lid", "record_id", "rank", "start_s", "end_s"]
+    pending: list[list[np.ndarray]] = []  # pieces of the last log seen, not known to be complete
+
+    def joined(pieces):
+        return [np.concatenate(c) for c in zip(*pieces)]
+
+    for batch in batches:
+        cols = [batch.column(batch.schema.get_field_index(c)).to_numpy(zero_copy_only=False) for c in names]
+        lid = cols[0]
+        if len(lid) == 0:
+            continue
+        last = int(np.searchsorted(lid, lid[-1]))  # where the batch's last log starts
+        if last == 0:  # one log the whole batch: it continues the pending one, or that one is done
+            if pending and pending[0][0][0] != lid[0]:
+                yield _covers_of(joined(pending))
+                pending = []
+            pending.append(cols)
+            continue
+        yield _covers_of(joined(pending + [[c[:last] for c in cols]]))
+        pending = [[c[last:] for c in cols]]
+    if pending:
+        yield _covers_of(joined(pending))
+
+
+def _covers_of(cols) -> "pa.RecordBatch":
+    import pyarrow as pa
+
+    lid, rec, rk, start, end = cols
+    cuts = np.flatnonzero(np.r_[True, lid[1:] != lid[:-1], True])
+    parts = []
+    for a, b in zip(cuts[:-1], cuts[1:]):
+        m = member_arrays(rec[a:b], rk[a:b], start[a:b], end[a:b])
+        m["lid"] = np.repeat(lid[a], len(m["rank"]))
+        parts.append(m)
+    out = {c: np.concatenate([p[c] for p in parts]) for c in ["lid", *MEMBER_COLS]}
+    return pa.RecordBatch.from_pydict({c: pa.array(v) for c, v in out.items()})
 
 
 def covering_sets(io_ops, posix, mpiio, stdio, files=None):
     """silver/covering_sets rows (one per member of each log's minimum covering set)."""
     import pyspark.sql.functions as F
+    from pyspark.sql import Window
     from pyspark.sql import types as T
 
     from schemas.covering_sets import SPEC
 
     parts = _sources(io_ops, posix, mpiio, stdio, files)
     rows = _intervals(*parts)
-    struct = T.StructType([f for f in SPEC.struct.fields if f.name != "n_untraced_items"])
-    covers = rows.groupBy("job_month", "log_id").applyInPandas(cover_frame, struct)
+    # the Python workers get numbers only, many logs per call (`cover_batches`): each log is numbered
+    # (in log_id order, the same on every evaluation); its log_id, job_month and interval_source join
+    # back afterwards.
+    logs = rows.groupBy("log_id", "job_month").agg(F.first("interval_source").alias("interval_source")).withColumn(
+        "lid", F.row_number().over(Window.orderBy("log_id", "job_month")).cast("long"))  # a row per log
+    numbered = rows.join(F.broadcast(logs.select("log_id", "job_month", "lid")), ["log_id", "job_month"]).select(
+        "lid", "record_id", "rank", "start_s", "end_s")
+    fields = {f.name: f for f in SPEC.struct.fields}
+    struct = T.StructType([T.StructField("lid", T.LongType(), False)] + [fields[c] for c in MEMBER_COLS])
+    covers = numbered.repartition("lid").sortWithinPartitions("lid").mapInArrow(cover_batches, struct)
+    covers = covers.join(F.broadcast(logs), ["lid"]).drop("lid")
     covers = covers.join(_untraced(*parts), ["log_id"], "left").fillna(0, subset=["n_untraced_items"])
     return covers.select(*[F.col(f.name).cast(f.dataType) for f in SPEC.struct.fields])

@@ -246,3 +246,30 @@ def test_cover_frame_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs():
         members = ops.groupby(["record_id", "rank"])
         gapped += any(len(_union_of(list(zip(g.start_s, g.end_s)))) > 1 for _, g in members)
     assert gapped == len(runs)  # every log has a (rank, file) whose ops leave gaps: spans would overstate
+
+
+def test_cover_batches_keeps_each_log_whole_across_batch_boundaries():
+    """The executor path: logs sorted by number, cut into Arrow batches anywhere (mid-log, one log over three
+    batches, a batch of one row). Each log's cover, worked out by hand, comes out once and whole."""
+    import pyarrow as pa
+
+    from features.covering_sets import cover_batches
+
+    # log 1: one op. log 2: (rec 1, rank 0) [0,2] and [4,5]; (rec 2, rank 1) [1,3]: both needed, 4 s of I/O.
+    # log 3: (rec 1, rank 0) [0,10] swallows (rec 1, rank 1) [2,3] and [5,6]: one member, 10 s.
+    rows = [(1, 7, 0, 0.0, 1.0),
+            (2, 1, 0, 0.0, 2.0), (2, 2, 1, 1.0, 3.0), (2, 1, 0, 4.0, 5.0),
+            (3, 1, 1, 2.0, 3.0), (3, 1, 0, 0.0, 10.0), (3, 1, 1, 5.0, 6.0)]
+    cols = list(zip(*rows))
+    names = ["lid", "record_id", "rank", "start_s", "end_s"]
+    for cuts in ([7], [1, 3, 7], [2, 5, 6, 7], [4, 5, 6, 7], [1, 2, 3, 4, 5, 6, 7]):
+        batches, a = [], 0
+        for b in cuts:
+            batches.append(pa.RecordBatch.from_pydict({n: pa.array(c[a:b]) for n, c in zip(names, cols)}))
+            a = b
+        out = pa.Table.from_batches(list(cover_batches(iter(batches)))).to_pylist()
+        got = sorted((r["lid"], r["record_id"], r["rank"], r["share_s"], r["pure_io_time_s"], r["cover_size"],
+                      r["n_intervals"]) for r in out)
+        assert got == [(1, 7, 0, 1.0, 1.0, 1, 1),
+                       (2, 1, 0, 3.0, 4.0, 2, 2), (2, 2, 1, 1.0, 4.0, 2, 2),
+                       (3, 1, 0, 10.0, 10.0, 1, 2)], cuts

@@ -225,6 +225,38 @@ def _latest(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["model_version"] == newest[r["model_name"]]["model_version"]]
 
 
+PLAN_KEYS = ("predicted_tier", "probability", "bandwidth_mib_s", "predicted_bandwidth_mib_s", "by_tier", "speedup",
+             "best_bw_tier")
+
+
+def placement_plan(place: list[dict], bw: list[dict]) -> tuple[list[dict] | None, list[str], list[str]]:
+    """(plan rows, models, tiers) of one job from its gold/placement_predictions and
+    gold/bandwidth_predictions rows (newest version of each model). Either may be empty: a lake
+    whose placement model was held back still shows its bandwidth plan, and the other way round;
+    every row has every column (None where its model gave nothing). plan is None when both are."""
+    if not place and not bw:
+        return None, [], []
+    place, bw = _latest(place), _latest(bw)
+    by_file: dict[int, dict] = {}
+
+    def file(r):
+        return by_file.setdefault(r["record_id"], {"file_name": r["file_name"], "tier": r["tier"],
+                                                   **dict.fromkeys(PLAN_KEYS)})
+    for r in place:
+        file(r).update(predicted_tier=r["predicted_tier"], probability=r["probability"])
+    for r in bw:
+        by_tier = r.get("bandwidth_by_tier") or {}
+        by_tier = dict(by_tier) if not isinstance(by_tier, dict) else by_tier  # Arrow maps: (key, value) pairs
+        file(r).update(bandwidth_mib_s=r["bandwidth_mib_s"], predicted_bandwidth_mib_s=r["predicted_bandwidth_mib_s"],
+                       by_tier=by_tier, speedup=r.get("speedup"), best_bw_tier=r.get("best_tier"))
+    plan = sorted(by_file.values(), key=lambda r: (r.get("file_name") or ""))
+    for r in plan:
+        r["move"] = r["predicted_tier"] is not None and r["predicted_tier"] != r["tier"]
+    models = sorted({f"{r['model_name']} v{r['model_version']}" for r in [*place, *bw]})
+    return plan, models, sorted({t for r in plan for t in (r["by_tier"] or {})})
+
+
+
 def build(reader: LakeReader, log_id: str) -> Report:
     notes: list[str] = []
     (job,) = _rows(reader.read("jobs", log_id=log_id))[:1] or [None]
@@ -328,28 +360,8 @@ def build(reader: LakeReader, log_id: str) -> Report:
     except Exception as e:  # a report without its picture beats no report
         note = f"The timeline could not be drawn: {type(e).__name__}: {e}"
 
-    plan, models = None, []
-    place = _rows(reader.read("placement_predictions", log_id=log_id))
-    bw = _rows(reader.read("bandwidth_predictions", log_id=log_id))
-    if place or bw:
-        place, bw = _latest(place), _latest(bw)
-        by_file: dict[int, dict] = {}
-        for r in place:
-            by_file.setdefault(r["record_id"], {"file_name": r["file_name"], "tier": r["tier"]}).update(
-                predicted_tier=r["predicted_tier"], probability=r["probability"])
-        for r in bw:
-            by_tier = r.get("bandwidth_by_tier") or {}
-            by_tier = dict(by_tier) if not isinstance(by_tier, dict) else by_tier  # Arrow maps: (key, value) pairs
-            by_file.setdefault(r["record_id"], {"file_name": r["file_name"], "tier": r["tier"]}).update(
-                bandwidth_mib_s=r["bandwidth_mib_s"], predicted_bandwidth_mib_s=r["predicted_bandwidth_mib_s"],
-                by_tier=by_tier, speedup=r.get("speedup"), best_bw_tier=r.get("best_tier"))
-        plan = sorted(by_file.values(), key=lambda r: (r.get("file_name") or ""))
-        plan_tiers = sorted({t for r in plan for t in (r.get("by_tier") or {})})
-        for r in plan:
-            r["move"] = r.get("predicted_tier") is not None and r["predicted_tier"] != r.get("tier")
-        models = sorted({f"{r['model_name']} v{r['model_version']}" for r in [*place, *bw]})
-    else:
-        plan_tiers = []
+    plan, models, plan_tiers = placement_plan(_rows(reader.read("placement_predictions", log_id=log_id)),
+                                              _rows(reader.read("bandwidth_predictions", log_id=log_id)))
 
     umami_png = None
     try:
@@ -664,8 +676,10 @@ where this lake traced both settings), DCA-IO's Lustre stripe setting, and each 
 {% endfor %}</table>
 {% else %}<p class="note" id="no-advice">No tuning advice for this job yet (the advise stage has not run on it).</p>
 {% endif %}<h2 id="placement">Placement plan</h2>
-{% if r.plan %}<p>Predictions of {{ r.plan_models | join(", ") }}: {{ r.plan | selectattr("move") | list | length }} of
-{{ r.plan | length }} files would run faster on another tier.</p>
+{% if r.plan %}<p>Predictions of {{ r.plan_models | join(", ") }}: {% if r.plan | selectattr("predicted_tier") | list %}{{ r.plan | selectattr("move") | list | length }} of
+{{ r.plan | length }} files would run faster on another tier.{% else %}no placement model scored this job's
+{{ r.plan | length }} files (no placement champion when they were scored), so the best tier below is the bandwidth
+model's.{% endif %}</p>
 <table class="plan">
 <tr><th>file</th><th>tier now</th><th>predicted best tier</th><th>probability</th><th>measured MiB/s</th><th>predicted MiB/s (tier now)</th>
 {% for t in r.plan_tiers %}<th class="tier-bw">predicted MiB/s on {{ t }}</th>{% endfor %}<th>predicted speed-up</th></tr>

@@ -251,8 +251,9 @@ def _where_to_look(conf) -> None:
             run = mlflow.get_run(mv.run_id)
             src = run.data.tags.get("iolake.training_source") or run.data.tags.get("iolake.label_source", "?")
             print(f"  {name}@{m.alias}: v{mv.version} ({run.data.params.get('model', '?')}, trained on {src})")
-        except ModelAliasMissing:
-            print(f"  {name}@{m.alias}: none yet")
+        except ModelAliasMissing as e:  # never trained, or every version held back
+            print(f"  {name}@{m.alias}: " + (f"none (v{e.held_back[0]}: {e.held_back[1]})" if e.held_back
+                                             else "none yet"))
     try:
         preds = arrow.read(conf.lake.root, TABLES["placement_predictions"], columns=["log_id"])
         example = preds.column("log_id")[0].as_py() if preds.num_rows else None

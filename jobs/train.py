@@ -116,7 +116,10 @@ def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, v
                                          estimator=placement.reference_estimator(reference))
         ref["seconds"] = time.monotonic() - t
         show(ref)
-    best = max(results, key=lambda r: (r["accuracy_mean"], r.get("accuracy_strong_mean", 0.0)))
+    best, veto, note = evaluation.select(results, lambda r: (r["accuracy_mean"], r.get("accuracy_strong_mean", 0.0)),
+                                         [("accuracy", "accuracy_mean", "baseline_mean", False)])
+    if note:
+        echo(f"[train] placement: {note}")
     est = placement.build_estimator(best["model"], seed=m.seed).fit(X, y)  # the winner, refit on every label
     imp = placement.importances(est, X, y, seed=m.seed)
     echo("[train] placement importances: " + ", ".join(f"{k} {v:.3f}" for k, v in imp.head(6).items()))
@@ -171,16 +174,17 @@ def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, v
 
         promo = registry.register_and_promote(m.placement_model, info_m.model_uri, run.info.run_id,
                                               best["accuracy_mean"], holder_score(recipe, artefact),
-                                              "grouped-CV accuracy", m.alias)
+                                              "grouped-CV accuracy", m.alias, veto=veto)
     echo(f"[train] {m.placement_model} v{promo['version']} ({best['model']}, refit on {len(X)} labels) -> "
          f"@{promo['alias']}: {promo['why']}")
     return {"best": best["model"], "results": results, "reference": ref, "rfe": kept, "rfe_accuracy": rfe, **promo}
 
 
 def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: str, model_name: str, conf: Config,
-                    info: RunInfo, version: str, source: str, echo=print) -> dict:
+                    info: RunInfo, version: str, source: str, echo=print, sample: str | None = None) -> dict:
     """Compare `models.regressors` on grouped splits (beside the median-per-tier rule), refit the best
-    on every row, register it as `model_name`: one model that predicts every tier it saw."""
+    on every row, register it as `model_name`: one model that predicts every tier it saw. `sample`
+    says how the rows were sampled (`sample_groups`' note), logged as the run's param `sample`."""
     import mlflow
 
     from models import bandwidth, evaluation, pyfunc, registry, tracking
@@ -201,7 +205,14 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
         echo(f"[train] bandwidth/{level} {name:<18} MdAPE {r['mdape_pct_mean']:.1f}% MAPE {r['mape_pct_mean']:.0f}% "
              f"R² {r['r2_mean']:.3f} R²(log) {r['r2_log_mean']:.3f} (median rule: MdAPE "
              f"{r['baseline_mdape_pct_mean']:.1f}%, R²(log) {r['baseline_r2_log_mean']:.3f}) [{r['seconds']:.1f} s]")
-    best = max(results, key=lambda r: r["r2_log_mean"])
+    best, veto, note = evaluation.select(results, lambda r: r["r2_log_mean"],
+                                         [("MdAPE %", "mdape_pct_mean", "baseline_mdape_pct_mean", True),
+                                          ("R²(log)", "r2_log_mean", "baseline_r2_log_mean", False)])
+    if note:
+        echo(f"[train] bandwidth/{level}: {note}")
+    if veto and source.startswith("silver/"):
+        veto += (" (the lake's own files do not predict their bandwidth better than the median rule: set "
+                 "models.benchmark_table to train on a benchmark of two tiers instead)")
     est = bandwidth.build_estimator(best["model"], level=level, seed=m.seed).fit(X, np.log(bw.to_numpy()))
     Xp, bp = _weighted_rows(X, bw, folds)
     exp = tracking.experiment(conf, model_name)
@@ -210,7 +221,8 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
                                 "iolake.training_source": source}) as run:
         mlflow.log_params({"model": best["model"], "features": ",".join(features), "rows": len(X), "level": level,
                            "tiers": ",".join(tiers), "splits": m.splits, "split": "grouped", "seed": m.seed,
-                           "refit": "all rows", "training_version": version})
+                           "refit": "all rows", "training_version": version,
+                           "sample": sample or f"all rows (models.max_train_rows = {m.max_train_rows:,})"})
         for r in results:
             for k, v in r.items():
                 if k.endswith("_mean") or k.endswith("_std"):
@@ -234,7 +246,8 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
             return bandwidth.fit_and_evaluate(kind, X, bw, folds, level=level, seed=m.seed)["r2_log_mean"]
 
         promo = registry.register_and_promote(model_name, info_m.model_uri, run.info.run_id, best["r2_log_mean"],
-                                              holder_score(recipe, artefact), "grouped-CV R²(log)", m.alias)
+                                              holder_score(recipe, artefact), "grouped-CV R²(log)", m.alias,
+                                              veto=veto)
     echo(f"[train] {model_name} v{promo['version']} ({best['model']}, refit on {len(X)} rows) -> @{promo['alias']}: "
          f"{promo['why']}")
     return {"best": best["model"], "results": results, **promo}
@@ -314,7 +327,11 @@ def _train_placement_stage(ctx, out: dict) -> None:
     reference = None
     if source == "lake":
         files = data_files(ctx.read("silver/file_features"), ctx.read("bronze/logs"), conf.models.label_formats)
-        pairs = files.select(group_id().alias("group_id"), "log_id").distinct().toPandas()
+        # only the labelled groups' logs can tie training rows together: a log joining a labelled
+        # group to an unlabelled one puts nothing on both sides. Bounded by the labels, not the lake.
+        labelled = ctx.spark.createDataFrame(labels[["group_id"]].drop_duplicates())
+        pairs = (files.select(group_id().alias("group_id"), "log_id").join(F.broadcast(labelled), "group_id",
+                                                                          "left_semi").distinct().toPandas())
         groups = split_groups(labels.group_id.to_numpy(), pairs, "placement", echo)
     else:
         groups = evaluation.feature_groups(labels, FEATURES)
@@ -350,19 +367,20 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     lake_v = f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(conf.lake.root))}@{ctx.version(ff_t)}"
     logs = ctx.read("bronze/logs")
     file_df = data_files(ctx.read(ff_t), logs, m.label_formats).select("log_id", *FILE_FEATURES, "bandwidth_mib_s")
-    file_df, note = sample_groups(file_df, FEATURES, m.max_train_rows, m.seed)
-    if note:
-        echo(f"[train] bandwidth/file: {note}")
+    file_df, f_note = sample_groups(file_df, FEATURES, m.max_train_rows, m.seed)
+    if f_note:
+        echo(f"[train] bandwidth/file: {f_note}")
     files = file_df.orderBy("log_id", *FILE_FEATURES, "bandwidth_mib_s").toPandas()
     ok = logs.where(F.col("format").isin(list(m.label_formats))).select("log_id")
-    jobs = pd.DataFrame()
+    jobs, j_note = pd.DataFrame(), None
+    f_sample = j_sample = None  # the sample's note when the lake's own rows train (the benchmark is whole)
     if ctx.exists(jf_t):
         job_df = (ctx.read(jf_t).join(ok, "log_id", "left_semi")
                   .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
                   .withColumn("tier", F.col("tiers")[0]).select("log_id", *JOB_FEATURES, "throughput_mib_s"))
-        job_df, note = sample_groups(job_df, ["log_id"], m.max_train_rows, m.seed)
-        if note:
-            echo(f"[train] bandwidth/job: {note}")
+        job_df, j_note = sample_groups(job_df, ["log_id"], m.max_train_rows, m.seed)
+        if j_note:
+            echo(f"[train] bandwidth/job: {j_note}")
         jobs = job_df.orderBy("log_id", *JOB_FEATURES).toPandas()
     bench = _benchmark(conf)
     bpdf = None
@@ -381,6 +399,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         fg = evaluation.feature_groups(files, FEATURES)
         f_groups = split_groups(fg, pd.DataFrame({"group_id": fg, "log_id": files.log_id}), "bandwidth/file", echo)
         f_rows, f_src, f_ver = files, "silver/file_features", lake_v
+        f_sample = f_note
     elif bench:
         f_rows = benchmarks.file_rows(benchmark_frame())
         f_groups = evaluation.feature_groups(f_rows, FEATURES)
@@ -399,13 +418,15 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         if _already_trained(exp, ver, info.config_digest):
             echo(f"[train] bandwidth/{level}: already trained on {ver}")
         else:
-            out["bandwidth"] = train_bandwidth(rows, groups, feats, target, level, name, conf, info, ver, src, echo)
+            out["bandwidth"] = train_bandwidth(rows, groups, feats, target, level, name, conf, info, ver, src, echo,
+                                               sample=f_sample)
 
     # jobs: the lake's single-tier jobs when they span two tiers, else the benchmark's job rows
     if two_tiers(jobs, MIN_JOBS) and not m.benchmark_table:
         j_rows = jobs.fillna(0)
         j_groups = evaluation.feature_groups(j_rows, JOB_NUMERIC)
         j_src, j_ver = "silver/job_features", f"{lake_v}+{ctx.version(jf_t)}"
+        j_sample = j_note
     elif bench and len(benchmarks.job_rows(benchmark_frame())) >= MIN_JOBS:
         j_rows = benchmarks.job_rows(benchmark_frame())
         key = pd.Series(evaluation.feature_key(benchmark_frame(), FEATURES).to_numpy(),
@@ -421,7 +442,8 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         echo(f"[train] bandwidth/job: already trained on {j_ver}")
     else:
         out["job_bandwidth"] = train_bandwidth(j_rows, j_groups, JOB_FEATURES, "throughput_mib_s", "job",
-                                               m.job_bandwidth_model, conf, info, j_ver, j_src, echo)
+                                               m.job_bandwidth_model, conf, info, j_ver, j_src, echo,
+                                               sample=j_sample)
 
 
 def execute(ctx) -> dict:

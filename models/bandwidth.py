@@ -88,17 +88,23 @@ def median_rule(X_train: pd.DataFrame, bw_train, X_test: pd.DataFrame) -> np.nda
 def fit_and_evaluate(name: str, X: pd.DataFrame, bandwidth: pd.Series, folds, *, level: str = "file",
                      params=None, seed: int = 0) -> dict:
     """Held-out metrics (mean ± std over grouped `folds`) of one regressor, and of the median-per-tier
-    rule on the same folds (`baseline_*`). `pooled_r2_log` pools every (fold, test row) pair."""
+    rule on the same folds (`baseline_*`). `pooled_r2_log` pools every (fold, test row) pair;
+    `vs_baseline` counts the pairs where the model's |log error| is below / above the rule's
+    (`evaluation.select`'s sign test)."""
     y = np.log(bandwidth.to_numpy(dtype=float))
     rows, base, pooled_m, pooled_p = [], [], [], []
+    better = worse = 0
     for tr, te in folds:
         est = build_estimator(name, params, level, seed).fit(X.iloc[tr], y[tr])
         pred = np.exp(est.predict(X.iloc[te]))
+        rule = median_rule(X.iloc[tr], np.exp(y[tr]), X.iloc[te])
         rows.append(metrics(np.exp(y[te]), pred))
-        base.append(metrics(np.exp(y[te]), median_rule(X.iloc[tr], np.exp(y[tr]), X.iloc[te])))
+        base.append(metrics(np.exp(y[te]), rule))
+        err_m, err_b = np.abs(np.log(pred) - y[te]), np.abs(np.log(np.asarray(rule, dtype=float)) - y[te])
+        better, worse = better + int(np.sum(err_m < err_b)), worse + int(np.sum(err_m > err_b))
         pooled_m.append(np.exp(y[te]))
         pooled_p.append(pred)
-    out = {"model": name, "level": level}
+    out = {"model": name, "level": level, "vs_baseline": (better, worse)}
     for prefix, df in (("", pd.DataFrame(rows)), ("baseline_", pd.DataFrame(base))):
         for c in df.columns:
             out[f"{prefix}{c}_mean"], out[f"{prefix}{c}_std"] = float(df[c].mean()), float(df[c].std(ddof=0))

@@ -86,9 +86,11 @@ def fit_and_evaluate(name: str, X: pd.DataFrame, y: pd.Series, folds, *, params=
     """Accuracy of one classifier over grouped `folds` (models/evaluation.py): mean ± std per fold,
     beside the majority class of each fold's training part (the baseline), also on the `strong`
     subset (label_margin_gt_std). `pooled` is the accuracy over every (fold, test row) pair, the
-    figure promotion compares. `estimator(seed)` overrides the named pipeline (the reference)."""
+    figure promotion compares; `vs_baseline` (right where the majority was wrong, wrong where it was
+    right) over the same pairs, McNemar's discordant counts (`evaluation.select`).
+    `estimator(seed)` overrides the named pipeline (the reference)."""
     acc, acc_strong, base, base_strong = [], [], [], []
-    hits = total = 0
+    hits = total = better = worse = 0
     X = X[list(features)] if estimator is None else X
     for tr, te in folds:
         est = (estimator(seed) if estimator else build_estimator(name, params, features, seed))
@@ -99,13 +101,16 @@ def fit_and_evaluate(name: str, X: pd.DataFrame, y: pd.Series, folds, *, params=
         acc.append(float(np.mean(pred == truth)))
         base.append(float(np.mean(truth == majority)))
         hits, total = hits + int(np.sum(pred == truth)), total + len(te)
+        better += int(np.sum((pred == truth) & (truth != majority)))
+        worse += int(np.sum((pred != truth) & (truth == majority)))
         if strong is not None:
             m = strong.iloc[te].fillna(False).to_numpy(dtype=bool)
             if m.any():
                 acc_strong.append(float(np.mean(pred[m] == truth[m])))
                 base_strong.append(float(np.mean(truth[m] == majority)))
     out = {"model": name, "accuracy_mean": float(np.mean(acc)), "accuracy_std": float(np.std(acc)),
-           "baseline_mean": float(np.mean(base)), "pooled": hits / total, "accuracy": acc}
+           "baseline_mean": float(np.mean(base)), "pooled": hits / total, "accuracy": acc,
+           "vs_baseline": (better, worse)}
     if acc_strong:
         out.update(accuracy_strong_mean=float(np.mean(acc_strong)), accuracy_strong_std=float(np.std(acc_strong)),
                    baseline_strong_mean=float(np.mean(base_strong)))

@@ -45,3 +45,61 @@ def test_splits_need_two_groups():
 def test_oof_weights_count_held_out_appearances():
     folds = [(np.array([0, 1]), np.array([2, 3])), (np.array([2, 3]), np.array([0, 3]))]
     assert list(evaluation.oof_weights(folds, 5)) == [1, 0, 1, 2, 0]
+
+
+def _result(model, mdape, base_mdape, r2, base_r2):
+    return {"model": model, "mdape_pct_mean": mdape, "baseline_mdape_pct_mean": base_mdape,
+            "r2_log_mean": r2, "baseline_r2_log_mean": base_r2}
+
+
+CHECKS = [("MdAPE %", "mdape_pct_mean", "baseline_mdape_pct_mean", True),
+          ("R²(log)", "r2_log_mean", "baseline_r2_log_mean", False)]
+
+
+def test_select_passes_over_a_winner_worse_than_the_baseline():
+    # xgboost has the best R²(log) but a typical error twice the median rule's: random_forest wins
+    results = [_result("xgboost", 208.0, 103.0, 0.62, -0.35), _result("random_forest", 90.0, 103.0, 0.40, -0.35),
+               _result("linear", 101.0, 103.0, 0.10, -0.35)]
+    best, veto, note = evaluation.select(results, lambda r: r["r2_log_mean"], CHECKS)
+    assert best["model"] == "random_forest" and veto is None and note is None
+
+
+def test_select_vetoes_when_no_model_beats_the_baseline():
+    results = [_result("xgboost", 208.0, 103.0, 0.62, -0.35), _result("linear", 50.0, 40.0, -0.5, -0.2)]
+    best, veto, note = evaluation.select(results, lambda r: r["r2_log_mean"], CHECKS)
+    assert best["model"] == "xgboost" and note is None
+    assert "xgboost" in veto and "MdAPE % 208.000 against the baseline's 103.000" in veto and "R²(log)" not in veto
+
+
+def test_select_lets_a_tie_with_the_baseline_pass():
+    acc = [("accuracy", "accuracy_mean", "baseline_mean", False)]
+    results = [{"model": "knn", "accuracy_mean": 0.85, "baseline_mean": 0.85},
+               {"model": "svm", "accuracy_mean": 0.84, "baseline_mean": 0.85}]
+    best, veto, note = evaluation.select(results, lambda r: r["accuracy_mean"], acc)
+    assert best["model"] == "knn" and veto is None and note is None
+
+
+def test_sign_test_p_values():
+    # by hand: P(X >= 6 | n=6, 1/2) = 1/64; P(X >= 1 | n=2) = 3/4; P(X >= 3 | n=5) = (10+5+1)/32
+    assert evaluation.worse_than_chance(0, 6) == pytest.approx(1 / 64)
+    assert evaluation.worse_than_chance(1, 1) == pytest.approx(3 / 4)
+    assert evaluation.worse_than_chance(2, 3) == pytest.approx(16 / 32)
+    assert evaluation.worse_than_chance(0, 0) == 1.0  # identical answers: nothing says worse
+
+
+def test_select_lets_a_chance_shortfall_serve_and_says_so():
+    acc = [("accuracy", "accuracy_mean", "baseline_mean", False)]
+    # random forest 0.897 against always-bb's 0.903: one more row wrong than right where they differ
+    rf = {"model": "random_forest", "accuracy_mean": 0.897, "baseline_mean": 0.903, "vs_baseline": (4, 5)}
+    dt = {"model": "decision_tree", "accuracy_mean": 0.806, "baseline_mean": 0.903, "vs_baseline": (2, 17)}
+    best, veto, note = evaluation.select([dt, rf], lambda r: r["accuracy_mean"], acc)
+    assert best["model"] == "random_forest" and veto is None
+    assert note.startswith("random_forest serves although below its baseline") and "farther on 5" in note
+    # the decision tree alone is worse beyond chance (P(X >= 17 | n=19) = 191/2**19 < 0.05): held back
+    best, veto, note = evaluation.select([dt], lambda r: r["accuracy_mean"], acc)
+    assert best["model"] == "decision_tree" and note is None
+    assert "accuracy 0.806 against the baseline's 0.903" in veto and "closer on 2 held-out rows, farther on 17" in veto
+    # without the counts the means alone decide (the strict rule)
+    best, veto, _ = evaluation.select([{k: v for k, v in rf.items() if k != "vs_baseline"}],
+                                      lambda r: r["accuracy_mean"], acc)
+    assert veto is not None

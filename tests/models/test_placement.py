@@ -64,3 +64,16 @@ def test_reference_estimator_reads_the_benchmark_parameters():
     folds = evaluation.splits(np.arange(20), 4, 0.25, seed=3)
     r = placement.fit_and_evaluate("reference", params, y, folds, estimator=placement.reference_estimator(params))
     assert r["accuracy_mean"] == 1.0 and r["baseline_mean"] <= 0.6
+
+
+def test_vs_baseline_counts_rows_where_model_and_majority_disagree():
+    """A constant 'pfs' model against each fold's training majority, counted by hand."""
+    from sklearn.dummy import DummyClassifier
+
+    X, _ = placement_frame(8)
+    y = pd.Series(["bb", "bb", "bb", "pfs", "bb", "pfs", "pfs", "pfs"])
+    folds = [(np.array([0, 1, 2, 3, 4]), np.array([5, 6, 7])),  # majority bb; truth pfs pfs pfs: pfs right 3x
+             (np.array([0, 1, 2, 3, 5]), np.array([4, 6, 7]))]  # majority bb; truth bb pfs pfs: right 2x, wrong 1x
+    r = placement.fit_and_evaluate("constant_pfs", X, y, folds,
+                                   estimator=lambda seed: DummyClassifier(strategy="constant", constant="pfs"))
+    assert r["vs_baseline"] == (5, 1)

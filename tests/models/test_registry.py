@@ -21,7 +21,7 @@ def mlflow_uri(tmp_path_factory):
     mlflow.set_registry_uri(old)
 
 
-def _register(est, X, Xte, yte, name="t-placement"):
+def _register(est, X, Xte, yte, name="t-placement", veto=None):
     import mlflow
 
     score = float(np.mean(est.predict(Xte) == yte.to_numpy()))
@@ -32,7 +32,8 @@ def _register(est, X, Xte, yte, name="t-placement"):
             model = registry.load_version(name, mv.version)
             return float(np.mean(model.predict(Xte)["predicted_tier"].to_numpy() == yte.to_numpy()))
 
-        return registry.register_and_promote(name, info.model_uri, run.info.run_id, score, score_fn, "accuracy", "champion"), run
+        return registry.register_and_promote(name, info.model_uri, run.info.run_id, score, score_fn, "accuracy", "champion",
+                                           veto=veto), run
 
 
 def test_promotion_refuses_worse_challenger(mlflow_uri):
@@ -54,7 +55,33 @@ def test_promotion_refuses_worse_challenger(mlflow_uri):
     assert third["alias"] == "champion" and "matched or beat" in third["why"]
 
 
+def test_vetoed_version_never_takes_the_alias(mlflow_uri):
+    """A version its trainer vetoed (worse than the baseline) is a challenger even where it would win
+    on score, first version included: then there is no champion, and the lookup says so."""
+    from mlflow import MlflowClient
+
+    X, y = placement_frame(24)
+    good = placement.build_estimator("decision_tree").fit(X, y)
+    first, _ = _register(good, X, X, y, name="t-veto", veto="accuracy 0.5 against the baseline's 0.8")
+    assert first["alias"] == "challenger"
+    assert first["why"].startswith("held back: accuracy 0.5") and "no @champion yet" in first["why"]
+    with pytest.raises(registry.ModelAliasMissing) as e:
+        registry.version_by_alias("t-veto", "champion")
+    assert f"v{first['version']}, did not take it: held back: accuracy 0.5" in str(e.value)
+    assert e.value.held_back == (str(first["version"]), first["why"])
+    second, _ = _register(good, X, X, y, name="t-veto")
+    assert second["alias"] == "champion"
+    third, run = _register(good, X, X, y, name="t-veto", veto="MdAPE % 208 against the baseline's 103")
+    assert third["alias"] == "challenger"
+    client = MlflowClient()
+    assert client.get_model_version_by_alias("t-veto", "champion").version == second["version"]
+    tags = client.get_run(run.info.run_id).data.tags
+    assert f"@champion stays with v{second['version']}" in tags["iolake.promotion"]
+    assert tags["iolake.alias"] == "challenger"
+
+
 def test_missing_alias_names_alias_and_registry(mlflow_uri):
     with pytest.raises(registry.ModelAliasMissing) as e:
         registry.version_by_alias("no-such-model", "champion")
     assert "'champion'" in str(e.value) and mlflow_uri in str(e.value)
+    assert e.value.held_back is None and "train first" in str(e.value)

@@ -110,7 +110,7 @@ def fit_and_evaluate(name: str, X: pd.DataFrame, y: pd.Series, folds, *, params=
                 base_strong.append(float(np.mean(truth[m] == majority)))
     out = {"model": name, "accuracy_mean": float(np.mean(acc)), "accuracy_std": float(np.std(acc)),
            "baseline_mean": float(np.mean(base)), "pooled": hits / total, "accuracy": acc,
-           "vs_baseline": (better, worse)}
+           "vs_baseline": {"accuracy_mean": (better, worse)}}
     if acc_strong:
         out.update(accuracy_strong_mean=float(np.mean(acc_strong)), accuracy_strong_std=float(np.std(acc_strong)),
                    baseline_strong_mean=float(np.mean(base_strong)))

@@ -45,3 +45,13 @@ def test_fit_and_evaluate_reports_the_median_rule_beside_each_model():
 
 def test_metrics_mdape_is_median_relative_error():
     assert bandwidth.metrics([100.0, 100.0, 100.0], [110.0, 50.0, 100.0])["mdape_pct"] == pytest.approx(10.0)
+
+
+def test_closer_counts_each_metric_in_its_own_error():
+    """By hand, truth 100 on every row: prediction 300 is 200% off (log 1.10), rule 10 is 90% off
+    (log 2.30): closer in log terms, farther in percentage. Prediction 50 against rule 150: 50% vs
+    50% (a tie in APE), |log| 0.69 vs 0.41 (rule closer). Prediction 100 against rule 90: model closer."""
+    from models.bandwidth import closer
+
+    got = closer([100.0, 100.0, 100.0], [300.0, 50.0, 100.0], [10.0, 150.0, 90.0])
+    assert got == {"mdape_pct_mean": (1, 1), "r2_log_mean": (2, 1)}

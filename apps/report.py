@@ -256,7 +256,6 @@ def placement_plan(place: list[dict], bw: list[dict]) -> tuple[list[dict] | None
     return plan, models, sorted({t for r in plan for t in (r["by_tier"] or {})})
 
 
-
 def build(reader: LakeReader, log_id: str) -> Report:
     notes: list[str] = []
     (job,) = _rows(reader.read("jobs", log_id=log_id))[:1] or [None]

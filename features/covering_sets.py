@@ -562,23 +562,16 @@ def member_arrays(rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.nd
             "cover_proven_minimum": np.repeat(cover.proven_minimum, k)}
 
 
-def cover_members(rows: pd.DataFrame) -> pd.DataFrame:
-    """`member_arrays` of one log's intervals given as a pandas frame (record_id, rank, start_s, end_s)."""
-    if rows.empty:
-        return pd.DataFrame({c: pd.Series(dtype=object) for c in MEMBER_COLS})
-    return pd.DataFrame(member_arrays(rows["record_id"].to_numpy(), rows["rank"].to_numpy(),
-                                      rows["start_s"].to_numpy(), rows["end_s"].to_numpy()))
-
-
 def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
     """The covering-set rows of one log (a pandas frame of its `intervals` rows), without
-    `n_untraced_items`: `cover_members` beside the log's log_id, job_month and interval_source."""
+    `n_untraced_items`: `member_arrays` beside the log's log_id, job_month and interval_source."""
     from schemas.covering_sets import SPEC
 
     cols = [c for c in SPEC.columns if c != "n_untraced_items"]
     if rows.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    out = cover_members(rows)
+    out = pd.DataFrame(member_arrays(rows["record_id"].to_numpy(), rows["rank"].to_numpy(),
+                                     rows["start_s"].to_numpy(), rows["end_s"].to_numpy()))
     for c in ("log_id", "job_month", "interval_source"):
         out[c] = np.repeat(rows[c].iloc[0], len(out))
     return out[cols]

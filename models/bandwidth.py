@@ -111,19 +111,18 @@ def fit_and_evaluate(name: str, X: pd.DataFrame, bandwidth: pd.Series, folds, *,
     counts = {"mdape_pct_mean": [0, 0], "r2_log_mean": [0, 0]}  # (model closer, rule closer)
     for tr, te in folds:
         est = build_estimator(name, params, level, seed).fit(X.iloc[tr], y[tr])
-        pred = np.exp(est.predict(X.iloc[te]))
+        pred, truth = np.exp(est.predict(X.iloc[te])), np.exp(y[te])
         rule = median_rule(X.iloc[tr], np.exp(y[tr]), X.iloc[te])
-        rows.append(metrics(np.exp(y[te]), pred))
-        base.append(metrics(np.exp(y[te]), rule))
-        for k, (b, w) in closer(np.exp(y[te]), pred, rule).items():
+        rows.append(metrics(truth, pred))
+        base.append(metrics(truth, rule))
+        for k, (b, w) in closer(truth, pred, rule).items():
             counts[k][0] += b
             counts[k][1] += w
-        pooled_m.append(np.exp(y[te]))
+        pooled_m.append(truth)
         pooled_p.append(pred)
     out = {"model": name, "level": level, "vs_baseline": {k: tuple(v) for k, v in counts.items()}}
     for prefix, df in (("", pd.DataFrame(rows)), ("baseline_", pd.DataFrame(base))):
         for c in df.columns:
             out[f"{prefix}{c}_mean"], out[f"{prefix}{c}_std"] = float(df[c].mean()), float(df[c].std(ddof=0))
-            out[f"{prefix}{c}_folds"] = [float(v) for v in df[c]]
     out["pooled_r2_log"] = metrics(np.concatenate(pooled_m), np.concatenate(pooled_p))["r2_log"]
     return out

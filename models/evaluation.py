@@ -141,13 +141,12 @@ def select(results: list[dict], key, checks) -> tuple[dict, str | None, str | No
             failed.append(text)
         return failed, chance
 
-    passing = [r for r in results if not compare(r)[0]]
+    judged = [(r, *compare(r)) for r in results]  # (result, failed checks, shortfalls within chance)
+    passing = [j for j in judged if not j[1]]
+    best, failed, chance = max(passing or judged, key=lambda j: key(j[0]))
     if passing:
-        best = max(passing, key=key)
-        chance = compare(best)[1]
         note = (f"{best['model']} serves although its mean is below its baseline's, since it is not worse "
                 f"beyond chance row by row (a few groups far off can sink a mean): " + "; ".join(chance)) if chance else None
         return best, None, note
-    best = max(results, key=key)
     return best, (f"every model is worse than its baseline on the same folds; the best, {best['model']}, has "
-                  + ", ".join(compare(best)[0])), None
+                  + ", ".join(failed)), None

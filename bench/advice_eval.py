@@ -74,7 +74,7 @@ def label_groups(pdf: pd.DataFrame, min_margin: float = 0.05) -> pd.DataFrame:
 
 def evaluate(pdf: pd.DataFrame, model: str = "lightgbm", thresholds=(1.0, 1.1, 1.2, 1.5), seed: int = 0,
              dimensions=("tier", "transfer_size"), tier_from: str = "placement", classifier: str = "lightgbm",
-             smaller_transfers: bool = False) -> pd.DataFrame:
+             smaller_transfers: bool = False, monotone: bool = True) -> pd.DataFrame:
     """One row per (threshold, configuration in a transfer-size group, starting tier): current,
     advised and group-best (size, tier) and their measured bandwidths, and the plain rule's.
     `tier_from`: `placement` (a `classifier` placement model, fitted without the group, picks the
@@ -86,7 +86,7 @@ def evaluate(pdf: pd.DataFrame, model: str = "lightgbm", thresholds=(1.0, 1.1, 1
     for g in sorted(set(gid) - {-1}):
         members = pdf[gid == g]
         train = rows_all[~rows_all.config_id.isin(members.config_id)]
-        est = bandwidth.build_estimator(model, level="file", seed=seed).fit(
+        est = bandwidth.build_estimator(model, level="file", seed=seed, monotone=monotone).fit(
             train[list(FILE_FEATURES)], np.log(train.bandwidth_mib_s.to_numpy(float)))
         predict = lambda frame: np.exp(est.predict(frame[list(FILE_FEATURES)]))  # noqa: E731
         place = placement_model(pdf[~pdf.config_id.isin(members.config_id)], classifier, seed) \
@@ -147,18 +147,21 @@ def main(argv=None) -> int:
     ap.add_argument("--tier-from", choices=("placement", "bandwidth"), default="placement")
     ap.add_argument("--classifier", default="lightgbm", help="the placement model's kind (--tier-from placement)")
     ap.add_argument("--smaller-transfers", action="store_true", help="advise smaller requests too")
+    ap.add_argument("--unconstrained", action="store_true",
+                    help="the bandwidth model free in transfer size (models/bandwidth.py `monotone=False`)")
     a = ap.parse_args(argv)
     pdf = pd.read_csv(a.benchmark)
     t0 = time.perf_counter()
     dims = ("transfer_size",) if a.transfer_size_only else ("tier", "transfer_size")
     ev = evaluate(pdf, a.model, a.min_speedup, dimensions=dims, tier_from=a.tier_from, classifier=a.classifier,
-                  smaller_transfers=a.smaller_transfers)
+                  smaller_transfers=a.smaller_transfers, monotone=not a.unconstrained)
     s = summary(ev)
     print(f"{a.benchmark}: {s.groups.iloc[0]} groups of configurations identical but for transfer size, "
           f"{ev.config_id.nunique()} configurations x 2 starting tiers; model {a.model} fitted without each group; "
           f"advice varies {', '.join(dims)}; tier from the {a.tier_from} model"
           f"{' (' + a.classifier + ')' if a.tier_from == 'placement' else ''}; "
-          f"{'any' if a.smaller_transfers else 'larger'} transfer sizes ({time.perf_counter() - t0:.0f} s)")
+          f"{'any' if a.smaller_transfers else 'larger'} transfer sizes; "
+          f"{'unconstrained' if a.unconstrained else 'non-decreasing'} in transfer size ({time.perf_counter() - t0:.0f} s)")
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(s.round(3).to_string(index=False))
     return 0

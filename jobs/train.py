@@ -222,7 +222,10 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
         mlflow.log_params({"model": best["model"], "features": ",".join(features), "rows": len(X), "level": level,
                            "tiers": ",".join(tiers), "splits": m.splits, "split": "grouped", "seed": m.seed,
                            "refit": "all rows", "training_version": version,
-                           "sample": sample or f"all rows (models.max_train_rows = {m.max_train_rows:,})"})
+                           "sample": sample or f"all rows (models.max_train_rows = {m.max_train_rows:,})",
+                           **({"inputs": "rw_per_open as bytes_per_open (transfer_size x rw_per_open)",
+                               "monotone": ("non-decreasing in transfer_size" if best["model"] in bandwidth.MONOTONE
+                                            else "none")} if level == "file" else {})})
         for r in results:
             for k, v in r.items():
                 if k.endswith("_mean") or k.endswith("_std"):

@@ -5,6 +5,7 @@ Nothing here may import the project.
 import mlflow.pyfunc
 import numpy as np
 import pandas as pd
+from sklearn.base import BaseEstimator, RegressorMixin, clone
 
 
 def _log2(x):
@@ -14,6 +15,38 @@ def _log2(x):
 
 def _as_float(x):
     return np.asarray(x, dtype=float)
+
+
+def _bytes_per_open(x):
+    """Adds `bytes_per_open` = transfer_size x rw_per_open: the bytes a rank moves per open, which a
+    change of request size at the same data (the what-if's) leaves as it is."""
+    x = pd.DataFrame(x).copy()
+    size = pd.to_numeric(x["transfer_size"], errors="coerce").astype(float)
+    x["bytes_per_open"] = size * pd.to_numeric(x["rw_per_open"], errors="coerce").astype(float)
+    return x
+
+
+class IncreasingInFirst(BaseEstimator, RegressorMixin):
+    """A gradient-boosted regressor (lightgbm or xgboost) constrained to be non-decreasing in its
+    first input column and free in the others (their monotone constraints, set at fit time when
+    the width of the encoded input is known)."""
+
+    def __init__(self, estimator=None):
+        self.estimator = estimator
+
+    def fit(self, X, y):
+        n = np.asarray(X).shape[1]
+        cst = [1] + [0] * (n - 1)
+        self.estimator_ = clone(self.estimator)
+        if type(self.estimator_).__module__.startswith("xgboost"):
+            self.estimator_.set_params(monotone_constraints="(" + ",".join(map(str, cst)) + ")")
+        else:
+            self.estimator_.set_params(monotone_constraints=cst)
+        self.estimator_.fit(X, y)
+        return self
+
+    def predict(self, X):
+        return self.estimator_.predict(X)
 
 
 class Placement(mlflow.pyfunc.PythonModel):

@@ -55,3 +55,52 @@ def test_closer_counts_each_metric_in_its_own_error():
 
     got = closer([100.0, 100.0, 100.0], [300.0, 50.0, 100.0], [10.0, 150.0, 90.0])
     assert got == {"mdape_pct_mean": (1, 1), "r2_log_mean": (2, 1)}
+
+
+def test_bytes_per_open_is_transfer_size_times_requests_per_open():
+    import pandas as pd
+
+    from models.pyfunc import _bytes_per_open
+
+    got = _bytes_per_open(pd.DataFrame({"transfer_size": [4096, None], "rw_per_open": [16.0, 2.0]}))
+    assert got.bytes_per_open.iloc[0] == 65536.0 and np.isnan(got.bytes_per_open.iloc[1])
+    assert list(got.rw_per_open) == [16.0, 2.0]  # the input is left as it was
+
+
+def _size_ladders(files):
+    """Every (file row, tier) moved to each of the what-if's transfer sizes from its own up to the
+    bytes it moves per open (the what-if's default cap), at the same bytes per open
+    (features/what_if.apply): rows and a ladder id."""
+    from features import what_if
+
+    rows, ladder = [], []
+    for i, r in enumerate(files.to_dict("records")):
+        now = what_if.setting(r)
+        per_open = now["transfer_size"] * max(1.0, r["rw_per_open"])
+        for s in sorted(v for v in what_if.Space().transfer_sizes if now["transfer_size"] <= v <= per_open):
+            rows.append(what_if.apply(r, dict(now, transfer_size=s)))
+            ladder.append(i)
+    import pandas as pd
+
+    return pd.DataFrame(rows), np.asarray(ladder)
+
+
+def _decreases(est, rows, ladder):
+    pred = est.predict(rows[list(bandwidth.FILE_FEATURES)])
+    same = ladder[1:] == ladder[:-1]
+    return int(np.sum(same & (np.diff(pred) < -1e-9)))
+
+
+@pytest.mark.parametrize("name", bandwidth.MONOTONE)
+def test_file_model_never_predicts_larger_requests_at_the_same_bytes_slower(name):
+    """On the shipped IOR sweep table: every configuration on both tiers, its request size raised
+    step by step at the same bytes per open; the constrained model's prediction never falls, the
+    unconstrained one's does somewhere (so the check can fail)."""
+    from models import benchmarks
+
+    files = benchmarks.file_rows(__import__("pandas").read_csv(benchmarks.SHIPPED["iosweep"]))
+    X, y = files[list(bandwidth.FILE_FEATURES)], np.log(files.bandwidth_mib_s.to_numpy(float))
+    rows, ladder = _size_ladders(X)
+    assert len(set(ladder)) == len(X) and len(rows) > 1.5 * len(X)
+    assert _decreases(bandwidth.build_estimator(name, seed=0).fit(X, y), rows, ladder) == 0
+    assert _decreases(bandwidth.build_estimator(name, seed=0, monotone=False).fit(X, y), rows, ladder) > 0

@@ -36,9 +36,9 @@ def main(argv=None) -> int:
     conf = load_config("local", overrides={"lake": {"root": a.lake}})
     spark = session_from_config(conf)
     stage = stage_by_name(a.stage)
-    if not hasattr(importlib.import_module(stage.module), "transform"):
-        raise SystemExit(f"stage {a.stage!r} has no pure transform to plan")
     mod = importlib.import_module(stage.module)
+    if not hasattr(mod, "transform"):
+        raise SystemExit(f"stage {a.stage!r} has no pure transform to plan")
     spark.conf.set("spark.sql.adaptive.enabled", "false")  # the static plan: what the planner decides alone
     print(f"{a.lake}: stage {a.stage}, broadcast hash joins in each output's static plan")
     for thr in a.thresholds:

@@ -224,7 +224,8 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
                            "refit": "all rows", "training_version": version,
                            "sample": sample or f"all rows (models.max_train_rows = {m.max_train_rows:,})",
                            **({"inputs": "rw_per_open as bytes_per_open (transfer_size x rw_per_open)",
-                               "monotone": ("non-decreasing in transfer_size" if best["model"] in bandwidth.MONOTONE
+                               "monotone": ("non-decreasing in transfer_size"
+                                            if isinstance(est.named_steps["model"], pyfunc.IncreasingInFirst)
                                             else "none")} if level == "file" else {})})
         for r in results:
             for k, v in r.items():

@@ -22,10 +22,10 @@ import numpy as np
 import pandas as pd
 from sklearn.compose import ColumnTransformer
 from sklearn.pipeline import Pipeline
-from sklearn.preprocessing import FunctionTransformer, OneHotEncoder, StandardScaler
+from sklearn.preprocessing import FunctionTransformer, OneHotEncoder
 
-from models.placement import BOOLEAN, CATEGORICAL
-from models.pyfunc import IncreasingInFirst, _as_float, _bytes_per_open, _log2
+from models.placement import BOOLEAN, CATEGORICAL, log_scaled
+from models.pyfunc import IncreasingInFirst, _as_float, _bytes_per_open
 from schemas.placement_labels import FEATURES
 
 FILE_FEATURES = (*FEATURES, "tier")
@@ -66,14 +66,9 @@ def regressor(name: str, params: dict | None = None, seed: int = 0):
 def _job_preprocessor() -> ColumnTransformer:
     return ColumnTransformer([
         ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["tier"]),
-        ("num", Pipeline([("log2", FunctionTransformer(_log2, feature_names_out="one-to-one")),
-                          ("scale", StandardScaler())]), list(JOB_NUMERIC)),
+        ("num", log_scaled(), list(JOB_NUMERIC)),
         ("pct", FunctionTransformer(_as_float, feature_names_out="one-to-one"), ["seq_pct"]),
     ])
-
-
-def _log_scaled() -> Pipeline:
-    return Pipeline([("log2", FunctionTransformer(_log2, feature_names_out="one-to-one")), ("scale", StandardScaler())])
 
 
 def _file_preprocessor() -> Pipeline:
@@ -82,10 +77,10 @@ def _file_preprocessor() -> Pipeline:
     ranks and processes (log2, scaled); `rw_per_open` itself is not an input."""
     numeric = ["bytes_per_open", "n_ranks", "nprocs"]
     cols = ColumnTransformer([
-        ("size", _log_scaled(), ["transfer_size"]),
+        ("size", log_scaled(), ["transfer_size"]),
         ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), [*CATEGORICAL, "tier"]),
         ("bool", FunctionTransformer(_as_float, feature_names_out="one-to-one"), list(BOOLEAN)),
-        ("num", _log_scaled(), numeric),
+        ("num", log_scaled(), numeric),
     ], remainder="drop", verbose_feature_names_out=True)
     return Pipeline([("per_open", FunctionTransformer(_bytes_per_open)), ("cols", cols)])
 

@@ -22,6 +22,11 @@ NUMERIC = ("transfer_size", "rw_per_open", "n_ranks", "nprocs")  # log2-scaled: 
 
 
 
+def log_scaled() -> Pipeline:
+    """log2 (clipped at 1), then standard scaling: numbers that span decades."""
+    return Pipeline([("log2", FunctionTransformer(_log2, feature_names_out="one-to-one")), ("scale", StandardScaler())])
+
+
 def preprocessor(features=FEATURES, extra_categorical=()) -> ColumnTransformer:
     cats = [c for c in (*CATEGORICAL, *extra_categorical) if c in features or c in extra_categorical]
     parts = [("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), cats)]
@@ -30,8 +35,7 @@ def preprocessor(features=FEATURES, extra_categorical=()) -> ColumnTransformer:
     if bools:
         parts.append(("bool", FunctionTransformer(_as_float, feature_names_out="one-to-one"), bools))
     if nums:
-        parts.append(("num", Pipeline([("log2", FunctionTransformer(_log2, feature_names_out="one-to-one")),
-                                       ("scale", StandardScaler())]), nums))
+        parts.append(("num", log_scaled(), nums))
     return ColumnTransformer(parts, remainder="drop", verbose_feature_names_out=True)
 
 

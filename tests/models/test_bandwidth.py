@@ -1,4 +1,5 @@
 import numpy as np
+import pandas as pd
 import pytest
 
 from models import bandwidth
@@ -25,8 +26,6 @@ def test_metrics_mape_and_raw_r2_by_hand():
 
 
 def test_median_rule_is_the_training_median_of_the_tier():
-    import pandas as pd
-
     X_train = pd.DataFrame({"tier": ["bb", "bb", "bb", "pfs"]})
     X_test = pd.DataFrame({"tier": ["bb", "pfs", "lustre"]})
     pred = bandwidth.median_rule(X_train, [1.0, 3.0, 10.0, 7.0], X_test)
@@ -58,8 +57,6 @@ def test_closer_counts_each_metric_in_its_own_error():
 
 
 def test_bytes_per_open_is_transfer_size_times_requests_per_open():
-    import pandas as pd
-
     from models.pyfunc import _bytes_per_open
 
     got = _bytes_per_open(pd.DataFrame({"transfer_size": [4096, None], "rw_per_open": [16.0, 2.0]}))
@@ -68,20 +65,18 @@ def test_bytes_per_open_is_transfer_size_times_requests_per_open():
 
 
 def _size_ladders(files):
-    """Every (file row, tier) moved to each of the what-if's transfer sizes from its own up to the
-    bytes it moves per open (the what-if's default cap), at the same bytes per open
+    """Every (file row, tier) moved to each transfer size the what-if offers it by default (its own
+    and larger, up to the bytes it moves per open), at the same bytes per open
     (features/what_if.apply): rows and a ladder id."""
     from features import what_if
 
+    space = what_if.Space(dimensions=("transfer_size",))
     rows, ladder = [], []
     for i, r in enumerate(files.to_dict("records")):
         now = what_if.setting(r)
-        per_open = now["transfer_size"] * max(1.0, r["rw_per_open"])
-        for s in sorted(v for v in what_if.Space().transfer_sizes if now["transfer_size"] <= v <= per_open):
+        for s in what_if.options(r, space)["transfer_size"]:  # sorted
             rows.append(what_if.apply(r, dict(now, transfer_size=s)))
             ladder.append(i)
-    import pandas as pd
-
     return pd.DataFrame(rows), np.asarray(ladder)
 
 
@@ -98,7 +93,7 @@ def test_file_model_never_predicts_larger_requests_at_the_same_bytes_slower(name
     unconstrained one's does somewhere (so the check can fail)."""
     from models import benchmarks
 
-    files = benchmarks.file_rows(__import__("pandas").read_csv(benchmarks.SHIPPED["iosweep"]))
+    files = benchmarks.file_rows(pd.read_csv(benchmarks.SHIPPED["iosweep"]))
     X, y = files[list(bandwidth.FILE_FEATURES)], np.log(files.bandwidth_mib_s.to_numpy(float))
     rows, ladder = _size_ladders(X)
     assert len(set(ladder)) == len(X) and len(rows) > 1.5 * len(X)

@@ -577,71 +577,150 @@ def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
     return out[cols]
 
 
+# One pass: the Python workers get every row a log's cover needs, tagged by kind, and apply the
+# rules of `intervals` and `untraced_items` per log themselves (`log_members`). Joining the per-log
+# facts back in Spark (source, untraced count, log ids numbered by a global window) had Spark scan
+# io_ops three times and posix/mpiio/stdio many more: at 100,000 logs the stage did not finish in
+# 90 minutes (114 s at 10,000).
+OP_DXT, OP_RECORDER, COUNTER_SPAN, STREAM = 0, 1, 2, 3  # `kind` of a row sent to the workers
+ROW_COLS = ["log_id", "job_month", "kind", "record_id", "rank", "start_s", "end_s"]
+
+
+def log_members(kind: np.ndarray, rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.ndarray):
+    """(interval_source, n_untraced_items, member arrays) of one log from its rows, or None when it
+    has no interval. Rows: traced read/write ops (`OP_DXT`, `OP_RECORDER`), counter spans per
+    (record, rank) (`COUNTER_SPAN`) and the records of standard streams (`STREAM`, times unused),
+    all already valid. The rules are `intervals` and `untraced_items`: streams go; a log with ops
+    takes its ops and counts the counter items of records without an op; any other log takes its
+    counter spans."""
+    keep = kind != STREAM
+    if not keep.all():
+        keep &= ~np.isin(rec, rec[~keep])
+    traced = keep & (kind <= OP_RECORDER)
+    if traced.any():
+        source = "recorder" if (kind[traced] == OP_RECORDER).any() else "dxt"
+        untraced = int(np.count_nonzero(keep & (kind == COUNTER_SPAN) & ~np.isin(rec, rec[traced])))
+        sel = traced
+    else:
+        source, untraced, sel = "counters", 0, keep
+    if not sel.any():
+        return None
+    return source, untraced, member_arrays(rec[sel], rk[sel], start[sel], end[sel])
+
+
 def cover_batches(batches):
-    """`mapInArrow` body: Arrow batches of (lid, record_id, rank, start_s, end_s) rows, sorted by `lid`
-    within the partition, each log wholly in one partition -> batches of (lid, MEMBER_COLS) rows.
+    """`mapInArrow` body: Arrow batches of ROW_COLS rows, each log's rows together in one partition
+    and consecutive -> batches of covering-set rows (log_id, job_month, interval_source,
+    MEMBER_COLS, n_untraced_items).
 
     Many logs per call, sliced with numpy: `applyInPandas` built a pandas frame per log, and that
     per-log overhead (not the cover) was most of the stage's time (10,000 logs: 67-81 s of ~100 s
     with a function that did nothing). A log cut by batch boundaries is kept in pieces, joined once."""
-    names = ["lid", "record_id", "rank", "start_s", "end_s"]
-    pending: list[list[np.ndarray]] = []  # pieces of the last log seen, not known to be complete
+    import pyarrow.compute as pc
 
-    def joined(pieces):
-        return [np.concatenate(c) for c in zip(*pieces)]
-
+    nums = ROW_COLS[2:]
+    key, pieces = None, []  # the log whose rows are pending (it may go on in the next batch)
     for batch in batches:
-        cols = [batch.column(batch.schema.get_field_index(c)).to_numpy(zero_copy_only=False) for c in names]
-        lid = cols[0]
-        if len(lid) == 0:
+        n = batch.num_rows
+        if n == 0:
             continue
-        last = int(np.searchsorted(lid, lid[-1]))  # where the batch's last log starts
-        if last == 0:  # one log the whole batch: it continues the pending one, or that one is done
-            if pending and pending[0][0][0] != lid[0]:
-                yield _covers_of(joined(pending))
-                pending = []
-            pending.append(cols)
-            continue
-        yield _covers_of(joined(pending + [[c[:last] for c in cols]]))
-        pending = [[c[last:] for c in cols]]
-    if pending:
-        yield _covers_of(joined(pending))
+        lid, month = batch.column(0), batch.column(1)
+        new = np.zeros(n, dtype=bool)
+        if n > 1:
+            new[1:] = pc.or_(pc.not_equal(lid.slice(1), lid.slice(0, n - 1)),
+                             pc.not_equal(month.slice(1), month.slice(0, n - 1))).to_numpy(zero_copy_only=False)
+        new[0] = (lid[0].as_py(), month[0].as_py()) != key
+        starts = np.flatnonzero(new)
+        cols = [batch.column(batch.schema.get_field_index(c)).to_numpy(zero_copy_only=False) for c in nums]
+        keys = list(zip(pc.take(lid, starts).to_pylist(), pc.take(month, starts).to_pylist()))
+        done, bounds = [], np.r_[0, starts, n]
+        for k in range(len(bounds) - 1):  # piece k-1 of this batch's logs; piece -1 continues the pending one
+            a, b = bounds[k], bounds[k + 1]
+            if k > 0:  # a log starts at a: the pending one is complete
+                if pieces:
+                    done.append((key, [np.concatenate(c) for c in zip(*pieces)]))
+                key, pieces = keys[k - 1], []
+            if b > a:
+                pieces.append([c[a:b] for c in cols])
+        if done:
+            yield _covers_of(done)
+    if pieces:
+        yield _covers_of([(key, [np.concatenate(c) for c in zip(*pieces)])])
 
 
-def _covers_of(cols) -> "pa.RecordBatch":
+OUT_COLS = ["log_id", "job_month", "interval_source", *MEMBER_COLS, "n_untraced_items"]
+
+
+def _covers_of(logs) -> "pa.RecordBatch":
+    """Covering-set rows (OUT_COLS) of complete logs given as ((log_id, job_month), numeric columns)."""
     import pyarrow as pa
 
-    lid, rec, rk, start, end = cols
-    cuts = np.flatnonzero(np.r_[True, lid[1:] != lid[:-1], True])
-    parts = []
-    for a, b in zip(cuts[:-1], cuts[1:]):
-        m = member_arrays(rec[a:b], rk[a:b], start[a:b], end[a:b])
-        m["lid"] = np.repeat(lid[a], len(m["rank"]))
-        parts.append(m)
-    out = {c: np.concatenate([p[c] for p in parts]) for c in ["lid", *MEMBER_COLS]}
-    return pa.RecordBatch.from_pydict({c: pa.array(v) for c, v in out.items()})
+    parts, meta = [], []
+    for (log_id, month), cols in logs:
+        got = log_members(*cols)
+        if got is not None:
+            source, untraced, m = got
+            parts.append(m)
+            meta.append((log_id, month, source, untraced, len(m["rank"])))
+    if not parts:
+        return pa.RecordBatch.from_pydict({c: pa.array([], type=_arrow_type(c)) for c in OUT_COLS})
+    count = [x[-1] for x in meta]
+    out = {c: pa.array(np.repeat(np.array([x[i] for x in meta], dtype=object), count), type=_arrow_type(c))
+           for i, c in enumerate(("log_id", "job_month", "interval_source"))}
+    out.update({c: pa.array(np.concatenate([p[c] for p in parts])) for c in MEMBER_COLS})
+    out["n_untraced_items"] = pa.array(np.repeat(np.array([x[3] for x in meta], dtype=np.int64), count))
+    return pa.RecordBatch.from_pydict({c: out[c] for c in OUT_COLS})
+
+
+def _arrow_type(col: str):
+    import pyarrow as pa
+
+    return {"log_id": pa.string(), "job_month": pa.string(), "interval_source": pa.string(), "rank": pa.int64(),
+            "record_id": pa.int64(), "n_intervals": pa.int64(), "cover_size": pa.int64(),
+            "cover_proven_minimum": pa.bool_(), "n_untraced_items": pa.int64()}.get(col, pa.float64())
+
+
+def _rows(io_ops, posix, mpiio, stdio, files=None):
+    """ROW_COLS rows: valid read/write ops, counter spans per (record, rank), stream records."""
+    import pyspark.sql.functions as F
+
+    ops = (
+        io_ops.where(F.col("op").isin("read", "write") & F.col("record_id").isNotNull())
+        .where(_valid())
+        .select("log_id", "job_month",
+                F.when(F.col("source") == "RECORDER", OP_RECORDER).otherwise(OP_DXT).cast("byte").alias("kind"),
+                "record_id", "rank", "start_s", "end_s")
+    )
+    counted = reduce(
+        lambda a, b: a.unionByName(b),
+        [_counter_items(df, m) for m, df in (("posix", posix), ("mpiio", mpiio), ("stdio", stdio))],
+    )
+    spans = (counted.groupBy(*ITEM_KEY).agg(F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s"))
+             .where(_valid()).select("log_id", "job_month", F.lit(COUNTER_SPAN).cast("byte").alias("kind"),
+                                     "record_id", "rank", "start_s", "end_s"))
+    rows = ops.unionByName(spans)
+    if files is not None:
+        streams = files.where(F.col("name").isin(*NOT_DATA)).select(
+            "log_id", "job_month", F.lit(STREAM).cast("byte").alias("kind"), "record_id",
+            F.lit(0).cast("long").alias("rank"), F.lit(0.0).alias("start_s"), F.lit(0.0).alias("end_s"))
+        rows = rows.unionByName(streams)
+    return rows
 
 
 def covering_sets(io_ops, posix, mpiio, stdio, files=None):
-    """silver/covering_sets rows (one per member of each log's minimum covering set)."""
+    """silver/covering_sets rows (one per member of each log's minimum covering set).
+
+    One scan of each input and one shuffle: every row a log needs goes to one partition, sorted
+    by (hash, log_id, job_month) so each log's rows are consecutive (the hash sorts as a number, and
+    the ids make the order total even when two logs' hashes collide), and `cover_batches` does the rest."""
     import pyspark.sql.functions as F
-    from pyspark.sql import Window
     from pyspark.sql import types as T
 
     from schemas.covering_sets import SPEC
 
-    parts = _sources(io_ops, posix, mpiio, stdio, files)
-    rows = _intervals(*parts)
-    # the Python workers get numbers only, many logs per call (`cover_batches`): each log is numbered
-    # (in log_id order, the same on every evaluation); its log_id, job_month and interval_source join
-    # back afterwards.
-    logs = rows.groupBy("log_id", "job_month").agg(F.first("interval_source").alias("interval_source")).withColumn(
-        "lid", F.row_number().over(Window.orderBy("log_id", "job_month")).cast("long"))  # a row per log
-    numbered = rows.join(F.broadcast(logs.select("log_id", "job_month", "lid")), ["log_id", "job_month"]).select(
-        "lid", "record_id", "rank", "start_s", "end_s")
+    rows = _rows(io_ops, posix, mpiio, stdio, files).withColumn("_h", F.xxhash64("log_id", "job_month"))
     fields = {f.name: f for f in SPEC.struct.fields}
-    struct = T.StructType([T.StructField("lid", T.LongType(), False)] + [fields[c] for c in MEMBER_COLS])
-    covers = numbered.repartition("lid").sortWithinPartitions("lid").mapInArrow(cover_batches, struct)
-    covers = covers.join(F.broadcast(logs), ["lid"]).drop("lid")
-    covers = covers.join(_untraced(*parts), ["log_id"], "left").fillna(0, subset=["n_untraced_items"])
+    struct = T.StructType([fields[c] for c in OUT_COLS])
+    covers = (rows.repartition("_h").sortWithinPartitions("_h", "log_id", "job_month").select(*ROW_COLS)
+              .mapInArrow(cover_batches, struct))
     return covers.select(*[F.col(f.name).cast(f.dataType) for f in SPEC.struct.fields])

@@ -249,27 +249,37 @@ def test_cover_frame_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs():
 
 
 def test_cover_batches_keeps_each_log_whole_across_batch_boundaries():
-    """The executor path: logs sorted by number, cut into Arrow batches anywhere (mid-log, one log over three
-    batches, a batch of one row). Each log's cover, worked out by hand, comes out once and whole."""
+    """The executor path: each log's rows consecutive, cut into Arrow batches anywhere (mid-log, one log over
+    three batches, a batch of one row). Each log's cover, worked out by hand, comes out once and whole, with
+    the log's source and untraced count."""
     import pyarrow as pa
 
-    from features.covering_sets import cover_batches
+    from features.covering_sets import COUNTER_SPAN, OP_DXT, OP_RECORDER, STREAM, cover_batches
 
-    # log 1: one op. log 2: (rec 1, rank 0) [0,2] and [4,5]; (rec 2, rank 1) [1,3]: both needed, 4 s of I/O.
-    # log 3: (rec 1, rank 0) [0,10] swallows (rec 1, rank 1) [2,3] and [5,6]: one member, 10 s.
-    rows = [(1, 7, 0, 0.0, 1.0),
-            (2, 1, 0, 0.0, 2.0), (2, 2, 1, 1.0, 3.0), (2, 1, 0, 4.0, 5.0),
-            (3, 1, 1, 2.0, 3.0), (3, 1, 0, 0.0, 10.0), (3, 1, 1, 5.0, 6.0)]
+    # a: one DXT op; its counter span of the same record is not an interval, and record 9 has no op: untraced.
+    # b: (rec 1, rank 0) [0,2] and [4,5]; (rec 2, rank 1) [1,3]: both needed, 4 s; rec 5 is a stream: dropped.
+    # c: counters only: (rec 1, rank 0) [0,10] swallows (rec 1, rank 1) [2,3]: one member, 10 s.
+    # d (same log id as c, another month): one Recorder op [1,2].
+    rows = [("a", "m1", OP_DXT, 7, 0, 0.0, 1.0), ("a", "m1", COUNTER_SPAN, 7, 0, 0.0, 5.0),
+            ("a", "m1", COUNTER_SPAN, 9, 0, 0.0, 9.0),
+            ("b", "m1", OP_DXT, 1, 0, 0.0, 2.0), ("b", "m1", OP_DXT, 2, 1, 1.0, 3.0), ("b", "m1", OP_DXT, 1, 0, 4.0, 5.0),
+            ("b", "m1", OP_DXT, 5, 0, 0.0, 50.0), ("b", "m1", STREAM, 5, 0, 0.0, 0.0),
+            ("c", "m1", COUNTER_SPAN, 1, 1, 2.0, 3.0), ("c", "m1", COUNTER_SPAN, 1, 0, 0.0, 10.0),
+            ("c", "m2", OP_RECORDER, 3, 2, 1.0, 2.0)]
     cols = list(zip(*rows))
-    names = ["lid", "record_id", "rank", "start_s", "end_s"]
-    for cuts in ([7], [1, 3, 7], [2, 5, 6, 7], [4, 5, 6, 7], [1, 2, 3, 4, 5, 6, 7]):
+    names = ["log_id", "job_month", "kind", "record_id", "rank", "start_s", "end_s"]
+    types = [pa.string(), pa.string(), pa.int8(), pa.int64(), pa.int64(), pa.float64(), pa.float64()]
+    n = len(rows)
+    for cuts in ([n], [1, 3, n], [2, 5, 6, n], [4, 8, 9, 10, n], list(range(1, n + 1))):
         batches, a = [], 0
         for b in cuts:
-            batches.append(pa.RecordBatch.from_pydict({n: pa.array(c[a:b]) for n, c in zip(names, cols)}))
+            batches.append(pa.RecordBatch.from_pydict(
+                {k: pa.array(c[a:b], type=t) for k, c, t in zip(names, cols, types)}))
             a = b
         out = pa.Table.from_batches(list(cover_batches(iter(batches)))).to_pylist()
-        got = sorted((r["lid"], r["record_id"], r["rank"], r["share_s"], r["pure_io_time_s"], r["cover_size"],
-                      r["n_intervals"]) for r in out)
-        assert got == [(1, 7, 0, 1.0, 1.0, 1, 1),
-                       (2, 1, 0, 3.0, 4.0, 2, 2), (2, 2, 1, 1.0, 4.0, 2, 2),
-                       (3, 1, 0, 10.0, 10.0, 1, 2)], cuts
+        got = sorted((r["log_id"], r["job_month"], r["interval_source"], r["record_id"], r["rank"], r["share_s"],
+                      r["pure_io_time_s"], r["cover_size"], r["n_intervals"], r["n_untraced_items"]) for r in out)
+        assert got == [("a", "m1", "dxt", 7, 0, 1.0, 1.0, 1, 1, 1),
+                       ("b", "m1", "dxt", 1, 0, 3.0, 4.0, 2, 2, 0), ("b", "m1", "dxt", 2, 1, 1.0, 4.0, 2, 2, 0),
+                       ("c", "m1", "counters", 1, 0, 10.0, 10.0, 1, 2, 0),
+                       ("c", "m2", "recorder", 3, 2, 1.0, 1.0, 1, 1, 0)], cuts

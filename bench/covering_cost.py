@@ -12,6 +12,7 @@ exactly), and prints each one's seconds (build + cache + count, as the runner do
 from __future__ import annotations
 
 import argparse
+import math
 import subprocess
 import sys
 import tempfile
@@ -26,13 +27,15 @@ from tags_cost import alternate, load_module, verdict  # noqa: E402  (bench/ is 
 MODULE = "features/covering_sets.py"
 
 
-def modules(rev: str, work: Path) -> dict:
+def modules(rev: str, work: Path, module: str = MODULE) -> dict:
+    """{"old": `module` as of `rev`, "new": as in this tree}, each a module of its own name."""
     from pyspark import cloudpickle  # the copy PySpark pickles UDFs with
 
-    src = subprocess.run(["git", "show", f"{rev}:{MODULE}"], cwd=ROOT, check=True, capture_output=True, text=True)
-    (work / "old_covering_sets.py").write_text(src.stdout)
-    out = {"old": load_module("old_covering_sets", work / "old_covering_sets.py"),
-           "new": load_module("new_covering_sets", ROOT / MODULE)}
+    stem = Path(module).stem
+    src = subprocess.run(["git", "show", f"{rev}:{module}"], cwd=ROOT, check=True, capture_output=True, text=True)
+    (work / f"old_{stem}.py").write_text(src.stdout)
+    out = {"old": load_module(f"old_{stem}", work / f"old_{stem}.py"),
+           "new": load_module(f"new_{stem}", ROOT / module)}
     for mod in out.values():  # not importable on the workers under these names: pickle the code itself
         sys.modules[mod.__name__] = mod
         cloudpickle.register_pickle_by_value(mod)
@@ -57,25 +60,28 @@ def run(mod, t: dict) -> tuple[float, list]:
     return seconds, rows
 
 
-def compare(old: list, new: list) -> list[str]:
-    def keyed(rows):
-        return {(r.log_id, r.rank, r.record_id): r for r in rows}
+def same(x, y) -> bool:
+    """Equal, and of one type; NaN equals NaN (floats otherwise exactly)."""
+    if isinstance(x, float) and isinstance(y, float) and math.isnan(x) and math.isnan(y):
+        return True
+    return type(x) is type(y) and x == y
 
-    a, b = keyed(old), keyed(new)
+
+def compare(old: list, new: list, key=lambda r: (r.log_id, r.rank, r.record_id)) -> list[str]:
+    """Every difference between two collections of Rows matched by `key`, column by column."""
+    a, b = ({key(r): r for r in rows} for rows in (old, new))
     problems = [f"row count: old {len(old)}, new {len(new)}"] if len(old) != len(new) else []
-    for key in sorted(set(a) | set(b)):
-        if key not in a or key not in b:
-            problems.append(f"{key}: only in {'new' if key not in a else 'old'}")
+    for k in sorted(set(a) | set(b)):
+        if k not in a or k not in b:
+            problems.append(f"{k}: only in {'new' if k not in a else 'old'}")
             continue
-        for col in a[key].__fields__:
-            x, y = a[key][col], b[key][col]
-            if type(x) is not type(y) or x != y:
-                problems.append(f"{key} {col}: old {x!r} != new {y!r}")
+        problems += [f"{k} {c}: old {a[k][c]!r} != new {b[k][c]!r}" for c in a[k].__fields__ if not same(a[k][c], b[k][c])]
     return problems
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def setup(doc: str, module: str):
+    """(args, conf, spark, {"old", "new"} modules) of a `--lake LAKE [--base REV] [--rounds N]` bench."""
+    ap = argparse.ArgumentParser(description=doc.split("\n\n")[0])
     ap.add_argument("--lake", required=True, help="lake root to read (not modified)")
     ap.add_argument("--base", default="HEAD", help="git revision of the old implementation")
     ap.add_argument("--rounds", type=int, default=2)
@@ -86,7 +92,12 @@ def main() -> int:
 
     conf = load_config("local", overrides={"lake": {"root": args.lake}})
     spark = session_from_config(conf)
-    mods = modules(args.base, Path(tempfile.mkdtemp(prefix="iolake-covering-cost-")))
+    mods = modules(args.base, Path(tempfile.mkdtemp(prefix=f"iolake-{Path(module).stem}-cost-")), module)
+    return args, conf, spark, mods
+
+
+def main() -> int:
+    args, _, spark, mods = setup(__doc__, MODULE)
     inputs = read_inputs(spark, args.lake)
     best, rows = alternate(args.rounds, lambda name: run(mods[name], inputs))
     problems = compare(rows["old"], rows["new"])

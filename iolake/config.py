@@ -31,6 +31,7 @@ class SparkConf:
     master: str | None
     app_name: str
     properties: dict[str, str]
+    logs_per_partition: int  # a stage over N new logs starts AQE's shuffles at >= N / this partitions (0: off)
 
 
 @dataclass(frozen=True)

@@ -101,3 +101,14 @@ def test_every_stage_module_has_one_entry_point():
         assert callable(mod.run) and callable(mod.main), s.module
         src = Path(mod.__file__).read_text()
         assert f'main = entry_points("{s.name}")' in src, s.module  # run and main come from the runner
+
+
+def test_shuffle_partitions_grow_with_the_new_logs_only_past_the_configured_count():
+    from iolake.runner import shuffle_partitions_for
+
+    assert shuffle_partitions_for(100_000, 3000, 4) == 34  # ceil(100,000 / 3,000)
+    assert shuffle_partitions_for(10_000, 3000, 4) == 4  # 4 > ceil(3.3): the configured count stands
+    assert shuffle_partitions_for(12_001, 3000, 4) == 5
+    assert shuffle_partitions_for(100_000, 3000, 200) == 200  # a cluster's count stands
+    assert shuffle_partitions_for(100_000, 0, 4) == 4  # off
+    assert shuffle_partitions_for(None, 3000, 4) == 4  # a stage that is not incremental by log

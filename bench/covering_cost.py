@@ -16,13 +16,12 @@ import math
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
-from tags_cost import alternate, load_module, verdict  # noqa: E402  (bench/ is on sys.path when run as a script)
+from tags_cost import alternate, cached_rows, load_module, verdict  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 MODULE = "features/covering_sets.py"
 
@@ -51,13 +50,7 @@ def read_inputs(spark, lake: str) -> dict:
 
 
 def run(mod, t: dict) -> tuple[float, list]:
-    t0 = time.perf_counter()
-    df = mod.covering_sets(t["io_ops"], t["posix"], t["mpiio"], t["stdio"], t["files"]).cache()
-    df.count()
-    seconds = time.perf_counter() - t0
-    rows = df.collect()
-    df.unpersist()
-    return seconds, rows
+    return cached_rows(lambda: mod.covering_sets(t["io_ops"], t["posix"], t["mpiio"], t["stdio"], t["files"]))
 
 
 def same(x, y) -> bool:

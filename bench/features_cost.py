@@ -13,14 +13,13 @@ these rows and does not read `io_ops` itself.)
 from __future__ import annotations
 
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 from covering_cost import compare, setup  # noqa: E402  (bench/ is on sys.path when run as a script)
-from tags_cost import alternate, exchanges, verdict  # noqa: E402
+from tags_cost import alternate, cached_rows, exchanges, verdict  # noqa: E402
 
 MODULE = "features/file_features.py"
 
@@ -34,13 +33,7 @@ def read_inputs(spark, lake: str) -> dict:
 
 
 def run(mod, tables: dict, fconf) -> tuple[float, list, int]:
-    t0 = time.perf_counter()
-    df = mod.transform(tables, fconf).cache()
-    df.count()
-    seconds = time.perf_counter() - t0
-    rows = df.collect()
-    df.unpersist()
-    return seconds, rows, exchanges(mod.transform(tables, fconf))
+    return (*cached_rows(lambda: mod.transform(tables, fconf)), exchanges(mod.transform(tables, fconf)))
 
 
 def main() -> int:

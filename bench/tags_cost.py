@@ -57,15 +57,21 @@ def exchanges(df) -> int:
     return df._jdf.queryExecution().executedPlan().toString().count("Exchange")
 
 
-def run(mod, inputs, tconf) -> tuple[float, list, int]:
+def cached_rows(build) -> tuple[float, list]:
+    """(seconds to build the frame, cache and count it — as the runner does — and its collected Rows)."""
     t0 = time.perf_counter()
-    df = mod.transform(*inputs, tconf).cache()
+    df = build().cache()
     df.count()
     seconds = time.perf_counter() - t0
-    rows = sorted((tuple(r) for r in df.collect()), key=lambda r: (r[0], r[2]))
-    n_exchange = exchanges(mod.transform(*inputs, tconf))
+    rows = df.collect()
     df.unpersist()
-    return seconds, rows, n_exchange
+    return seconds, rows
+
+
+def run(mod, inputs, tconf) -> tuple[float, list, int]:
+    seconds, rows = cached_rows(lambda: mod.transform(*inputs, tconf))
+    rows = sorted((tuple(r) for r in rows), key=lambda r: (r[0], r[2]))
+    return seconds, rows, exchanges(mod.transform(*inputs, tconf))
 
 
 def compare(old: list, new: list, columns: list[str]) -> list[str]:

@@ -470,22 +470,39 @@ def _valid():
     )
 
 
-def _sources(io_ops, posix, mpiio, stdio, files=None):
-    """(op intervals, counter items, the logs with ops and their source), streams removed."""
+def _valid_ops(io_ops):
+    """Traced reads and writes of a known record with a valid interval."""
     import pyspark.sql.functions as F
 
-    ops = (
-        io_ops.where(F.col("op").isin("read", "write") & F.col("record_id").isNotNull())
-        .where(_valid())
-        .select(*ITEM_KEY, "start_s", "end_s", "source")
-    )
+    return io_ops.where(F.col("op").isin("read", "write") & F.col("record_id").isNotNull()).where(_valid())
+
+
+def _counter_spans(posix, mpiio, stdio):
+    """One valid (start_s, end_s) per (log, record, rank) from the modules' read/write timestamps."""
+    import pyspark.sql.functions as F
+
     counted = reduce(
         lambda a, b: a.unionByName(b),
         [_counter_items(df, m) for m, df in (("posix", posix), ("mpiio", mpiio), ("stdio", stdio))],
     )
-    counters = counted.groupBy(*ITEM_KEY).agg(F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s")).where(_valid())
+    return counted.groupBy(*ITEM_KEY).agg(F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s")).where(_valid())
+
+
+def _streams(files):
+    """The `files` rows of the standard streams (terminal output is not storage I/O)."""
+    import pyspark.sql.functions as F
+
+    return files.where(F.col("name").isin(*NOT_DATA))
+
+
+def _sources(io_ops, posix, mpiio, stdio, files=None):
+    """(op intervals, counter items, the logs with ops and their source), streams removed."""
+    import pyspark.sql.functions as F
+
+    ops = _valid_ops(io_ops).select(*ITEM_KEY, "start_s", "end_s", "source")
+    counters = _counter_spans(posix, mpiio, stdio)
     if files is not None:
-        streams = files.where(F.col("name").isin(*NOT_DATA)).select("log_id", "record_id").distinct()
+        streams = _streams(files).select("log_id", "record_id").distinct()
         ops = ops.join(streams, ["log_id", "record_id"], "left_anti")
         counters = counters.join(streams, ["log_id", "record_id"], "left_anti")
     traced = ops.groupBy("log_id").agg(
@@ -580,7 +597,7 @@ def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
 # One pass: the Python workers get every row a log's cover needs, tagged by kind, and apply the
 # rules of `intervals` and `untraced_items` per log themselves (`log_members`). Joining the per-log
 # facts back in Spark (source, untraced count, log ids numbered by a global window) had Spark scan
-# io_ops three times and posix/mpiio/stdio many more: at 100,000 logs the stage did not finish in
+# io_ops four times and posix/mpiio/stdio many more: at 100,000 logs the stage did not finish in
 # 90 minutes (114 s at 10,000).
 OP_DXT, OP_RECORDER, COUNTER_SPAN, STREAM = 0, 1, 2, 3  # `kind` of a row sent to the workers
 ROW_COLS = ["log_id", "job_month", "kind", "record_id", "rank", "start_s", "end_s"]
@@ -673,34 +690,27 @@ def _covers_of(logs) -> "pa.RecordBatch":
 
 
 def _arrow_type(col: str):
-    import pyarrow as pa
+    """The Arrow type of a silver/covering_sets column, from its schema."""
+    from pyspark.sql.pandas.types import to_arrow_type
 
-    return {"log_id": pa.string(), "job_month": pa.string(), "interval_source": pa.string(), "rank": pa.int64(),
-            "record_id": pa.int64(), "n_intervals": pa.int64(), "cover_size": pa.int64(),
-            "cover_proven_minimum": pa.bool_(), "n_untraced_items": pa.int64()}.get(col, pa.float64())
+    from schemas.covering_sets import SPEC
+
+    return to_arrow_type(SPEC.struct[col].dataType)
 
 
 def _rows(io_ops, posix, mpiio, stdio, files=None):
     """ROW_COLS rows: valid read/write ops, counter spans per (record, rank), stream records."""
     import pyspark.sql.functions as F
 
-    ops = (
-        io_ops.where(F.col("op").isin("read", "write") & F.col("record_id").isNotNull())
-        .where(_valid())
-        .select("log_id", "job_month",
-                F.when(F.col("source") == "RECORDER", OP_RECORDER).otherwise(OP_DXT).cast("byte").alias("kind"),
-                "record_id", "rank", "start_s", "end_s")
-    )
-    counted = reduce(
-        lambda a, b: a.unionByName(b),
-        [_counter_items(df, m) for m, df in (("posix", posix), ("mpiio", mpiio), ("stdio", stdio))],
-    )
-    spans = (counted.groupBy(*ITEM_KEY).agg(F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s"))
-             .where(_valid()).select("log_id", "job_month", F.lit(COUNTER_SPAN).cast("byte").alias("kind"),
-                                     "record_id", "rank", "start_s", "end_s"))
+    ops = _valid_ops(io_ops).select(
+        "log_id", "job_month",
+        F.when(F.col("source") == "RECORDER", OP_RECORDER).otherwise(OP_DXT).cast("byte").alias("kind"),
+        "record_id", "rank", "start_s", "end_s")
+    spans = _counter_spans(posix, mpiio, stdio).select(
+        "log_id", "job_month", F.lit(COUNTER_SPAN).cast("byte").alias("kind"), "record_id", "rank", "start_s", "end_s")
     rows = ops.unionByName(spans)
     if files is not None:
-        streams = files.where(F.col("name").isin(*NOT_DATA)).select(
+        streams = _streams(files).select(
             "log_id", "job_month", F.lit(STREAM).cast("byte").alias("kind"), "record_id",
             F.lit(0).cast("long").alias("rank"), F.lit(0.0).alias("start_s"), F.lit(0.0).alias("end_s"))
         rows = rows.unionByName(streams)

@@ -156,9 +156,9 @@ def scale_shuffles(spark, logs_per_partition: int, n_logs: int | None):
 
     AQE only merges partitions (`coalescePartitions`), never splits them, so with the 4 that suit a
     nightly drop on local[2], a 100,000-log backfill sorted ~28 M segments per task and spilled."""
-    key_was = spark.conf.get(INITIAL_PARTITIONS, None)
-    n = shuffle_partitions_for(n_logs, logs_per_partition, int(spark.conf.get("spark.sql.shuffle.partitions")))
-    if key_was is not None or n == int(spark.conf.get("spark.sql.shuffle.partitions")):
+    configured = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    n = shuffle_partitions_for(n_logs, logs_per_partition, configured)
+    if spark.conf.get(INITIAL_PARTITIONS, None) is not None or n == configured:
         return lambda: None  # set by the site (or not needed): leave it
     spark.conf.set(INITIAL_PARTITIONS, str(n))
     return lambda: spark.conf.unset(INITIAL_PARTITIONS)

@@ -380,26 +380,32 @@ def test_covering_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs(spark, tmp_
     assert f["untraced"] == 4  # IOR's ior.json (STDIO) is left out of every one
 
 
+def _recording_stage(tmp_path, monkeypatch, name: str, expr: str):
+    """(module, Stage) of a stage incremental by log over bronze/jobs whose transform appends `expr`,
+    evaluated on its bronze/jobs input `df`, to the module's SEEN and writes nothing."""
+    import importlib
+
+    from iolake.pipeline import Stage
+
+    (tmp_path / f"{name}.py").write_text(
+        f"SEEN = []\ndef transform(inputs, conf):\n    df = inputs['bronze/jobs']\n    SEEN.append({expr})\n    return {{}}\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    stage = Stage(name, name, ("bronze/jobs",), ("silver/bottleneck_tags",), (), {},
+                  {"from": "bronze/jobs", "done": "silver/bottleneck_tags"})
+    return importlib.import_module(name), stage
+
+
 @pytest.mark.slow
 def test_runner_scales_aqe_initial_partitions_with_the_new_logs_and_restores_them(spark, sample_lake, tmp_path,
                                                                                   monkeypatch):
     """A stage over N new logs starts AQE's shuffles at max(shuffle.partitions, N / spark.logs_per_partition)
     partitions, only while it runs (the runner; shown here on the sample lake's logs)."""
-    from iolake.pipeline import Stage
     from iolake.runner import INITIAL_PARTITIONS, run_stage
 
     lake, _ = sample_lake
-    (tmp_path / "probe_stage.py").write_text(
-        "SEEN = []\n"
-        "def transform(inputs, conf):\n"
-        "    SEEN.append(inputs['bronze/jobs'].sparkSession.conf.get("
-        "'spark.sql.adaptive.coalescePartitions.initialPartitionNum', None))\n"
-        "    return {}\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import probe_stage
-
-    stage = Stage("probe", "probe_stage", ("bronze/jobs",), ("silver/bottleneck_tags",), (), {},
-                  {"from": "bronze/jobs", "done": "silver/bottleneck_tags"})
+    probe_stage, stage = _recording_stage(
+        tmp_path, monkeypatch, "probe_stage",
+        "df.sparkSession.conf.get('spark.sql.adaptive.coalescePartitions.initialPartitionNum', None)")
     n_logs = spark.read.format("delta").load(str(lake / "bronze" / "jobs")).select("log_id").distinct().count()
     assert n_logs > int(spark.conf.get("spark.sql.shuffle.partitions"))  # so that one log a partition shows
     for per, want in ((1, str(n_logs)), (0, None), (10 ** 6, None)):
@@ -414,19 +420,10 @@ def test_runner_broadcasts_the_new_log_ids_it_filters_inputs_with(spark, sample_
     """With automatic broadcasts off, a stage's inputs are still filtered by a broadcast of its new log ids
     (up to runner.BROADCAST_TODO_MAX of them), not by shuffling every input row by log_id."""
     from iolake import runner
-    from iolake.pipeline import Stage
 
     lake, _ = sample_lake
-    (tmp_path / "plan_stage.py").write_text(
-        "PLANS = []\n"
-        "def transform(inputs, conf):\n"
-        "    PLANS.append(inputs['bronze/jobs']._jdf.queryExecution().executedPlan().toString())\n"
-        "    return {}\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    import plan_stage
-
-    stage = Stage("plan", "plan_stage", ("bronze/jobs",), ("silver/bottleneck_tags",), (), {},
-                  {"from": "bronze/jobs", "done": "silver/bottleneck_tags"})
+    plan_stage, stage = _recording_stage(tmp_path, monkeypatch, "plan_stage",
+                                         "df._jdf.queryExecution().executedPlan().toString()")
     conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     was = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
@@ -436,6 +433,6 @@ def test_runner_broadcasts_the_new_log_ids_it_filters_inputs_with(spark, sample_
         runner.run_stage(spark, conf, stage, echo=lambda *_: None)
     finally:
         spark.conf.set("spark.sql.autoBroadcastJoinThreshold", was)
-    hinted, left_to_planner = plan_stage.PLANS[-2:]
+    hinted, left_to_planner = plan_stage.SEEN[-2:]
     assert "BroadcastHashJoin" in hinted and "LeftSemi" in hinted
     assert "BroadcastHashJoin" not in left_to_planner and "LeftSemi" in left_to_planner

@@ -3,17 +3,21 @@
 For a stage it
 1. stamps the session's Delta commits with the run id, git sha, config digest and stage;
 2. when the stage is incremental (`new_logs: {from, done}`), finds the log_ids of `from` that
-   `done` does not hold yet, and stops early when there are none;
+   `done` does not hold yet (nor `ops/empty_logs` for this stage: new logs an earlier run
+   processed without a row in `done`), and stops early when there are none;
 3. hands the stage a `StageContext`, whose `read()` returns a declared input restricted to those
-   logs and whose `write()` gates and commits a declared output through the one writer
-   (`iolake.lake.writer`). Reading or writing a table `pipeline.yaml` does not declare for the
-   stage raises `UndeclaredTable`: the file is the stage's contract, checked as it runs;
+   logs (first to their `job_month` partitions, then to their ids) and whose `write()` gates and
+   commits a declared output through the one writer (`iolake.lake.writer`). Reading or writing
+   a table `pipeline.yaml` does not declare for the stage raises `UndeclaredTable`: the file is
+   the stage's contract, checked as it runs;
 4. calls the stage. A stage module is either *pure* — `transform(inputs, conf) -> outputs`, with
    `inputs` and `outputs` dicts keyed `layer/name`, no I/O, no action; the runner reads every
    declared input, caches and counts each output, and commits the non-empty ones in declared
    order (optional `summarize(outputs) -> dict` adds stage facts, named in `SUMMARY`, to the summary) — or it does
    work that is not a DataFrame transform (decoding files in executors, fitting models, loading
-   them from the registry) in `execute(ctx) -> dict`, reading and writing through `ctx` alike.
+   them from the registry) in `execute(ctx) -> dict`, reading and writing through `ctx` alike;
+5. after an incremental stage, records in `ops/empty_logs` the new logs it left without a row in
+   `done`, so that they are not new work again (a stage's rows for a log depend on that log alone).
 
 Every stage module has the same command line (`iolake.cli.stage_main`) and the same Python
 entry, `run(spark, conf, run_info=None, echo=print)`, which calls `run_stage` here: both come
@@ -43,6 +47,7 @@ class StageContext:
     params: dict = field(default_factory=dict)  # what the caller passes on (ingest's `traces`)
     todo: object = None  # DataFrame of log_id: the logs an incremental stage works on
     n_todo: int | None = None
+    todo_months: list | None = None  # the new logs' job_months, when few enough to prune by (PRUNE_MONTHS_MAX)
     read_tables: list = field(default_factory=list)
     written_tables: list = field(default_factory=list)
 
@@ -76,6 +81,8 @@ class StageContext:
         self.read_tables.append(table)
         df = read_or_empty(self.spark, spec, self.conf.lake.root)
         if self.todo is not None and not whole and "log_id" in spec.columns:
+            if self.todo_months is not None and "job_month" in spec.partition_by:
+                df = df.where(month_filter(self.todo_months))
             df = df.join(self.todo_side(), "log_id", "left_semi")
         return df
 
@@ -118,10 +125,11 @@ def run_stage(spark, conf, stage: Stage | str, info: RunInfo | None = None, echo
     ctx = StageContext(spark, conf, stage, info, echo, dict(params))
     if stage.new_logs:
         source, done = table_spec(stage.new_logs["from"]), table_spec(stage.new_logs["done"])
-        ctx.todo = unprocessed_logs(spark, source, done, conf.lake.root).select("log_id").cache()
-        ctx.n_todo = ctx.todo.count()
+        todo = unprocessed_logs(spark, source, done, conf.lake.root, stage.name).cache()
+        ctx.todo, ctx.n_todo = todo.select("log_id"), todo.count()
+        ctx.todo_months = months_of(todo) if ctx.n_todo else None
         if ctx.n_todo == 0:
-            ctx.todo.unpersist()
+            todo.unpersist()
             echo(f"[{stage.name}] no new logs")
             return {"logs": 0, "rows": {}, **{k: 0 for k in getattr(mod, "SUMMARY", ())},
                     "seconds": time.monotonic() - t0}
@@ -131,14 +139,67 @@ def run_stage(spark, conf, stage: Stage | str, info: RunInfo | None = None, echo
             summary = dict(mod.execute(ctx) or {})
         else:
             summary = _run_pure(mod, ctx)
+        if ctx.n_todo:
+            summary["empty_logs"] = mark_empty_logs(ctx, todo, done)
     finally:
         restore()
         if ctx.todo is not None:
-            ctx.todo.unpersist()
+            todo.unpersist()
     summary["seconds"] = time.monotonic() - t0
     return summary
 
 
+def mark_empty_logs(ctx: StageContext, todo, done) -> int:
+    """Record in ops/empty_logs the new logs the stage has just processed that have no row in its
+    `done` table (a job without an I/O interval has no covering set): the next run's new work leaves
+    them out instead of processing them again at every run. Returns how many."""
+    import pyspark.sql.functions as F
+
+    from iolake.lake import read_table, table_exists, table_id
+    from iolake.lake.writer import write
+    from schemas import OPS
+
+    spark, lake = ctx.spark, ctx.conf.lake.root
+    if not table_exists(spark, done, lake):
+        return 0  # nothing committed yet: the logs stay new work
+    held = read_table(spark, done, lake)
+    if ctx.todo_months is not None and "job_month" in done.partition_by:
+        held = held.where(month_filter(ctx.todo_months))
+    held = held.select("log_id").join(ctx.todo_side(), "log_id", "left_semi")
+    empty = todo.join(held, "log_id", "left_anti").cache()
+    n = empty.count()
+    if n:
+        rows = empty.select(F.lit(ctx.stage.name).alias("stage"), F.lit(f"{done.layer}/{done.name}").alias("done_table"),
+                            F.lit(table_id(spark, done, lake)).alias("done_table_id"), "log_id", "job_month",
+                            F.lit(ctx.info.run_id).alias("run_id"))
+        write(spark, ctx.conf, OPS["empty_logs"], rows, "insert")
+        ctx.echo(f"[{ctx.stage.name}] {n:,} new log(s) left no row in {done.layer}/{done.name}: "
+                 "recorded in ops/empty_logs, not new work again")
+    empty.unpersist()
+    return n
+
+
+def months_of(todo, limit: int | None = None) -> list | None:
+    """The distinct `job_month`s of the new logs (None among them for a log without one), or None
+    when there are more than `limit` (PRUNE_MONTHS_MAX): a backfill over every month prunes nothing."""
+    limit = PRUNE_MONTHS_MAX if limit is None else limit
+    months = [r[0] for r in todo.select("job_month").distinct().limit(limit + 1).collect()]
+    return None if len(months) > limit else sorted(months, key=lambda m: (m is None, m or ""))
+
+
+def month_filter(months: list):
+    """`job_month IN (months)` (or null, when a new log has none): on a table partitioned by
+    job_month, Delta reads only those partitions' files. A nightly drop holds a month or two of
+    jobs, so without it every incremental stage scanned all of `io_ops` (one row per DXT segment,
+    ~1.1 billion at 1,000,000 logs) just to find the new logs' rows."""
+    import pyspark.sql.functions as F
+
+    known = [m for m in months if m is not None]
+    cond = F.col("job_month").isin(known) if known else F.lit(False)
+    return cond | F.col("job_month").isNull() if None in months else cond
+
+
+PRUNE_MONTHS_MAX = 240  # job_months listed in a stage's partition filter (20 years of monthly partitions)
 INITIAL_PARTITIONS = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
 BROADCAST_TODO_MAX = 250_000  # new logs whose ids a stage broadcasts to filter its inputs (~20 MB of ids)
 

@@ -1,7 +1,7 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
 from schemas import bottleneck_tags, covering_sets, file_features, files, heatmap, io_ops, job_features, jobs, logs
 from schemas import bandwidth_predictions, job_bandwidth_predictions, placement_labels, placement_predictions
-from schemas import runs
+from schemas import empty_logs, runs
 from schemas import app_runs, regressions, tuning_advice
 from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
 from schemas.modules import DARSHAN_MODULE_TABLE, LUSTRE_SPEC, MODULE_SPECS
@@ -39,6 +39,7 @@ GOLD: dict[str, TableSpec] = {
 # About the pipeline itself, not the traces (`LAKE/ops/`).
 OPS: dict[str, TableSpec] = {
     "runs": runs.SPEC,
+    "empty_logs": empty_logs.SPEC,
 }
 
 TABLES: dict[str, TableSpec] = {**BRONZE, **SILVER, **GOLD, **OPS}

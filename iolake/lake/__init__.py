@@ -2,8 +2,9 @@
 through delta-rs (`arrow`). Every stage, feature and test reaches tables through here."""
 from iolake.lake.delta import (CREATE_RACE, CREATE_RETRYABLE, RETRYABLE, GateFailed, SchemaConflict,
                                commit_metadata, ensure_table, merge_new_logs, read_or_empty, read_table,
-                               schema_changes, table_exists, table_version, unprocessed_logs, with_retries)
+                               schema_changes, table_exists, table_id, table_version, unprocessed_logs,
+                               with_retries)
 
 __all__ = ["CREATE_RACE", "CREATE_RETRYABLE", "RETRYABLE", "GateFailed", "SchemaConflict", "commit_metadata",
            "ensure_table", "merge_new_logs", "read_or_empty", "read_table", "schema_changes", "table_exists",
-           "table_version", "unprocessed_logs", "with_retries"]
+           "table_id", "table_version", "unprocessed_logs", "with_retries"]

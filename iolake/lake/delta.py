@@ -189,9 +189,29 @@ def read_or_empty(spark, spec: TableSpec, lake: str):
     return spark.createDataFrame([], spec.struct)
 
 
-def unprocessed_logs(spark, source: TableSpec, done: TableSpec, lake: str):
-    """log_ids (with job_month) in `source` that `done` does not hold yet: a stage's new work."""
+def table_id(spark, spec: TableSpec, lake: str) -> str | None:
+    """Delta's id of the table's current build (a table dropped and re-created gets a new one), or None."""
+    if not table_exists(spark, spec, lake):
+        return None
+    from delta.tables import DeltaTable
+
+    return DeltaTable.forPath(spark, spec.path(lake)).detail().select("id").first()[0]
+
+
+def unprocessed_logs(spark, source: TableSpec, done: TableSpec, lake: str, stage: str | None = None):
+    """log_ids (with job_month) in `source` that `done` does not hold yet: a stage's new work. With
+    `stage`, the logs `ops/empty_logs` records that stage as having processed into this build of
+    `done` without a row are not new work either."""
+    import pyspark.sql.functions as F
+
+    from schemas import OPS
+
     todo = read_or_empty(spark, source, lake).select("log_id", "job_month").distinct()
     if table_exists(spark, done, lake):
         todo = todo.join(read_table(spark, done, lake).select("log_id").distinct(), "log_id", "left_anti")
+        marks = OPS["empty_logs"]
+        if stage is not None and table_exists(spark, marks, lake):
+            empty = read_table(spark, marks, lake).where(
+                (F.col("stage") == stage) & (F.col("done_table_id") == table_id(spark, done, lake)))
+            todo = todo.join(empty.select("log_id"), "log_id", "left_anti")
     return todo

@@ -436,3 +436,98 @@ def test_runner_broadcasts_the_new_log_ids_it_filters_inputs_with(spark, sample_
     hinted, left_to_planner = plan_stage.SEEN[-2:]
     assert "BroadcastHashJoin" in hinted and "LeftSemi" in hinted
     assert "BroadcastHashJoin" not in left_to_planner and "LeftSemi" in left_to_planner
+
+
+@pytest.mark.slow
+def test_runner_reads_only_the_new_logs_job_month_partitions(spark, sample_lake, tmp_path, monkeypatch):
+    """A stage's inputs partitioned by job_month are read in the new logs' months only (the scan's
+    partition filter lists them), with the same rows as the unpruned read; past PRUNE_MONTHS_MAX months
+    (a backfill over every month) there is no partition filter."""
+    import re
+
+    from iolake import runner
+    from iolake.pipeline import Stage
+
+    lake, _ = sample_lake
+    probe, _ = _recording_stage(tmp_path, monkeypatch, "month_stage",
+                                "(df._jdf.queryExecution().executedPlan().toString(), "
+                                "sorted(tuple(r) for r in df.select('log_id', 'jobid').collect()))")
+    stage = Stage("month_stage", "month_stage", ("bronze/jobs",), ("silver/bottleneck_tags",), (), {},
+                  {"from": "bronze/jobs", "done": "silver/bottleneck_tags"})
+    # the new logs: the lake's jobs of one month (as a nightly drop's), from the runner's own finder
+    jobs = spark.read.format("delta").load(str(lake / "bronze" / "jobs"))
+    months = sorted(r.job_month for r in jobs.select("job_month").distinct().collect())
+    assert len(months) >= 2
+    want_months = months[-1:]
+    want_rows = sorted(tuple(r) for r in jobs.where(jobs.job_month == months[-1]).select("log_id", "jobid").collect())
+    import iolake.lake
+
+    finder = iolake.lake.unprocessed_logs
+    monkeypatch.setattr(iolake.lake, "unprocessed_logs",
+                        lambda *a: finder(*a).where(f"job_month = '{months[-1]}'"))
+
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
+    runner.run_stage(spark, conf, stage, echo=lambda *_: None)
+    monkeypatch.setattr(runner, "PRUNE_MONTHS_MAX", 0)
+    runner.run_stage(spark, conf, stage, echo=lambda *_: None)
+    (pruned_plan, pruned_rows), (full_plan, full_rows) = probe.SEEN[-2:]
+    assert pruned_rows == full_rows == want_rows
+    filters = re.search(r"PartitionFilters: \[([^\]]*)\]", pruned_plan).group(1)
+    assert sorted(re.findall(r"\d{4}-\d{2}", filters)) == want_months, filters
+    assert re.search(r"PartitionFilters: \[\]", full_plan), full_plan
+
+
+def test_month_filter_keeps_the_listed_months_and_null(spark):
+    from iolake.runner import month_filter
+
+    df = spark.createDataFrame([("a", "2024-01"), ("b", "2024-02"), ("c", None)], "log_id string, job_month string")
+    kept = lambda months: sorted(r.log_id for r in df.where(month_filter(months)).collect())  # noqa: E731
+    assert kept(["2024-02"]) == ["b"]
+    assert kept(["2024-01", None]) == ["a", "c"]
+    assert kept([None]) == ["c"]
+    assert kept([]) == []
+
+
+@pytest.mark.slow
+def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(spark, sample_lake, tmp_path, monkeypatch):
+    """A stage that leaves a new log without a row in its `done` table (covering: a job without an I/O
+    interval) records it in ops/empty_logs, and the next run does not take it as new work again; a
+    rebuilt `done` table (a new Delta table id) makes those records void."""
+    import shutil
+
+    from delta.tables import DeltaTable
+
+    from iolake import runner
+    from iolake.lake import table_id, unprocessed_logs
+    from iolake.pipeline import Stage
+    from schemas import OPS
+
+    lake = tmp_path / "lake"
+    shutil.copytree(sample_lake[0], lake)
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
+    covering_path = str(lake / "silver" / "covering_sets")
+    rows = spark.read.format("delta").load(covering_path)
+    log_id = sorted(r.log_id for r in rows.select("log_id").distinct().collect())[0]
+    saved = rows.toPandas()
+    DeltaTable.forPath(spark, covering_path).delete(f"log_id = '{log_id}'")  # now new work for covering
+
+    probe, _ = _recording_stage(tmp_path, monkeypatch, "empty_stage", "df.count()")
+    stage = Stage("empty_stage", "empty_stage", ("bronze/jobs",), ("silver/covering_sets",), (), {},
+                  {"from": "bronze/jobs", "done": "silver/covering_sets"})
+    first = runner.run_stage(spark, conf, stage, echo=lambda *_: None)
+    assert first["logs"] == 1 and first["empty_logs"] == 1 and probe.SEEN == [1]
+    marks = spark.read.format("delta").load(str(lake / "ops" / "empty_logs")).collect()
+    assert [(m.stage, m.done_table, m.log_id) for m in marks] == [("empty_stage", "silver/covering_sets", log_id)]
+    assert marks[0].done_table_id == table_id(spark, SILVER["covering_sets"], str(lake))
+
+    again = runner.run_stage(spark, conf, stage, echo=lambda *_: None)
+    assert again["logs"] == 0 and probe.SEEN == [1]  # not new work again
+    # another stage with the same `done` table is not bound by this stage's records
+    other = unprocessed_logs(spark, BRONZE["jobs"], SILVER["covering_sets"], str(lake), "covering")
+    assert [r.log_id for r in other.collect()] == [log_id]
+
+    shutil.rmtree(covering_path)  # rebuilt: a new table, the records of the old one are void
+    spark.createDataFrame(saved[saved.log_id != log_id], SPEC.struct).write.format("delta").save(covering_path)
+    todo = unprocessed_logs(spark, BRONZE["jobs"], SILVER["covering_sets"], str(lake), "empty_stage")
+    assert [r.log_id for r in todo.collect()] == [log_id]
+    assert OPS["empty_logs"].path(str(lake)).endswith("ops/empty_logs")

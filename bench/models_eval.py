@@ -8,7 +8,8 @@ BENCHMARK_CSV defaults to the shipped `models/benchmarks/iosweep.csv`. Prints, o
    exceeds the repetitions' spread (`label_margin_gt_std`), beside the majority class and the
    true-parameter reference (a decision tree given IOR's own parameters);
 2. bandwidth per file and per job: MdAPE, MAPE, R², R²(log) per regressor beside the
-   median-per-tier rule; and per configuration against IOR's own effective, read and write
+   median-per-tier rule and the true-parameter reference (lightgbm given IOR's own parameters and
+   the tier: models.bandwidth.reference_estimator); and per configuration against IOR's own effective, read and write
    bandwidths (separate read and write models).
 With --lake (a lake that ingested the sweep) and --labels (its labels.csv): how often the lake's
 own per-configuration labels (mean Darshan file bandwidth per tier) agree with IOR's.
@@ -63,14 +64,21 @@ def show_placement(pdf: pd.DataFrame) -> None:
               f"{time.monotonic() - t:6.1f}")
 
 
-def show_bandwidth(rows: pd.DataFrame, features, target: str, level: str, groups, label: str | None = None) -> None:
+def show_bandwidth(rows: pd.DataFrame, features, target: str, level: str, groups, label: str | None = None,
+                   params: pd.DataFrame | None = None) -> None:
+    """`params`: per configuration (config_id + the benchmark's own `ior_*` parameters), for the
+    true-parameter reference row (models.bandwidth.reference_estimator) on the same folds."""
     X, bw = rows[list(features)].reset_index(drop=True), rows[target].reset_index(drop=True)
     folds = evaluation.splits(groups, SPLITS, TEST_FRACTION, SEED)
     print(f"\nbandwidth/{label or level}: {len(X)} rows, tiers {sorted(X.tier.unique())}")
-    print(f"{'model':<18} {'MdAPE %':>8} {'MAPE %':>8} {'R²':>7} {'R²(log)':>8}   median rule: {'MdAPE %':>8} {'R²(log)':>8}")
-    for name in bandwidth.REGRESSORS:
-        r = bandwidth.fit_and_evaluate(name, X, bw, folds, level=level)
-        print(f"{name:<18} {r['mdape_pct_mean']:8.1f} {r['mape_pct_mean']:8.0f} {r['r2_mean']:7.3f} "
+    print(f"{'model':<22} {'MdAPE %':>8} {'MAPE %':>8} {'R²':>7} {'R²(log)':>8}   median rule: {'MdAPE %':>8} {'R²(log)':>8}")
+    runs = [(name, X, None) for name in bandwidth.REGRESSORS]
+    if params is not None:
+        P = rows[["config_id", "tier"]].merge(params, on="config_id", how="left").drop(columns="config_id")
+        runs.append(("reference_true_params", P, bandwidth.reference_estimator(P)))
+    for name, Xr, est in runs:
+        r = bandwidth.fit_and_evaluate(name, Xr, bw, folds, level=level, estimator=est)
+        print(f"{name:<22} {r['mdape_pct_mean']:8.1f} {r['mape_pct_mean']:8.0f} {r['r2_mean']:7.3f} "
               f"{r['r2_log_mean']:8.3f}   {'':>12} {r['baseline_mdape_pct_mean']:8.1f} {r['baseline_r2_log_mean']:8.3f}")
 
 
@@ -117,14 +125,18 @@ def main(argv) -> int:
     pdf = pd.read_csv(a.benchmark)
     show_placement(pdf)
     key = pdf.set_index("config_id")[list(FEATURES)].astype(str).agg("\x1f".join, axis=1)
+    params = pdf[["config_id", *[c for c in pdf.columns if c.startswith("ior_")]]]
+    params = params if params.shape[1] > 1 else None
     files = benchmarks.file_rows(pdf)
-    show_bandwidth(files, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(files.config_id.map(key))[0])
+    show_bandwidth(files, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(files.config_id.map(key))[0],
+                   params=params)
     for prefix, label in (("", "IOR effective"), ("read_", "IOR read"), ("write_", "IOR write")):
         rows = ior_rows(pdf, prefix)  # separate read and write models where the data has both
         show_bandwidth(rows, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(rows.config_id.map(key))[0],
-                       label=f"{label} (per configuration)")
+                       label=f"{label} (per configuration)", params=params)
     jobs = benchmarks.job_rows(pdf)
-    show_bandwidth(jobs, JOB_FEATURES, "throughput_mib_s", "job", pd.factorize(jobs.config_id.map(key))[0])
+    show_bandwidth(jobs, JOB_FEATURES, "throughput_mib_s", "job", pd.factorize(jobs.config_id.map(key))[0],
+                   params=params)
     if a.lake and a.labels:
         show_lake_labels(a.lake, a.labels)
     return 0

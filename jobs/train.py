@@ -181,10 +181,14 @@ def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, v
 
 
 def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: str, model_name: str, conf: Config,
-                    info: RunInfo, version: str, source: str, echo=print, sample: str | None = None) -> dict:
+                    info: RunInfo, version: str, source: str, echo=print, sample: str | None = None,
+                    reference: pd.DataFrame | None = None) -> dict:
     """Compare `models.regressors` on grouped splits (beside the median-per-tier rule), refit the best
     on every row, register it as `model_name`: one model that predicts every tier it saw. `sample`
-    says how the rows were sampled (`sample_groups`' note), logged as the run's param `sample`."""
+    says how the rows were sampled (`sample_groups`' note), logged as the run's param `sample`.
+    `reference` (a benchmark's own parameters and the tier, row for row): the true-parameter
+    reference on the same folds (`bandwidth.reference_estimator`), printed and logged
+    (`reference_*` metrics) beside the models; it never competes."""
     import mlflow
 
     from models import bandwidth, evaluation, pyfunc, registry, tracking
@@ -205,6 +209,12 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
         echo(f"[train] bandwidth/{level} {name:<18} MdAPE {r['mdape_pct_mean']:.1f}% MAPE {r['mape_pct_mean']:.0f}% "
              f"R² {r['r2_mean']:.3f} R²(log) {r['r2_log_mean']:.3f} (median rule: MdAPE "
              f"{r['baseline_mdape_pct_mean']:.1f}%, R²(log) {r['baseline_r2_log_mean']:.3f}) [{r['seconds']:.1f} s]")
+    ref = None
+    if reference is not None:
+        ref = bandwidth.fit_and_evaluate("reference_true_params", reference.reset_index(drop=True), bw, folds,
+                                         level=level, seed=m.seed, estimator=bandwidth.reference_estimator(reference))
+        echo(f"[train] bandwidth/{level} reference: lightgbm on the benchmark's own parameters MdAPE "
+             f"{ref['mdape_pct_mean']:.1f}% R²(log) {ref['r2_log_mean']:.3f} (not a candidate)")
     best, veto, note = evaluation.select(results, lambda r: r["r2_log_mean"],
                                          [("MdAPE %", "mdape_pct_mean", "baseline_mdape_pct_mean", True),
                                           ("R²(log)", "r2_log_mean", "baseline_r2_log_mean", False)])
@@ -232,6 +242,9 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
                 if k.endswith("_mean") or k.endswith("_std"):
                     mlflow.log_metric(f"{r['model']}.{k}", v)
         mlflow.log_metrics({k: best[k] for k in best if k.endswith("_mean") or k.endswith("_std")})
+        if ref is not None:
+            mlflow.log_metrics({f"reference_{k}": ref[k] for k in ("mdape_pct_mean", "mape_pct_mean", "r2_mean",
+                                                                   "r2_log_mean")})
         tr, te = folds[0]
         shown = bandwidth.build_estimator(best["model"], level=level, seed=m.seed).fit(X.iloc[tr],
                                                                                        np.log(bw.iloc[tr]))
@@ -254,7 +267,20 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
                                               veto=veto)
     echo(f"[train] {model_name} v{promo['version']} ({best['model']}, refit on {len(X)} rows) -> @{promo['alias']}: "
          f"{promo['why']}")
-    return {"best": best["model"], "results": results, **promo}
+    return {"best": best["model"], "results": results, "reference": ref, **promo}
+
+
+def _bandwidth_reference(rows: pd.DataFrame, bpdf: pd.DataFrame) -> pd.DataFrame | None:
+    """The benchmark's own parameters and the tier, row for row of its bandwidth rows (`config_id`
+    joins them), or None when the benchmark has no parameters."""
+    from models.benchmarks import reference_params
+
+    params = reference_params(bpdf)
+    if params is None or "config_id" not in bpdf or "config_id" not in rows:
+        return None
+    per_config = params.assign(config_id=bpdf["config_id"]).drop_duplicates("config_id")
+    out = rows[["config_id", "tier"]].merge(per_config, on="config_id", how="left")
+    return None if out[params.columns].isna().any().any() else out.drop(columns="config_id")
 
 
 def split_groups(feature_group, pairs: pd.DataFrame, what: str, echo) -> np.ndarray:
@@ -399,6 +425,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         return len(df) >= n and df["tier"].nunique() >= 2
 
     # files: the lake when it measured two tiers (and no benchmark is forced), else the benchmark
+    f_ref = j_ref = None  # the true-parameter reference's inputs, for benchmark rows with parameters
     if two_tiers(files, MIN_LABELS) and not m.benchmark_table:
         fg = evaluation.feature_groups(files, FEATURES)
         f_groups = split_groups(fg, pd.DataFrame({"group_id": fg, "log_id": files.log_id}), "bandwidth/file", echo)
@@ -406,6 +433,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         f_sample = f_note
     elif bench:
         f_rows = benchmarks.file_rows(benchmark_frame())
+        f_ref = _bandwidth_reference(f_rows, benchmark_frame())
         f_groups = evaluation.feature_groups(f_rows, FEATURES)
         f_src, f_ver = f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}", \
             f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench
@@ -423,7 +451,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
             echo(f"[train] bandwidth/{level}: already trained on {ver}")
         else:
             out["bandwidth"] = train_bandwidth(rows, groups, feats, target, level, name, conf, info, ver, src, echo,
-                                               sample=f_sample)
+                                               sample=f_sample, reference=f_ref)
 
     # jobs: the lake's single-tier jobs when they span two tiers, else the benchmark's job rows
     if two_tiers(jobs, MIN_JOBS) and not m.benchmark_table:
@@ -436,6 +464,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         key = pd.Series(evaluation.feature_key(benchmark_frame(), FEATURES).to_numpy(),
                         index=benchmark_frame().config_id)
         j_groups = pd.factorize(j_rows.config_id.map(key))[0]
+        j_ref = _bandwidth_reference(j_rows, benchmark_frame())
         j_src = f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}"
         j_ver = f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench
     else:
@@ -447,7 +476,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     else:
         out["job_bandwidth"] = train_bandwidth(j_rows, j_groups, JOB_FEATURES, "throughput_mib_s", "job",
                                                m.job_bandwidth_model, conf, info, j_ver, j_src, echo,
-                                               sample=j_sample)
+                                               sample=j_sample, reference=j_ref)
 
 
 def execute(ctx) -> dict:

@@ -44,6 +44,19 @@ def test_first_run_registers_three_champions(first_run):
     assert "mlflow ui --backend-store-uri sqlite:///" in first_run["out"]
 
 
+def test_first_run_bandwidth_models_stand_beside_the_true_parameter_reference(first_run):
+    from mlflow import MlflowClient
+
+    client = MlflowClient(tracking_uri=f"sqlite:///{first_run['lake']}/mlflow.db",
+                          registry_uri=f"sqlite:///{first_run['lake']}/mlflow.db")
+    for level, name in (("file", "iolake-bandwidth"), ("job", "iolake-job-bandwidth")):
+        assert f"[train] bandwidth/{level} reference: lightgbm on the benchmark's own parameters" in first_run["out"]
+        run = client.get_run(client.get_model_version_by_alias(name, "champion").run_id)
+        ref, base = run.data.metrics["reference_mdape_pct_mean"], run.data.metrics["baseline_mdape_pct_mean"]
+        assert 0 < ref < base, (level, ref, base)  # the benchmark's parameters explain more than the median rule
+        assert "reference_r2_log_mean" in run.data.metrics
+
+
 def test_first_run_scores_every_data_file_and_job(spark, first_run):
     import pyspark.sql.functions as F
 

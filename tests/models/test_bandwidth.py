@@ -99,3 +99,22 @@ def test_file_model_never_predicts_larger_requests_at_the_same_bytes_slower(name
     assert len(set(ladder)) == len(X) and len(rows) > 1.5 * len(X)
     assert _decreases(bandwidth.build_estimator(name, seed=0).fit(X, y), rows, ladder) == 0
     assert _decreases(bandwidth.build_estimator(name, seed=0, monotone=False).fit(X, y), rows, ladder) > 0
+
+
+def test_reference_estimator_reads_the_benchmark_parameters_and_the_tier():
+    from models import evaluation
+
+    rng = np.random.default_rng(5)
+    n = 80
+    params = pd.DataFrame({"tier": rng.choice(["bb", "pfs"], n), "ior_api": rng.choice(["POSIX", "MPIIO"], n),
+                           "ior_block_size": rng.choice([1 << 10, 1 << 16, 1 << 20], n),
+                           "ior_fsync": rng.integers(0, 2, n)})
+    # bandwidth from the parameters alone: x4 on bb, x2 for POSIX, /3 with fsync, and the block size
+    bw = (100.0 * np.where(params.tier == "bb", 4, 1) * np.where(params.ior_api == "POSIX", 2, 1)
+          / np.where(params.ior_fsync == 1, 3, 1) * np.log2(params.ior_block_size))
+    folds = evaluation.splits(np.arange(n) // 2, 5, 0.25, seed=1)
+    r = bandwidth.fit_and_evaluate("reference_true_params", params, pd.Series(bw), folds,
+                                   estimator=bandwidth.reference_estimator(params, "random_forest"))
+    assert r["model"] == "reference_true_params"
+    assert r["mdape_pct_mean"] < 15 < r["baseline_mdape_pct_mean"], r
+    assert r["r2_log_mean"] > 0.9 > r["baseline_r2_log_mean"], r

@@ -308,7 +308,9 @@ def main(argv=None) -> int:
     run_dir = Path(args.run_dir or tempfile.mkdtemp(prefix="iolake-standalone-")).resolve()
     run_dir.mkdir(parents=True, exist_ok=True)
     lake = args.lake if "://" in args.lake else str(Path(args.lake).resolve())
-    inputs = [i if "://" in i else str(Path(i).resolve()) for i in args.inputs] or sample_inputs()
+    # absolute, but links kept as given: a local run records a log's path as given, so resolving a
+    # linked folder here (../shared -> elsewhere) gave the same log another source_uri on the cluster
+    inputs = [i if "://" in i else os.path.abspath(i) for i in args.inputs] or sample_inputs()
     cores = args.workers * args.worker_cores
     overlay: dict = {"spark": {"properties": {
         "spark.sql.shuffle.partitions": str(args.shuffle_partitions or 2 * cores),

@@ -4,7 +4,7 @@
 
 LAKE: a lake with `bronze/io_ops` (e.g. a `bench/pipeline_scale.py --keep` lake). Each round starts
 one child process per setting, alternating, each with its own local[2] JVM built from
-`conf/local.yaml` but for `spark.driver.extraJavaOptions`; the child times, on the lake's io_ops
+`conf/local.yaml`, the `c1` one with `-XX:TieredStopAtLevel=1` added to its JVM options; the child times, on the lake's io_ops
 rows (read from a Parquet copy made once):
   write    the ingest commit of those rows into an empty table (`merge_new_logs`, as `ingest` does);
   pattern  file features' access-pattern statistics over them (`ops_pattern_stats`: a join, a
@@ -26,8 +26,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-BASE = "-XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m"
-SETTINGS = {"c1": f"-XX:TieredStopAtLevel=1 {BASE}", "full": BASE}
+SETTINGS = ("c1", "full")
+
+
+def java_options(setting: str) -> str:
+    """conf/local.yaml's driver JVM options (full tiered JIT), with C1 only added for `c1`."""
+    from iolake.config import load_config
+
+    base = load_config("local").spark.properties.get("spark.driver.extraJavaOptions", "")
+    return f"-XX:TieredStopAtLevel=1 {base}".strip() if setting == "c1" else base
 
 
 def child(work: Path, opts: str) -> dict:
@@ -67,7 +74,7 @@ def main() -> int:
     ap.add_argument("--work", help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.child:
-        print("RESULT " + json.dumps(child(Path(a.work), SETTINGS[a.child])), flush=True)
+        print("RESULT " + json.dumps(child(Path(a.work), java_options(a.child))), flush=True)
         return 0
     if not a.lake:
         ap.error("--lake is required")

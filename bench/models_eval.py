@@ -65,17 +65,17 @@ def show_placement(pdf: pd.DataFrame) -> None:
 
 
 def show_bandwidth(rows: pd.DataFrame, features, target: str, level: str, groups, label: str | None = None,
-                   params: pd.DataFrame | None = None) -> None:
-    """`params`: per configuration (config_id + the benchmark's own `ior_*` parameters), for the
-    true-parameter reference row (models.bandwidth.reference_estimator) on the same folds."""
+                   pdf: pd.DataFrame | None = None) -> None:
+    """`pdf`: the benchmark frame, whose own `ior_*` parameters give the true-parameter reference
+    row (models.bandwidth.reference_estimator, fed by benchmarks.reference_rows) on the same folds."""
     X, bw = rows[list(features)].reset_index(drop=True), rows[target].reset_index(drop=True)
     folds = evaluation.splits(groups, SPLITS, TEST_FRACTION, SEED)
     print(f"\nbandwidth/{label or level}: {len(X)} rows, tiers {sorted(X.tier.unique())}")
     print(f"{'model':<22} {'MdAPE %':>8} {'MAPE %':>8} {'R²':>7} {'R²(log)':>8}   median rule: {'MdAPE %':>8} {'R²(log)':>8}")
     runs = [(name, X, None) for name in bandwidth.REGRESSORS]
-    if params is not None:
-        P = rows[["config_id", "tier"]].merge(params, on="config_id", how="left").drop(columns="config_id")
-        runs.append(("reference_true_params", P, bandwidth.reference_estimator(P)))
+    P = benchmarks.reference_rows(rows, pdf) if pdf is not None else None
+    if P is not None:
+        runs.append(("reference_true_params", P.reset_index(drop=True), bandwidth.reference_estimator(P)))
     for name, Xr, est in runs:
         r = bandwidth.fit_and_evaluate(name, Xr, bw, folds, level=level, estimator=est)
         print(f"{name:<22} {r['mdape_pct_mean']:8.1f} {r['mape_pct_mean']:8.0f} {r['r2_mean']:7.3f} "
@@ -125,18 +125,16 @@ def main(argv) -> int:
     pdf = pd.read_csv(a.benchmark)
     show_placement(pdf)
     key = pdf.set_index("config_id")[list(FEATURES)].astype(str).agg("\x1f".join, axis=1)
-    params = pdf[["config_id", *[c for c in pdf.columns if c.startswith("ior_")]]]
-    params = params if params.shape[1] > 1 else None
     files = benchmarks.file_rows(pdf)
     show_bandwidth(files, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(files.config_id.map(key))[0],
-                   params=params)
+                   pdf=pdf)
     for prefix, label in (("", "IOR effective"), ("read_", "IOR read"), ("write_", "IOR write")):
         rows = ior_rows(pdf, prefix)  # separate read and write models where the data has both
         show_bandwidth(rows, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(rows.config_id.map(key))[0],
-                       label=f"{label} (per configuration)", params=params)
+                       label=f"{label} (per configuration)", pdf=pdf)
     jobs = benchmarks.job_rows(pdf)
     show_bandwidth(jobs, JOB_FEATURES, "throughput_mib_s", "job", pd.factorize(jobs.config_id.map(key))[0],
-                   params=params)
+                   pdf=pdf)
     if a.lake and a.labels:
         show_lake_labels(a.lake, a.labels)
     return 0

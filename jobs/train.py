@@ -270,19 +270,6 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
     return {"best": best["model"], "results": results, "reference": ref, **promo}
 
 
-def _bandwidth_reference(rows: pd.DataFrame, bpdf: pd.DataFrame) -> pd.DataFrame | None:
-    """The benchmark's own parameters and the tier, row for row of its bandwidth rows (`config_id`
-    joins them), or None when the benchmark has no parameters."""
-    from models.benchmarks import reference_params
-
-    params = reference_params(bpdf)
-    if params is None or "config_id" not in bpdf or "config_id" not in rows:
-        return None
-    per_config = params.assign(config_id=bpdf["config_id"]).drop_duplicates("config_id")
-    out = rows[["config_id", "tier"]].merge(per_config, on="config_id", how="left")
-    return None if out[params.columns].isna().any().any() else out.drop(columns="config_id")
-
-
 def split_groups(feature_group, pairs: pd.DataFrame, what: str, echo) -> np.ndarray:
     """Split group of each row: the connected component of its feature group in `pairs`
     (group_id, log_id), so a log's files stay on one side. When the logs tie the feature groups
@@ -433,7 +420,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         f_sample = f_note
     elif bench:
         f_rows = benchmarks.file_rows(benchmark_frame())
-        f_ref = _bandwidth_reference(f_rows, benchmark_frame())
+        f_ref = benchmarks.reference_rows(f_rows, benchmark_frame())
         f_groups = evaluation.feature_groups(f_rows, FEATURES)
         f_src, f_ver = f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}", \
             f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench
@@ -464,7 +451,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         key = pd.Series(evaluation.feature_key(benchmark_frame(), FEATURES).to_numpy(),
                         index=benchmark_frame().config_id)
         j_groups = pd.factorize(j_rows.config_id.map(key))[0]
-        j_ref = _bandwidth_reference(j_rows, benchmark_frame())
+        j_ref = benchmarks.reference_rows(j_rows, benchmark_frame())
         j_src = f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}"
         j_ver = f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench
     else:

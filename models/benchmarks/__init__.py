@@ -89,3 +89,15 @@ def reference_params(pdf: pd.DataFrame) -> pd.DataFrame | None:
     """The benchmark's own parameters (`ior_*` columns), for the true-parameter reference model."""
     cols = [c for c in pdf.columns if c.startswith("ior_")]
     return pdf[cols] if cols else None
+
+
+def reference_rows(rows: pd.DataFrame, pdf: pd.DataFrame) -> pd.DataFrame | None:
+    """The benchmark's own parameters and the tier, row for row of its bandwidth rows (`file_rows`,
+    `job_rows`, joined on `config_id`): the bandwidth reference's input. None when the benchmark
+    has no parameters or a row's configuration has none."""
+    params = reference_params(pdf)
+    if params is None or "config_id" not in pdf or "config_id" not in rows:
+        return None
+    per_config = params.assign(config_id=pdf["config_id"]).drop_duplicates("config_id")
+    out = rows[["config_id", "tier"]].merge(per_config, on="config_id", how="left")
+    return None if out[params.columns].isna().any().any() else out.drop(columns="config_id")

@@ -54,6 +54,7 @@ class IngestConf:
     max_file_bytes: int  # larger files are quarantined without reading
     max_nprocs: int  # header sanity: more ranks than this is garbage
     suffixes: list[str]
+    commit: str = "files"  # files: add the staged Parquet files as they are | merge: write the rows again
 
 
 @dataclass(frozen=True)
@@ -253,7 +254,7 @@ class Config:
         return dataclasses.replace(self, **changes)
 
 
-CHOICES = {("ingest", "decoder"): ("pydarshan", "native"), ("env",): ENVS}
+CHOICES = {("ingest", "decoder"): ("pydarshan", "native"), ("ingest", "commit"): ("files", "merge"), ("env",): ENVS}
 
 
 def _merge(base: dict, overlay: dict, origin: dict, src: str, prefix: str = "") -> None:

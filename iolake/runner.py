@@ -95,13 +95,14 @@ class StageContext:
 
         return F.broadcast(self.todo) if (self.n_todo or 0) <= BROADCAST_TODO_MAX else self.todo
 
-    def write(self, table: str, df, mode: str = "insert", months: list[str] | None = None) -> None:
+    def write(self, table: str, df, mode: str = "insert", months: list[str] | None = None,
+              files: list[str] | None = None, log_ids=None) -> None:
         """Gate and commit `df` to a declared output (`iolake.lake.writer.write`)."""
         from iolake.lake.writer import write
 
         spec = self.spec(table, "output")
         self.written_tables.append(table)
-        write(self.spark, self.conf, spec, df, mode, months, self.echo)
+        write(self.spark, self.conf, spec, df, mode, months, self.echo, files, log_ids)
 
 
 def stage_by_name(name: str, pipeline=None) -> Stage:

@@ -9,9 +9,11 @@ Writes: bronze/logs, jobs, files, posix, mpiio, stdio, h5f, h5d, pnetcdf_file, p
 2. Hash the rest in executors; drop content hashes the ledger holds, and duplicates.
 3. Bin-pack the new logs by size into Spark tasks; each task decodes its logs (in a worker
    process when `ingest.isolate`), checks header sanity and writes one Parquet file per
-   bronze table to LAKE/_staging/<run_id>/. Bad logs become ledger rows with a reason.
-4. Gate each table's staged rows (Great Expectations), then insert-only MERGE them on
-   (job_month, log_id); the ledger is merged last, so a log is "done" only with its rows.
+   (bronze table, job_month) to LAKE/_staging/<run_id>/. Bad logs become ledger rows with a reason.
+4. Gate each table's staged rows (Great Expectations), then commit them exactly once: by default
+   the staged files themselves are added to the table (`ingest.commit: files`,
+   `iolake/lake/files.py`), else an insert-only MERGE on (job_month, log_id) writes them again
+   (`merge`); the ledger is merged last, so a log is "done" only with its rows.
 """
 from __future__ import annotations
 
@@ -146,7 +148,12 @@ def execute(ctx) -> dict:
         files = [f for f in staged if f"/{table}/" in f]
         if not files:
             continue
-        ctx.write(f"bronze/{table}", spark.read.schema(spec.struct).parquet(*files), months=months)
+        rows = spark.read.schema(spec.struct).parquet(*files)
+        if conf.ingest.commit == "files":
+            # the batch's ids from the staged ledger: the files move into the table as they commit
+            ctx.write(f"bronze/{table}", rows, mode="files", files=files, log_ids=ledger.select("log_id"))
+        else:
+            ctx.write(f"bronze/{table}", rows, months=months)
         faults.point(f"after-merge:{table}")
     ctx.write(LEDGER, ledger.drop("staged"))
 

@@ -1,8 +1,8 @@
 """The executor side of ingest: hashing and decoding inside Spark tasks (`mapInArrow`).
 
 Everything here runs in Python workers on executors; nothing here touches the SparkSession.
-A task decodes its logs one by one, writes one Parquet file per bronze table to the run's
-staging folder, and yields one ledger row per log (with the staged files it wrote).
+A task decodes its logs one by one, writes one Parquet file per (bronze table, job_month) to the
+run's staging folder (with the Delta statistics of its rows in the file's metadata), and yields one ledger row per log (with the staged files it wrote).
 Files from a failed task attempt are never read: the driver reads only the files named by
 the ledger rows of successful attempts.
 
@@ -21,9 +21,10 @@ import uuid
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from iolake.lake.files import MONTH_DIR, STATS_KEY, arrow_stats, stats_columns
 from readers.base import BadHeader, DecodeError, Decoded
 from readers.fsio import content_hash, is_local, local_path, read_bytes, resolve
-from schemas import BRONZE, DECODED_TABLES, arrow_schema
+from schemas import BRONZE, arrow_schema
 from schemas._spec import INGEST_COLUMNS
 
 HASHED_SCHEMA = "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string"
@@ -94,6 +95,11 @@ def _bronze_schema(table: str) -> pa.Schema:
     return arrow_schema(BRONZE[table].struct)
 
 
+@functools.lru_cache(maxsize=None)
+def _stats_columns(table: str) -> list[str]:
+    return stats_columns(BRONZE[table])
+
+
 def with_ingest_columns(table: str, t: pa.Table | pa.RecordBatch, log_id: str, month: str):
     """`t` (a table or a record batch) with the constant columns log_id and job_month, in the
     bronze table's column order; the constants are filled in by Arrow, not Python lists."""
@@ -157,7 +163,7 @@ def make_decode_partition(conf, staging: str, run_id: str):
         ctx = TaskContext.get()
         tag = f"{ctx.partitionId():05d}-{ctx.attemptNumber()}-{uuid.uuid4().hex[:8]}" if ctx else uuid.uuid4().hex
         fs, root = resolve(staging)
-        pending: dict[str, list[pa.Table]] = {t: [] for t in DECODED_TABLES}
+        pending: dict[tuple[str, str], list[pa.Table]] = {}  # (table, job_month) -> rows
         pending_bytes = 0
         staged: list[str] = []
         ledger: list[dict] = []
@@ -168,17 +174,21 @@ def make_decode_partition(conf, staging: str, run_id: str):
 
         def flush():
             nonlocal pending_bytes
-            for table, parts in pending.items():
+            for (table, month), parts in pending.items():
                 if parts:
-                    path = f"{root}/{table}/part-{tag}-{len(staged):04d}.parquet"
-                    fs.create_dir(f"{root}/{table}", recursive=True)
-                    pq.write_table(pa.concat_tables(parts), path, filesystem=fs)
+                    folder = f"{root}/{table}/{MONTH_DIR}{month}"
+                    path = f"{folder}/part-{tag}-{len(staged):04d}.parquet"
+                    fs.create_dir(folder, recursive=True)
+                    rows = pa.concat_tables(parts)
+                    meta = {STATS_KEY: arrow_stats(rows, _stats_columns(table)).encode()}
+                    pq.write_table(rows.replace_schema_metadata(meta), path, filesystem=fs)
                     staged.append(uri(path))
                     parts.clear()
+            pending.clear()
             pending_bytes = 0
 
         def stage_stream(table: str, batches, log_id: str, month: str) -> tuple[str | None, int]:
-            path = f"{root}/{table}/part-{tag}-{len(staged):04d}-stream-{uuid.uuid4().hex[:6]}.parquet"
+            path = f"{root}/{table}/{MONTH_DIR}{month}/part-{tag}-{len(staged):04d}-stream-{uuid.uuid4().hex[:6]}.parquet"
             return _stage(fs, path, uri(path), table, batches, log_id, month)
 
         try:
@@ -188,7 +198,7 @@ def make_decode_partition(conf, staging: str, run_id: str):
                     staged.extend(streamed)
                     ledger.append(entry)
                     for t, tab in tables.items():
-                        pending[t].append(tab)
+                        pending.setdefault((t, entry["job_month"]), []).append(tab)
                         pending_bytes += tab.nbytes
                     if pending_bytes > FLUSH_BYTES:
                         flush()

@@ -1,6 +1,6 @@
 """The whole `iolake run` at scale: seconds and peak RSS per stage, and the fit to 1,000,000 logs.
 
-    .venv/bin/python bench/pipeline_scale.py CORPUS --sizes 10000 100000 [--keep DIR]
+    .venv/bin/python bench/pipeline_scale.py CORPUS --sizes 10000 100000 [--keep DIR] [--conf-dir DIR]
 
 CORPUS is a folder of distinct Darshan logs in dNNNN/ sub-folders (`bench/make_corpus.py`).
 For each size N, in one run of this script: `iolake run` of the first N logs (whole sub-folders
@@ -86,9 +86,12 @@ def pick_inputs(corpus: Path, n: int, scratch: Path) -> list[str]:
     return inputs
 
 
-def run_pipeline(inputs: list[str], lake: Path) -> tuple[float, list[tuple[str, float, int, int]]]:
+def run_pipeline(inputs: list[str], lake: Path,
+                 conf_dir: Path | None = None) -> tuple[float, list[tuple[str, float, int, int]]]:
     """Wall seconds of `iolake run`, and per stage: (name, seconds, peak driver, peak workers)."""
     cmd = [str(ROOT / ".venv/bin/iolake"), "run", *inputs, "--lake", str(lake)]
+    if conf_dir:
+        cmd += ["--conf-dir", str(conf_dir)]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     rss, stages, tail = StageRSS(p.pid), [], []
@@ -115,6 +118,7 @@ def main() -> None:
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--keep", type=Path, help="keep each lake here (DIR/lake-N) instead of deleting it")
+    ap.add_argument("--conf-dir", type=Path, help="configuration folder for `iolake run` (default: conf/)")
     args = ap.parse_args()
 
     scratch = Path(tempfile.mkdtemp(prefix="pipeline-scale-"))
@@ -126,7 +130,7 @@ def main() -> None:
                 raise SystemExit(f"{lake} exists: give an empty place for the lake")
             inputs = pick_inputs(args.corpus, n, scratch)
             print(f"== {n:,} logs ({len(inputs)} input folders) -> {lake}", flush=True)
-            wall, stages = run_pipeline(inputs, lake)
+            wall, stages = run_pipeline(inputs, lake, args.conf_dir)
             results[n] = (wall, stages)
             print(f"   {n:,} logs: {wall:,.0f} s wall, {n / wall:,.1f} logs/s through every stage", flush=True)
             if not args.keep:

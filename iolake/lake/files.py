@@ -132,7 +132,7 @@ def _holds_any(spark, spec, lake: str, log_ids, months: list[str]) -> bool:
     from iolake.lake.delta import read_table
 
     t = read_table(spark, spec, lake).where(F.col("job_month").isin(months)).select("log_id")
-    return bool(t.join(F.broadcast(log_ids), "log_id", "left_semi").limit(1).count())
+    return bool(t.join(log_ids, "log_id", "left_semi").limit(1).count())
 
 
 def commit_staged_files(spark, spec, lake: str, staged: list[str], log_ids, retries: int = 8,

@@ -2,7 +2,8 @@
 
 Everything here runs in Python workers on executors; nothing here touches the SparkSession.
 A task decodes its logs one by one, writes one Parquet file per (bronze table, job_month) to the
-run's staging folder (with the Delta statistics of its rows in the file's metadata), and yields one ledger row per log (with the staged files it wrote).
+run's staging folder (with the Delta statistics of its rows in the file's metadata), and yields
+one ledger row per log (with the staged files it wrote).
 Files from a failed task attempt are never read: the driver reads only the files named by
 the ledger rows of successful attempts.
 
@@ -188,7 +189,8 @@ def make_decode_partition(conf, staging: str, run_id: str):
             pending_bytes = 0
 
         def stage_stream(table: str, batches, log_id: str, month: str) -> tuple[str | None, int]:
-            path = f"{root}/{table}/{MONTH_DIR}{month}/part-{tag}-{len(staged):04d}-stream-{uuid.uuid4().hex[:6]}.parquet"
+            name = f"part-{tag}-{len(staged):04d}-stream-{uuid.uuid4().hex[:6]}.parquet"
+            path = f"{root}/{table}/{MONTH_DIR}{month}/{name}"
             return _stage(fs, path, uri(path), table, batches, log_id, month)
 
         try:

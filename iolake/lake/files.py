@@ -138,9 +138,9 @@ def _holds_any(spark, spec, lake: str, log_ids, months: list[str]) -> bool:
 def commit_staged_files(spark, spec, lake: str, staged: list[str], log_ids, retries: int = 8,
                         backoff_s: float = 0.25) -> str:
     """Add the staged Parquet files `staged` (URIs under `job_month=<M>/` folders) to `spec`'s table
-    in one commit; `log_ids` is a DataFrame of the batch's log_ids (a superset will do) that does not read
-    the staged files, which move. Returns "files", or "merge" when
-    the table already held some of the batch's logs and the insert-only MERGE committed them."""
+    in one commit; `log_ids` is a DataFrame of the batch's log_ids (a superset will do) that does not
+    read the staged files, which move. Returns "files", or "merge" when the table already held some
+    of the batch's logs and the insert-only MERGE committed them."""
     from readers.fsio import resolve
 
     from iolake.lake.delta import ensure_table, merge_new_logs, with_retries

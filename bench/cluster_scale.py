@@ -28,13 +28,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "bench"))
-from pipeline_scale import DONE, pick_inputs  # noqa: E402  (bench/ is on sys.path when run as a script)
+from pipeline_scale import DONE, StageRSS, pick_inputs  # noqa: E402  (bench/ is on sys.path when run as a script)
 from rss import _procs  # noqa: E402
 
 MIB = 2**20
@@ -68,31 +67,6 @@ def split_cluster_rss(root: int) -> tuple[int, int]:
     return driver, executors
 
 
-class ClusterRSS:
-    """Peak (driver, executors) RSS of the launcher's tree, restarted at each `cut()`."""
-
-    def __init__(self, pid: int):
-        self.pid, self.peak = pid, (0, 0)
-        self._lock, self._stop = threading.Lock(), threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            d, e = split_cluster_rss(self.pid)
-            with self._lock:
-                self.peak = (max(self.peak[0], d), max(self.peak[1], e))
-
-    def cut(self) -> tuple[int, int]:
-        with self._lock:
-            out, self.peak = self.peak, (0, 0)
-        return out
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._t.join()
-
-
 def run_cluster(inputs: list[str], lake: Path, workers: int, args) -> tuple[float, list]:
     """Wall seconds of the standalone run, and per stage: (name, seconds, peak driver, peak executors)."""
     run_dir = lake.parent / f"run-{lake.name}"
@@ -101,7 +75,7 @@ def run_cluster(inputs: list[str], lake: Path, workers: int, args) -> tuple[floa
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
                          env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
-    rss, stages, tail = ClusterRSS(p.pid), [], []
+    rss, stages, tail = StageRSS(p.pid, split_cluster_rss), [], []
     for line in p.stdout:
         tail = (tail + [line])[-80:]
         m = DONE.match(line)

@@ -38,17 +38,18 @@ MIB = 2**20
 
 
 class StageRSS:
-    """Peak (driver, workers) RSS of a process tree, restarted at each `cut()`."""
+    """Peak (driver, workers) RSS of a process tree, restarted at each `cut()`. `split(pid)` gives
+    the two sides (default `rss.split_rss`; the cluster bench splits driver from executors)."""
 
-    def __init__(self, pid: int):
-        self.pid, self.driver, self.workers = pid, 0, 0
+    def __init__(self, pid: int, split=split_rss):
+        self.pid, self.split, self.driver, self.workers = pid, split, 0, 0
         self._lock, self._stop = threading.Lock(), threading.Event()
         self._t = threading.Thread(target=self._run, daemon=True)
         self._t.start()
 
     def _run(self) -> None:
         while not self._stop.wait(0.2):
-            d, w = split_rss(self.pid)
+            d, w = self.split(self.pid)
             with self._lock:
                 self.driver, self.workers = max(self.driver, d), max(self.workers, w)
 

@@ -161,7 +161,7 @@ def commit_staged_files(spark, spec, lake: str, staged: list[str], log_ids, retr
             table_fs.create_dir(f"{table_root}/{MONTH_DIR}{month}", recursive=True)
             fs.move(src, dest)
             mtime = table_fs.get_file_info(dest).mtime
-            moved.append({"rel": rel, "path": dest, "month": month, "size": size, "stats": stats,
+            moved.append({"rel": rel, "path": dest, "src": src, "month": month, "size": size, "stats": stats,
                           "mtime_ms": int(mtime.timestamp() * 1000) if mtime else int(time.time() * 1000)})
 
         def commit() -> str:
@@ -176,14 +176,14 @@ def commit_staged_files(spark, spec, lake: str, staged: list[str], log_ids, retr
 
         how = with_retries(commit, retries, f"add files {spec.name}", backoff_s=backoff_s)
         if how == "merge":
-            src = spark.read.schema(spec.struct).parquet(*[_uri_like(staged[0], m["path"]) for m in moved])
-            merge_new_logs(spark, spec, lake, src, retries, months, backoff_s)
+            rows = spark.read.schema(spec.struct).parquet(*[_uri_like(staged[0], m["path"]) for m in moved])
+            merge_new_logs(spark, spec, lake, rows, retries, months, backoff_s)
             for m in moved:
                 table_fs.delete_file(m["path"])
         return how
     except BaseException:
         if not attempted:
-            _unmove(table_fs, moved, staged)
+            _unmove(table_fs, moved)
         raise
     finally:
         log_ids.unpersist()
@@ -193,15 +193,12 @@ def _uri_like(example: str, path: str) -> str:
     return path if "://" not in example else f"{example.split('://')[0]}://{path}"
 
 
-def _unmove(fs, moved: list[dict], staged: list[str]) -> None:
+def _unmove(fs, moved: list[dict]) -> None:
     """After a failure before any commit was tried, the moved files go back to their staged place.
     After a tried commit they stay: the table may reference them; unreferenced, they are an
     orphan VACUUM removes, and a re-run decodes the logs again (the ledger was not written)."""
-    from readers.fsio import resolve
-
-    for m, uri in zip(moved, staged):
-        sfs, src = resolve(uri)
+    for m in moved:
         try:
-            fs.move(m["path"], src)
+            fs.move(m["path"], m["src"])
         except (FileNotFoundError, OSError):
             pass

@@ -7,7 +7,8 @@ session like `iolake`'s, with Spark's UI on (off in conf/local.yaml) so its REST
 (`/api/v1/applications/<id>/stages`) can be read afterwards. Prints the stage's wall seconds, then
 the Spark stages it ran, largest executor run time first: executor seconds (summed over tasks, so up
 to 2x wall on 2 cores), tasks, input rows, shuffle read and write, bytes spilled, and the first line
-of the call site (the operator that made the stage). The totals say what share of the executors'
+of Spark's call site (for adaptive query stages that is Spark's own thread pool, not the operator:
+tell the stages apart by their rows and shuffle bytes). The totals say what share of the executors'
 time the top stages take. Nothing here is timed against a baseline: it says where, not how fast.
 """
 from __future__ import annotations
@@ -24,16 +25,12 @@ sys.path.insert(0, str(ROOT))
 MIB = 2**20
 
 
-def _get(url: str):
-    with urllib.request.urlopen(url, timeout=30) as r:
-        return json.loads(r.read())
-
-
 def spark_stages(spark) -> list[dict]:
     """Every completed Spark stage of this application, from the UI's REST API."""
-    base = spark.sparkContext.uiWebUrl
-    app = spark.sparkContext.applicationId
-    return [s for s in _get(f"{base}/api/v1/applications/{app}/stages?status=complete")]
+    sc = spark.sparkContext
+    with urllib.request.urlopen(f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/stages?status=complete",
+                                timeout=30) as r:
+        return json.loads(r.read())
 
 
 def summarize(stages: list[dict], top: int) -> list[str]:

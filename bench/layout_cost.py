@@ -93,7 +93,7 @@ def stage_seconds(stage: str, lake: Path) -> float:
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("lake", type=Path)
-    ap.add_argument("--layouts", nargs="+", default=list(LAYOUTS[:2]) + ["zorder1", "compact"], choices=LAYOUTS)
+    ap.add_argument("--layouts", nargs="+", default=["staged", "maintain", "zorder1", "compact"], choices=LAYOUTS)
     ap.add_argument("--stages", nargs="+", default=["features", "covering", "tags"])
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--lookups", type=int, default=30)

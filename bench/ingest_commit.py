@@ -29,13 +29,14 @@ ROWS = re.compile(r"^  (\w+)\s+([0-9,]+) rows$")
 SHOWN = ("io_ops", "posix", "files", "jobs", "logs")
 
 
-def conf_dir(mode: str, scratch: Path) -> Path:
-    out = scratch / f"conf-{mode}"
+def conf_dir(scratch: Path, key: str, value: str) -> Path:
+    """A copy of conf/ whose base.yaml sets `ingest.KEY: VALUE`."""
+    out = scratch / f"conf-{key}-{value}"
     shutil.copytree(ROOT / "conf", out)
     base = out / "base.yaml"
-    text, n = re.subn(r"(?m)^  commit: \w+", f"  commit: {mode}", base.read_text())
+    text, n = re.subn(rf"(?m)^  {key}: \w+", f"  {key}: {value}", base.read_text())
     if n != 1:
-        raise SystemExit("conf/base.yaml has no `ingest.commit` line to set")
+        raise SystemExit(f"conf/base.yaml has no `ingest.{key}` line to set")
     base.write_text(text)
     return out
 
@@ -71,7 +72,7 @@ def main() -> None:
     scratch = Path(tempfile.mkdtemp(prefix="ingest-commit-"))
     runs: dict[str, list[dict]] = {"files": [], "merge": []}
     try:
-        confs = {m: conf_dir(m, scratch) for m in runs}
+        confs = {m: conf_dir(scratch, "commit", m) for m in runs}
         for r in range(args.rounds):
             for mode in (("files", "merge") if r % 2 == 0 else ("merge", "files")):
                 lake = scratch / f"lake-{mode}-{r}"

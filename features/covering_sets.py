@@ -430,8 +430,8 @@ def _shares(members: list[int], m, s, e) -> list[float]:
     first = np.full(len(cuts) - 1, np.iinfo(np.int64).max)
     np.minimum.at(first, seg, np.repeat(cm, n))
     owned = first < np.iinfo(np.int64).max
-    got = pd.Series(np.diff(cuts)[owned]).groupby(first[owned]).sum()
-    return [float(got.get(c, 0.0)) for c in members]
+    got = np.bincount(np.searchsorted(members, first[owned]), weights=np.diff(cuts)[owned], minlength=len(members))
+    return got.tolist()
 
 
 def set_cover(items: Sequence[Sequence[tuple[float, float]]], budget: int = BUDGET) -> Cover:
@@ -734,3 +734,125 @@ def covering_sets(io_ops, posix, mpiio, stdio, files=None):
     covers = (rows.repartition("_h").sortWithinPartitions("_h", "log_id", "job_month").select(*ROW_COLS)
               .mapInArrow(cover_batches, struct))
     return covers.select(*[F.col(f.name).cast(f.dataType) for f in SPEC.struct.fields])
+
+
+# -- the same cover from one decoded log: ingest computes it where the log is decoded ------------
+# The covering stage's Spark pass (scan io_ops, shuffle and sort every segment by log, then
+# `cover_batches`) cost ~6 core-ms a log at 100,000 logs, half of what a log may cost the whole
+# pipeline for a million logs in 2 hours. The decode task already holds each log's tables, so
+# ingest builds the log's rows here and stores its cover in bronze/covers; the covering stage
+# copies those rows and runs the Spark pass only for logs ingest did not cover (a streamed huge
+# DXT log, a lake ingested before bronze/covers, `ingest.covers: false`).
+
+
+def _floats(t, col: str) -> np.ndarray:
+    """A float column of `t` as float64 numpy, null as NaN (Arrow's own conversion)."""
+    return np.asarray(t.column(col).to_numpy(zero_copy_only=False), dtype=np.float64)
+
+
+def _mask(a) -> np.ndarray:
+    """A boolean Arrow array as numpy, null as False."""
+    import pyarrow.compute as pc
+
+    return pc.fill_null(a, False).to_numpy(zero_copy_only=False)
+
+
+def _op_rows(ops):
+    """`_valid_ops` and the `kind` of `_rows`, on one log's io_ops."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    s, e = _floats(ops, "start_s"), _floats(ops, "end_s")
+    rec = ops.column("record_id")
+    keep = _mask(pc.is_in(ops.column("op"), value_set=pa.array(["read", "write"]))) & _mask(pc.is_valid(rec))
+    with np.errstate(invalid="ignore"):
+        keep &= ~np.isnan(s) & ~np.isnan(e) & (s >= 0) & (e >= s)
+    kind = np.where(_mask(pc.equal(ops.column("source"), "RECORDER")), OP_RECORDER, OP_DXT).astype(np.int8)
+    rec = pc.fill_null(rec, 0).to_numpy(zero_copy_only=False)
+    return kind[keep], rec[keep], ops.column("rank").to_numpy(zero_copy_only=False)[keep], s[keep], e[keep]
+
+
+def _span_rows(tables):
+    """`_counter_spans` on one log's posix, mpiio and stdio tables, with Spark's float order (NaN
+    above every number): a timestamp `> 0` is kept (NaN too), `least` and `min` pass over NaN,
+    `greatest` and `max` return it; then the spans `_valid` keeps. Null starts are NaN here (they
+    lose every `least` too) and null ends -inf (they lose every `greatest`)."""
+    keys, starts, ends = [], [], []
+    for module, p in COUNTER_MODULES.items():
+        t = tables.get(module)
+        if t is None or not t.num_rows:
+            continue
+        with np.errstate(invalid="ignore"):
+            s = [_floats(t, f"{p}_F_{x}_START_TIMESTAMP") for x in ("READ", "WRITE")]
+            s = [np.where((v > 0) | np.isnan(v), v, np.nan) for v in s]
+            e = []
+            for x in ("READ", "WRITE"):
+                col = t.column(f"{p}_F_{x}_END_TIMESTAMP")
+                v = _floats(t, f"{p}_F_{x}_END_TIMESTAMP")
+                lost = ~((v > 0) | np.isnan(v))
+                if col.null_count:
+                    lost |= _mask(col.is_null())
+                e.append(np.where(lost, -np.inf, v))
+        keys.append(np.stack([t.column("record_id").to_numpy(zero_copy_only=False),
+                              t.column("rank").to_numpy(zero_copy_only=False)], axis=1))
+        starts.append(np.fmin(*s))
+        ends.append(np.maximum(*e))
+    if not keys:
+        return None
+    item, at = np.unique(np.concatenate(keys), axis=0, return_inverse=True)
+    at = at.reshape(-1)
+    s, e = np.full(len(item), np.nan), np.full(len(item), -np.inf)
+    with np.errstate(invalid="ignore"):
+        np.fmin.at(s, at, np.concatenate(starts))
+        np.maximum.at(e, at, np.concatenate(ends))
+        ok = ~np.isnan(s) & ~np.isnan(e) & (s >= 0) & (e >= s)
+    n = int(ok.sum())
+    return np.full(n, COUNTER_SPAN, dtype=np.int8), item[ok, 0], item[ok, 1], s[ok], e[ok]
+
+
+def _stream_rows(files):
+    """The STREAM rows of `_rows`: the records of the standard streams in one log's files table."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    rec = files.column("record_id").to_numpy(zero_copy_only=False)[
+        _mask(pc.is_in(files.column("name"), value_set=pa.array(list(NOT_DATA))))]
+    n = len(rec)
+    return np.full(n, STREAM, dtype=np.int8), rec, np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
+
+
+def log_rows(tables) -> list[np.ndarray] | None:
+    """One decoded log's rows as `_rows` builds them in Spark: [kind, record_id, rank, start_s,
+    end_s] arrays from its Arrow tables (`io_ops`, `posix`, `mpiio`, `stdio`, `files`; any may be
+    absent), or None when it has none. Order does not matter: `log_members` orders them itself."""
+    parts = []
+    if tables.get("io_ops") is not None and tables["io_ops"].num_rows:
+        parts.append(_op_rows(tables["io_ops"]))
+    spans = _span_rows(tables)
+    if spans is not None:
+        parts.append(spans)
+    if tables.get("files") is not None and tables["files"].num_rows:
+        parts.append(_stream_rows(tables["files"]))
+    parts = [p for p in parts if len(p[0])]
+    if not parts:
+        return None
+    return [np.concatenate([p[i] for p in parts]) for i in range(5)]
+
+
+def log_covers(tables) -> "pa.Table":
+    """The covering-set rows of one decoded log (bronze/covers' decoded columns: silver/covering_sets'
+    without log_id and job_month), computed as the covering stage computes them; no row when the log
+    has no interval."""
+    import pyarrow as pa
+
+    from schemas import BRONZE
+
+    schema = BRONZE["covers"].decoded_arrow_schema
+    rows = log_rows(tables)
+    got = None if rows is None else log_members(*rows)
+    if got is None:
+        return schema.empty_table()
+    source, untraced, m = got
+    k = len(m["rank"])
+    cols = {**m, "interval_source": [source] * k, "n_untraced_items": np.repeat(untraced, k).astype(np.int64)}
+    return pa.table({f.name: pa.array(cols[f.name], type=f.type) for f in schema}, schema=schema)

@@ -55,6 +55,7 @@ class IngestConf:
     max_nprocs: int  # header sanity: more ranks than this is garbage
     suffixes: list[str]
     commit: str = "files"  # files: add the staged Parquet files as they are | merge: write the rows again
+    covers: bool = True  # compute each log's covering set where it is decoded (bronze/covers)
 
 
 @dataclass(frozen=True)

@@ -228,16 +228,22 @@ def scale_shuffles(spark, logs_per_partition: int, n_logs: int | None):
 
 def _run_pure(mod, ctx: StageContext) -> dict:
     """Read every declared input, transform, commit every non-empty output in declared order."""
+    inputs = {t: ctx.read(t) for t in ctx.stage.tables_in}
+    return commit_outputs(mod, ctx, mod.transform(inputs, ctx.conf))
+
+
+def commit_outputs(mod, ctx: StageContext, outputs: dict, facts: dict | None = None) -> dict:
+    """Cache and count each output DataFrame, then commit the non-empty ones in declared order;
+    the stage's summary (`facts` and `summarize`'s added). A pure stage ends here; so may an
+    `execute` stage that builds its outputs itself."""
     stage, echo = ctx.stage, ctx.echo
-    inputs = {t: ctx.read(t) for t in stage.tables_in}
-    outputs = mod.transform(inputs, ctx.conf)
     extra = sorted(set(outputs) - set(stage.outputs))
     if extra:
         raise UndeclaredTable(f"stage {stage.name!r} returned {', '.join(extra)}, which pipeline.yaml does not "
                               f"declare as outputs ({', '.join(stage.outputs)})")
     cached = {t: outputs[t].cache() for t in stage.tables_out if t in outputs}
     rows = {t: df.count() for t, df in cached.items()}
-    summary = {"logs": ctx.n_todo, "rows": rows}
+    summary = {"logs": ctx.n_todo, "rows": rows, **(facts or {})}
     if hasattr(mod, "summarize"):
         summary.update(mod.summarize(cached))
     for t, df in cached.items():
@@ -245,9 +251,9 @@ def _run_pure(mod, ctx: StageContext) -> dict:
             ctx.write(t, df)
     for df in cached.values():
         df.unpersist()
-    facts = ", ".join(f"{t} {n:,} rows" for t, n in rows.items())
+    counted = ", ".join(f"{t} {n:,} rows" for t, n in rows.items())
     echo(f"[{stage.name}] {ctx.n_todo if ctx.n_todo is not None else 'all'} "
-         f"{'new logs' if ctx.n_todo is not None else 'logs'}: {facts}")
+         f"{'new logs' if ctx.n_todo is not None else 'logs'}: {counted}")
     return summary
 
 

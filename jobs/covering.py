@@ -1,27 +1,59 @@
 """covering: bronze -> silver/covering_sets, the minimum I/O covering set of each new log.
 
-Reads:  bronze/jobs (which logs exist), io_ops, posix, mpiio, stdio, files (standard streams
-        are not storage I/O); a table no run has written yet reads as empty.
+Reads:  bronze/jobs (which logs exist), bronze/logs (which of them ingest covered), bronze/covers
+        (the covers ingest computed as it decoded), io_ops, posix, mpiio, stdio, files (standard
+        streams are not storage I/O); a table no run has written yet reads as empty.
 Writes: silver/covering_sets, insert-only on (job_month, log_id).
 Logic:  `features/covering_sets.py`. Incremental: only logs silver/covering_sets lacks are
-        computed. A log without any timed read or write has no row, so it is looked at again
-        on the next run (cheap: it has no intervals) and still adds nothing.
+        computed. A log ingest covered (its ledger row counts `covers`, 0 included) takes its rows
+        from bronze/covers; the others (a huge DXT log whose segments ingest streamed to disk, a
+        lake ingested before bronze/covers, `ingest.covers: false`) are covered here in one Spark
+        pass over their segments (`transform`), which is not run when there are none; so is
+        every new log when bronze/covers does not exist (delete it, and silver/covering_sets, to
+        recompute every cover with this version's code). A log without any timed read or write
+        has no row; `ops/empty_logs` records it.
 """
 from __future__ import annotations
 
 import sys
 
-from iolake.runner import entry_points
+from iolake.runner import BROADCAST_TODO_MAX, commit_outputs, entry_points
 
 from features.covering_sets import covering_sets
 
 OUT = "silver/covering_sets"
+LEDGER, COVERS = "bronze/logs", "bronze/covers"
+SEGMENT_INPUTS = ("bronze/io_ops", "bronze/posix", "bronze/mpiio", "bronze/stdio", "bronze/files")
 
 
 def transform(inputs: dict, conf) -> dict:
-    """silver/covering_sets rows from bronze DataFrames; no I/O, no action."""
+    """silver/covering_sets rows computed from bronze segments and counters (the Spark pass); no I/O, no action."""
     t = {name.split("/", 1)[1]: df for name, df in inputs.items()}
     return {OUT: covering_sets(t["io_ops"], t["posix"], t["mpiio"], t["stdio"], t.get("files"))}
+
+
+def execute(ctx) -> dict:
+    """The new logs' rows: bronze/covers' for the logs ingest covered, the Spark pass's for the rest."""
+    import pyspark.sql.functions as F
+
+    out = ctx.read(COVERS)  # silver/covering_sets' columns, in its order (schemas/covers.py)
+    if ctx.exists(COVERS):
+        covered = ctx.read(LEDGER).where(F.map_contains_key("row_counts", F.lit("covers"))).select("log_id")
+        rest = ctx.todo.join(covered, "log_id", "left_anti").cache()
+    else:  # deleted (to recompute every cover with this version's code) or never written
+        rest = ctx.todo.cache()
+    n_rest = rest.count()
+    if n_rest:
+        ctx.echo(f"[covering] {n_rest:,} of {ctx.n_todo:,} new logs were not covered at ingest: one Spark pass over their segments")
+        side = F.broadcast(rest) if n_rest <= BROADCAST_TODO_MAX else rest
+        segs = {t: ctx.read(t).join(side, "log_id", "left_semi") for t in SEGMENT_INPUTS}
+        out = out.unionByName(transform(segs, ctx.conf)[OUT])
+    try:
+        return commit_outputs(sys.modules[__name__], ctx, {OUT: out},
+                              {"from_ingest": ctx.n_todo - n_rest, "spark_pass": n_rest})
+    finally:
+        rest.unpersist()
+
 
 SUMMARY = ("members", "covered")  # facts `summarize` adds to the stage summary (0 when nothing was new)
 

@@ -3,7 +3,8 @@
 Reads:  trace files under INPUT... (local paths or any URI pyarrow.fs understands),
         bronze/logs (the ledger).
 Writes: bronze/logs, jobs, files, posix, mpiio, stdio, h5f, h5d, pnetcdf_file, pnetcdf_var,
-        dfs, daos, lustre, io_ops.
+        dfs, daos, lustre, heatmap, io_ops, and covers (each log's covering set, computed from its
+        decoded tables unless `ingest.covers` is false: `features/covering_sets.py`, `log_covers`).
 
 1. List traces; drop those whose (uri, size, mtime) the ledger already holds (no read needed).
 2. Hash the rest in executors; drop content hashes the ledger holds, and duplicates.

@@ -196,7 +196,8 @@ def make_decode_partition(conf, staging: str, run_id: str):
         try:
             for batch in batches:
                 for row in batch.to_pylist():
-                    entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream)
+                    entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream,
+                                                            covers=conf.covers)
                     staged.extend(streamed)
                     ledger.append(entry)
                     for t, tab in tables.items():
@@ -243,11 +244,13 @@ def _delete(fs, path: str) -> None:
         pass
 
 
-def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_stream=None) -> tuple[dict, dict, list]:
+def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_stream=None,
+                covers: bool = False) -> tuple[dict, dict, list]:
     """Decodes one log: (its ledger entry, its tables, the staged files of its streamed tables).
 
     `stage_stream(table, batches, log_id, month) -> (uri or None, rows)` writes a streamed
-    table; without it streamed tables are read into memory like the others."""
+    table; without it streamed tables are read into memory like the others. With `covers`, the
+    log's covering set (`_covers`) is one of its tables."""
     t0 = time.monotonic()
     entry = {
         "log_id": row["log_id"], "job_month": None, "source_uri": row["source_uri"],
@@ -267,7 +270,8 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
         check_header(d.tables["jobs"], max_nprocs)
         month = job_month(d.tables["jobs"].column("start_time_sec")[0].as_py())
         counts: dict[str, int] = {}
-        for name, t in (d.tables if stage_stream else d.all_tables()).items():
+        decoded = d.tables if stage_stream else d.all_tables()
+        for name, t in decoded.items():
             if t.num_rows:
                 tables[name] = with_ingest_columns(name, t, row["log_id"], month)
                 counts[name] = t.num_rows
@@ -276,6 +280,8 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
             if path:
                 streamed.append(path)
                 counts[name] = n
+        if covers:
+            _covers(decoded, tables, counts, entry, row["log_id"], month)
         entry.update(job_month=month, status=d.status, reason=d.reason, row_counts=list(counts.items()))
     except Exception as e:  # never let one log fail the stage
         if isinstance(e, DecodeError):
@@ -287,6 +293,26 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
         streamed = []
     entry["decode_s"] = time.monotonic() - t0
     return entry, tables, streamed
+
+
+def _covers(decoded: dict, tables: dict, counts: dict, entry: dict, log_id: str, month: str) -> None:
+    """Adds the log's covering set (bronze/covers) from its `decoded` tables to `tables`, and its row
+    count, 0 included, to `counts`: the count is how the covering stage knows ingest covered the
+    log. A log whose io_ops were streamed to disk (not in `decoded`, though counted) is not covered
+    here: the covering stage covers it in Spark. Nor is one whose cover fails, which keeps its other
+    rows and says why in its notes."""
+    from features.covering_sets import log_covers
+
+    if "io_ops" in counts and "io_ops" not in decoded:
+        return
+    try:
+        t = log_covers(decoded)
+    except Exception as e:  # the Spark pass will cover it (or fail there, as before)
+        entry["notes"] = [*(entry["notes"] or []), f"covers: not computed at ingest ({type(e).__name__}: {e})"]
+        return
+    if t.num_rows:
+        tables["covers"] = with_ingest_columns("covers", t, log_id, month)
+    counts["covers"] = t.num_rows
 
 
 def _unstage(uris: list[str]) -> None:

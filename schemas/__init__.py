@@ -1,5 +1,5 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
-from schemas import bottleneck_tags, covering_sets, file_features, files, heatmap, io_ops, job_features, jobs, logs
+from schemas import bottleneck_tags, covering_sets, covers, file_features, files, heatmap, io_ops, job_features, jobs, logs
 from schemas import bandwidth_predictions, job_bandwidth_predictions, placement_labels, placement_predictions
 from schemas import empty_logs, runs
 from schemas import app_runs, regressions, tuning_advice
@@ -14,9 +14,11 @@ BRONZE: dict[str, TableSpec] = {
     "lustre": LUSTRE_SPEC,
     "heatmap": heatmap.SPEC,
     "io_ops": io_ops.SPEC,
+    "covers": covers.SPEC,  # derived at decode, not decoded: see schemas/covers.py
 }
 
-# The tables a decoder fills for one log (everything in bronze but the ledger).
+# The tables ingest fills for one log (everything in bronze but the ledger: what the decoder read,
+# and `covers`, computed from it).
 DECODED_TABLES: tuple[str, ...] = tuple(t for t in BRONZE if t != "logs")
 
 SILVER: dict[str, TableSpec] = {

@@ -209,11 +209,12 @@ def test_brute_force_oracle_refuses_iominers_greedy():
 # -- real logs ---------------------------------------------------------------------------------
 
 
-def _ingest(spark, lake: Path, inputs: list[str]) -> dict:
+def _ingest(spark, lake: Path, inputs: list[str], covers: bool = True) -> dict:
     """Bronze for these tests; ingest's own gates are tested in test_ingest and halve its time."""
     from jobs.ingest import run
 
-    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False},
+                                           "ingest": {"covers": covers}})
     return run(spark, conf, inputs, echo=lambda *_: None)
 
 
@@ -251,6 +252,83 @@ def _check_lake(spark, lake: Path) -> dict:
         figures["per_op"] += its.interval_source.iloc[0] != "counters"
         figures["gapped"] += any(len(_union(ivs)) > 1 for ivs in items.values())
     return figures
+
+
+
+# -- ingest's cover of one decoded log: the Spark pass's rows, by the same rules ------------------
+
+NAN = float("nan")
+
+
+@pytest.fixture(scope="module")
+def odd_bronze(spark):
+    """Logs with the timestamps real logs carry besides clean ones: G counters with NaN, null,
+    zero and negative timestamps; H ops with NaN, negative, reversed and unattached intervals, and
+    both DXT and Recorder rows."""
+    posix = _df(spark, "posix", [
+        _ts("posix", "G", 40, 0, read=(NAN, 5.0), write=(1.0, 3.0)),  # NaN start loses to 1.0: [1, 5]
+        _ts("posix", "G", 41, 0, read=(2.0, NAN), write=(1.0, 3.0)),  # NaN end wins every max: no span
+        _ts("posix", "G", 42, 0, read=(-1.0, 4.0), write=(0.5, 2.0)),  # -1 was never taken: [0.5, 4]
+        _ts("posix", "G", 44, 0, read=(None, None), write=(1.0, None)),  # no end: no span
+        _ts("posix", "G", 45, 0, read=(None, 2.0), write=(1.0, 3.0)),  # [1, 3]
+        _ts("posix", "G", 46, -1, read=(7.0, 9.0)),
+    ])
+    mpiio = _df(spark, "mpiio", [_ts("mpiio", "G", 42, 0, write=(0.25, 4.5)),  # widens posix 42: [0.25, 4.5]
+                                 _ts("mpiio", "G", 40, 1, read=(NAN, NAN))])
+    io_ops = _df(spark, "io_ops", [
+        _op("H", 50, 0, 0, "write", NAN, 1.0), _op("H", 50, 0, 1, "write", -0.5, 1.0),
+        _op("H", 50, 0, 2, "write", 3.0, 2.0), _op("H", None, 0, 3, "write", 0.0, 9.0),
+        _op("H", 50, 0, 4, "write", 1.0, 2.0), _op("H", 51, 1, 0, "read", 1.5, 4.0, "RECORDER"),
+        _op("H", 51, 1, 1, "read", 2.0, NAN, "RECORDER"), _op("H", 52, 0, 0, "read", 0.0, 0.0),
+    ])
+    empty = {t: spark.createDataFrame([], BRONZE[t].struct) for t in ("stdio", "files")}
+    return {"io_ops": io_ops, "posix": posix, "mpiio": mpiio, **empty}
+
+
+def _per_log_arrow(frames: dict) -> dict:
+    """Bronze frames as ingest holds a decoded log: {log_id: {table: Arrow table of its decoded columns}}."""
+    import pyarrow as pa
+
+    logs: dict = {}
+    for t, df in frames.items():
+        schema = BRONZE[t].decoded_arrow_schema
+        for r in df.collect():
+            logs.setdefault(r.log_id, {}).setdefault(t, []).append({c: r[c] for c in schema.names})
+    return {log: {t: pa.Table.from_pylist(rows, schema=BRONZE[t].decoded_arrow_schema) for t, rows in tabs.items()}
+            for log, tabs in logs.items()}
+
+
+def _cover_rows(rows) -> list[tuple]:
+    """Cover rows as sorted tuples (floats bit for bit: NaN would not equal itself, and none is allowed)."""
+    return sorted(tuple(r[c] for c in SPEC.columns) for r in rows)
+
+
+def test_ingest_covers_each_decoded_log_as_the_spark_pass_does(spark, bronze, odd_bronze):
+    from features.covering_sets import log_covers
+
+    frames = {t: bronze[t].unionByName(odd_bronze[t]) for t in bronze}
+    spark_rows = _cover_rows(r.asDict() for r in _transform(frames).collect())
+    ingest_rows = []
+    for log, tables in _per_log_arrow(frames).items():
+        for r in log_covers(tables).to_pylist():
+            ingest_rows.append({"log_id": log, "job_month": MONTH, **r})
+    assert {r[0] for r in spark_rows} == {"A", "B", "C", "E", "G", "H"}  # D and F have no interval
+    assert _cover_rows(ingest_rows) == spark_rows
+    g = {(r[3], r[2]): (r[4], r[5]) for r in spark_rows if r[0] == "G"}
+    assert g[(42, 0)] == (0.25, 4.5) and (41, 0) not in g and (44, 0) not in g  # what the odd timestamps give
+    h = [r for r in spark_rows if r[0] == "H"]
+    assert {r[7] for r in h} == {"recorder"} and h[0][8] == 3  # members (50, 0), (51, 1), (52, 0)
+
+
+def test_ingest_cover_of_a_log_without_an_interval_is_empty():
+    import pyarrow as pa
+
+    from features.covering_sets import log_covers
+
+    assert log_covers({}).num_rows == 0
+    opened = {"posix": pa.Table.from_pylist([{"record_id": 1, "rank": 0}], schema=BRONZE["posix"].decoded_arrow_schema)}
+    got = log_covers(opened)
+    assert got.num_rows == 0 and got.schema == BRONZE["covers"].decoded_arrow_schema
 
 
 @pytest.fixture(scope="module")
@@ -301,6 +379,43 @@ def test_covering_over_every_shared_log_matches_pure_io_time(spark, corpus_lake)
     assert f["jobs"] > 50 and f["brute_forced"] > 0 and f["per_op"] > 0 and f["gapped"] > 0
     sources = {r.interval_source for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()}
     assert sources == {"dxt", "recorder", "counters"}
+
+
+def _spark_pass(spark, lake: Path):
+    """The covering stage's own Spark pass over every log of the lake's bronze."""
+    return covering.transform({f"bronze/{t}": read_table(spark, BRONZE[t], str(lake))
+                               for t in ("io_ops", "posix", "mpiio", "stdio", "files")}, None)[covering.OUT]
+
+
+@pytest.mark.slow
+def test_covers_from_ingest_are_the_spark_pass_on_every_shared_log(spark, corpus_lake):
+    lake, summary = corpus_lake
+    assert summary["from_ingest"] == summary["logs"] > 50 and summary["spark_pass"] == 0
+    assert read_table(spark, BRONZE["covers"], str(lake)).count() == summary["members"]
+    assert _cover_rows(read_table(spark, SPEC, str(lake)).collect()) == _cover_rows(_spark_pass(spark, lake).collect())
+
+
+@pytest.mark.slow
+def test_covering_covers_in_spark_the_logs_ingest_did_not(spark, tmp_path):
+    import darshan
+
+    logs = sorted((Path(darshan.__file__).parent / "examples" / "example_logs").glob("*.darshan"))
+    halves = [tmp_path / "old", tmp_path / "new"]
+    for k, folder in enumerate(halves):
+        folder.mkdir()
+        for p in logs[k::2]:
+            (folder / p.name).symlink_to(p)
+    lake = tmp_path / "lake"
+    _ingest(spark, lake, [str(halves[0])], covers=False)  # as before bronze/covers: no log covered
+    _ingest(spark, lake, [str(halves[1])])
+    led = read_table(spark, BRONZE["logs"], str(lake)).where("status != 'quarantined'").collect()
+    by_half = {"covers" in (r.row_counts or {}) for r in led if Path(r.source_uri).parent == halves[0]}
+    assert by_half == {False} and {"covers" in r.row_counts for r in led if Path(r.source_uri).parent == halves[1]} == {True}
+    summary = covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)
+    n_new = sum(Path(r.source_uri).parent == halves[1] for r in led)
+    assert summary["from_ingest"] == n_new and summary["spark_pass"] == len(led) - n_new > 0
+    assert _cover_rows(read_table(spark, SPEC, str(lake)).collect()) == _cover_rows(_spark_pass(spark, lake).collect())
+    _check_lake(spark, lake)
 
 
 @pytest.mark.slow

@@ -111,3 +111,35 @@ def test_a_streamed_dxt_log_lands_whole(spark, tmp_path):
     assert got["sum(length)"] == pa.compute.sum(want["length"]).as_py()
     assert got["sum(offset)"] == pa.compute.sum(want["offset"]).as_py()
     assert got["max(seq)"] == pa.compute.max(want["seq"]).as_py()
+    # its segments were never all in memory, so ingest left its cover to the covering stage's Spark pass
+    assert "covers" not in dict(led.row_counts)
+    from jobs import covering
+
+    cover = covering.run(spark, conf, echo=lambda *_: None)
+    assert (cover["spark_pass"], cover["from_ingest"], cover["covered"]) == (1, 0, 1)
+
+
+def test_a_decoded_log_gets_its_cover_and_a_streamed_one_does_not(tmp_path):
+    from features.covering_sets import log_covers
+
+    small = native.decode(_small_log())
+    assert small.tables["io_ops"].num_rows and not small.streams
+    streamed = Decoded(tables={k: v for k, v in small.tables.items() if k != "io_ops"}, format="darshan",
+                       streams={"io_ops": lambda: iter(small.tables["io_ops"].to_batches())})
+    row = {"log_id": "a" * 64, "source_uri": str(tmp_path / "x.darshan"), "size_bytes": 1, "mtime_ns": 0,
+           "kind": "darshan"}
+
+    def stage(table, it, log_id, month):
+        path = str(tmp_path / "staging" / table / "part.parquet")
+        return ingest_tasks._stage(pafs.LocalFileSystem(), path, path, table, it, log_id, month)
+
+    for d, covered in ((small, True), (streamed, False)):
+        dec = types.SimpleNamespace(conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path, d=d: d)
+        entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage, covers=True)
+        assert entry["status"] == "ok" and ("covers" in dict(entry["row_counts"])) is covered
+        if covered:
+            want = log_covers(small.tables)
+            assert want.num_rows == dict(entry["row_counts"])["covers"] > 0
+            assert tables["covers"].drop_columns(["log_id", "job_month"]).equals(want)
+        entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage)  # covers off
+        assert "covers" not in dict(entry["row_counts"]) and "covers" not in tables

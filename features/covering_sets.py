@@ -745,9 +745,9 @@ def covering_sets(io_ops, posix, mpiio, stdio, files=None):
 # DXT log, a lake ingested before bronze/covers, `ingest.covers: false`).
 
 
-def _floats(t, col: str) -> np.ndarray:
-    """A float column of `t` as float64 numpy, null as NaN (Arrow's own conversion)."""
-    return np.asarray(t.column(col).to_numpy(zero_copy_only=False), dtype=np.float64)
+def _floats(col) -> np.ndarray:
+    """A float Arrow column as float64 numpy, null as NaN (Arrow's own conversion)."""
+    return np.asarray(col.to_numpy(zero_copy_only=False), dtype=np.float64)
 
 
 def _mask(a) -> np.ndarray:
@@ -762,7 +762,7 @@ def _op_rows(ops):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    s, e = _floats(ops, "start_s"), _floats(ops, "end_s")
+    s, e = _floats(ops.column("start_s")), _floats(ops.column("end_s"))
     rec = ops.column("record_id")
     keep = _mask(pc.is_in(ops.column("op"), value_set=pa.array(["read", "write"]))) & _mask(pc.is_valid(rec))
     with np.errstate(invalid="ignore"):
@@ -783,12 +783,12 @@ def _span_rows(tables):
         if t is None or not t.num_rows:
             continue
         with np.errstate(invalid="ignore"):
-            s = [_floats(t, f"{p}_F_{x}_START_TIMESTAMP") for x in ("READ", "WRITE")]
+            s = [_floats(t.column(f"{p}_F_{x}_START_TIMESTAMP")) for x in ("READ", "WRITE")]
             s = [np.where((v > 0) | np.isnan(v), v, np.nan) for v in s]
             e = []
             for x in ("READ", "WRITE"):
                 col = t.column(f"{p}_F_{x}_END_TIMESTAMP")
-                v = _floats(t, f"{p}_F_{x}_END_TIMESTAMP")
+                v = _floats(col)
                 lost = ~((v > 0) | np.isnan(v))
                 if col.null_count:
                     lost |= _mask(col.is_null())
@@ -849,10 +849,7 @@ def log_covers(tables) -> "pa.Table":
 
     schema = BRONZE["covers"].decoded_arrow_schema
     rows = log_rows(tables)
-    got = None if rows is None else log_members(*rows)
-    if got is None:
+    if rows is None:
         return schema.empty_table()
-    source, untraced, m = got
-    k = len(m["rank"])
-    cols = {**m, "interval_source": [source] * k, "n_untraced_items": np.repeat(untraced, k).astype(np.int64)}
-    return pa.table({f.name: pa.array(cols[f.name], type=f.type) for f in schema}, schema=schema)
+    batch = _covers_of([((None, None), rows)])  # the Spark pass's own assembly of a log's rows
+    return pa.Table.from_batches([batch]).select(schema.names).cast(schema)

@@ -91,9 +91,7 @@ class StageContext:
         MB of ids). Left to the planner, a cached side of 100,000 log ids (~8 MB) is over the 1 MB
         static threshold, so every input was shuffled by log_id before the stage's own shuffles:
         113 M io_ops rows at 100,000 logs."""
-        import pyspark.sql.functions as F
-
-        return F.broadcast(self.todo) if (self.n_todo or 0) <= BROADCAST_TODO_MAX else self.todo
+        return semi_side(self.todo, self.n_todo or 0)
 
     def write(self, table: str, df, mode: str = "insert", months: list[str] | None = None,
               files: list[str] | None = None, log_ids=None) -> None:
@@ -198,6 +196,13 @@ def month_filter(months: list):
     known = [m for m in months if m is not None]
     cond = F.col("job_month").isin(known) if known else F.lit(False)
     return cond | F.col("job_month").isNull() if None in months else cond
+
+
+def semi_side(ids, n: int):
+    """`ids` (n log ids) as the right side of a semi join: broadcast up to BROADCAST_TODO_MAX (`todo_side`)."""
+    import pyspark.sql.functions as F
+
+    return F.broadcast(ids) if n <= BROADCAST_TODO_MAX else ids
 
 
 PRUNE_MONTHS_MAX = 240  # job_months listed in a stage's partition filter (20 years of monthly partitions)

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from iolake.runner import BROADCAST_TODO_MAX, commit_outputs, entry_points
+from iolake.runner import commit_outputs, entry_points, semi_side
 
 from features.covering_sets import covering_sets
 
@@ -45,8 +45,7 @@ def execute(ctx) -> dict:
     n_rest = rest.count()
     if n_rest:
         ctx.echo(f"[covering] {n_rest:,} of {ctx.n_todo:,} new logs were not covered at ingest: one Spark pass over their segments")
-        side = F.broadcast(rest) if n_rest <= BROADCAST_TODO_MAX else rest
-        segs = {t: ctx.read(t).join(side, "log_id", "left_semi") for t in SEGMENT_INPUTS}
+        segs = {t: ctx.read(t).join(semi_side(rest, n_rest), "log_id", "left_semi") for t in SEGMENT_INPUTS}
         out = out.unionByName(transform(segs, ctx.conf)[OUT])
     try:
         return commit_outputs(sys.modules[__name__], ctx, {OUT: out},

@@ -30,13 +30,15 @@ SHOWN = ("io_ops", "posix", "files", "jobs", "logs")
 
 
 def conf_dir(scratch: Path, key: str, value: str) -> Path:
-    """A copy of conf/ whose base.yaml sets `ingest.KEY: VALUE`."""
-    out = scratch / f"conf-{key}-{value}"
+    """A copy of conf/ whose base.yaml sets `ingest.KEY: VALUE` (KEY may list several, "a,b")."""
+    out = scratch / f"conf-{key.replace(',', '-')}-{value}"
     shutil.copytree(ROOT / "conf", out)
     base = out / "base.yaml"
-    text, n = re.subn(rf"(?m)^  {key}: \w+", f"  {key}: {value}", base.read_text())
-    if n != 1:
-        raise SystemExit(f"conf/base.yaml has no `ingest.{key}` line to set")
+    text = base.read_text()
+    for k in key.split(","):
+        text, n = re.subn(rf"(?m)^  {k}: \w+", f"  {k}: {value}", text)
+        if n != 1:
+            raise SystemExit(f"conf/base.yaml has no `ingest.{k}` line to set")
     base.write_text(text)
     return out
 

@@ -63,29 +63,34 @@ re-read); iolake tests what the message says, per file. Drishti's M06/M07 fire w
 MPI-IO module and no non-blocking call, also with no read (write) at all; iolake needs a blocking one.
 Stable codes, Drishti equivalents and recommendations: `schemas.bottleneck_tags.CATALOG`.
 
-Implementation (a small plan, few passes): one aggregation per (log, record) over a union of bronze
-`posix`, `stdio`, `mpiio`, `lustre`, `files` and silver `file_features` rows holds every per-record
-quantity a rule sums, maxes or names (POSIX rows carry the job's nprocs for single_reader_shared); one
-aggregation per (log, rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (io_ops
-summed per half-gap time bin, then a window over the bins; or HEATMAP bins) are the other sources. A second aggregation turns the union of those rows
-and job_features into one wide row per log, on which every rule is a column expression (`RULES`: tag ->
-`Rule`): an array of `when(fires, struct(...))` tag rows, nulls filtered out, exploded (or `no_issue`).
-No joins but a broadcast of nprocs. Evidence candidates (prio, weight, item, tag) are built on the
-record, rank, OST and phase rows and collected into the same row per log (plus the per-log rank lists of
-metadata_heavy and rank_size_imbalance); each tag row then ranks its own (`_evidence`). A record offers
-its largest weight per tag: the ranking keeps an item's first (largest) occurrence, so the lists are
-those of a candidate per raw row. `bench/tags_cost.py` checks the rows against the previous
-implementation's (one DataFrame branch per rule).
+Implementation (a small plan, few passes): one aggregation per (log, record) over a union of bronze `posix`,
+`stdio`, `mpiio`, `lustre`, `files` and silver `file_features` rows holds every per-record quantity a rule
+sums, maxes or names (POSIX rows carry the job's nprocs for single_reader_shared); one aggregation per (log,
+rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (io_ops summed per half-gap time bin,
+then a window over the bins: `traced_phases`, or bronze/phases, which ingest computes per log with its twin
+`log_phases`; or HEATMAP bins) are the other sources. A second aggregation turns the union of those rows and
+job_features into one wide row per log, on which every rule is a column expression (`RULES`: tag -> `Rule`):
+an array of `when(fires, struct(...))` tag rows, nulls filtered out, exploded (or `no_issue`). No joins but a
+broadcast of nprocs. Evidence candidates (prio, weight, item, tag) are built on the record, rank, OST and
+phase rows and collected into the same row per log (plus the per-log rank lists of metadata_heavy and
+rank_size_imbalance); each tag row then ranks its own (`_evidence`). A record offers its largest weight per
+tag: the ranking keeps an item's first (largest) occurrence, so the lists are those of a candidate per raw
+row. `bench/tags_cost.py` checks the rows against the previous implementation's (one DataFrame branch per
+rule).
 """
 from __future__ import annotations
 
 from functools import reduce
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
+import numpy as np
 import pyspark.sql.functions as F
 from pyspark.sql import Column, DataFrame, Window
 
 from schemas import SILVER
+
+if TYPE_CHECKING:
+    import pyarrow as pa
 
 OUT = [f.name for f in SILVER["bottleneck_tags"].struct.fields]
 KEY = ["log_id", "job_month"]
@@ -326,35 +331,141 @@ def _heatmap_ops(heatmap: DataFrame) -> DataFrame:
                     "length")
 
 
-def _phases(t: dict[str, DataFrame], c) -> DataFrame:
-    """I/O phases per log: DXT/Recorder reads and writes in time order (HEATMAP bins without them), split
-    where the idle gap after everything before exceeds io_phase_gap_s.
+def _split_phases(ops: DataFrame, gap: float) -> DataFrame:
+    """Timed rows (`start_s`, `end_s`, `length`) of each log put in time order (start, then end) and split where
+    the start is more than `gap` after the largest end before it; phase: 1, 2, ... (the running sum of those
+    splits, the first row's included)."""
+    order = Window.partitionBy("log_id").orderBy("start_s", "end_s")
+    prev_end = F.max("end_s").over(order.rowsBetween(Window.unboundedPreceding, -1))
+    ops = ops.withColumn("new", (prev_end.isNull() | (COL("start_s") - prev_end > gap)).cast("int"))
+    ops = ops.withColumn("phase", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
+    return ops.groupBy(*KEY, "phase").agg(F.min("start_s").alias("t0"), F.max("end_s").alias("t1"),
+                                          F.sum("length").alias("bytes"))
+
+
+def traced_phases(io_ops: DataFrame, gap: float) -> DataFrame:
+    """Each log's traced I/O phases (`log_id, job_month, phase, t0, t1, bytes`): its DXT/Recorder reads and writes
+    in time order, split where the idle gap after everything before exceeds `gap` (io_phase_gap_s); t0 is a
+    phase's first start, t1 its last end, bytes its ops' lengths summed (a null length counts 0). Logs without a
+    timed read or write have no row. `log_phases` is the per-log twin ingest computes (its docstring: the
+    rules on NaN, infinite and signed-zero times; Spark orders NaN above every number, in `>` too).
 
     An op ends no earlier than it starts (a null or earlier end counts as its start). Ops that start
-    within one time bin narrower than io_phase_gap_s are always in one phase (the later one starts less than
+    within one time bin narrower than the gap are always in one phase (the later one starts less than
     the gap after the earlier one's start, so after the running end), so the ops are first summed per
     (log, bin) (start, end, bytes), map-side and without a sort, and only those bins are put in time
     order: the phases are the same as ordering every op (one row per DXT segment), at a fraction of
     the cost (`bench/tags_cost.py`). The bins are half the gap wide: starts in one differ by at most
     half the gap, whatever the rounding of the division."""
-    gap = c.io_phase_gap_s
     start = COL("start_s")
-    ops = t["io_ops"].where(COL("op").isin("read", "write") & start.isNotNull()).select(
+    ops = io_ops.where(COL("op").isin("read", "write") & start.isNotNull()).select(
         *KEY, "start_s", F.greatest(F.coalesce("end_s", "start_s"), start).alias("end_s"),
         _z("length").alias("length"))
     # bins half the gap wide (rint: no overflow on a hostile start), so rounding cannot stretch one past it
     ops = ops.groupBy(*KEY, (F.rint(start / F.lit(gap / 2)) if gap > 0 else start).alias("bin")).agg(
         F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s"), F.sum("length").alias("length")
     ).drop("bin")
+    return _split_phases(ops, gap)
+
+
+def _phases(t: dict[str, DataFrame], c, traced: DataFrame | None = None) -> DataFrame:
+    """I/O phases per log (`*KEY, phase, source, t0, t1, bytes`): `traced` (default: `traced_phases` of
+    io_ops; or bronze/phases, which ingest computed with `log_phases`), source "traced"; a log without a
+    traced row has its HEATMAP bins that moved bytes instead, as ops (`_heatmap_ops`) in time order split the
+    same way, source "HEATMAP".
+
+    A log has either kind, never both, so each is ordered on its own: the same phases as ordering the union."""
+    gap = c.io_phase_gap_s
+    if traced is None:
+        traced = traced_phases(t["io_ops"], gap)
     # without traced ops (no DXT, the production default), Darshan 3.4+'s HEATMAP bins time the I/O
-    heat = _heatmap_ops(t["heatmap"]).join(ops.select(*KEY).distinct(), list(KEY), "left_anti")
-    ops = ops.withColumn("source", F.lit("traced")).unionByName(heat.withColumn("source", F.lit("HEATMAP")))
-    order = Window.partitionBy("log_id").orderBy("start_s", "end_s")
-    prev_end = F.max("end_s").over(order.rowsBetween(Window.unboundedPreceding, -1))
-    ops = ops.withColumn("new", (prev_end.isNull() | (COL("start_s") - prev_end > c.io_phase_gap_s)).cast("int"))
-    ops = ops.withColumn("phase", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    return ops.groupBy(*KEY, "phase", "source").agg(F.min("start_s").alias("t0"), F.max("end_s").alias("t1"),
-                                                    F.sum("length").alias("bytes"))
+    heat = _heatmap_ops(t["heatmap"]).join(traced.select(*KEY).distinct(), list(KEY), "left_anti")
+    heat = _split_phases(heat, gap)
+    cols = [*KEY, "phase", "source", "t0", "t1", "bytes"]
+    return traced.withColumn("source", F.lit("traced")).select(*cols).unionByName(
+        heat.withColumn("source", F.lit("HEATMAP")).select(*cols))
+
+
+# the rows of `log_phases`, in this order (the caller adds log_id and job_month)
+PHASE_ARROW_FIELDS = (("phase", "int64"), ("t0", "float64"), ("t1", "float64"), ("bytes", "int64"))
+
+
+def _first_zero_sign(x: np.ndarray, starts: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """`out` (a min or max per group of `x`, groups starting at `starts`) where it is zero takes the sign of the
+    group's first zero: Spark's min and max keep the value they hold on a tie, and -0.0 ties 0.0."""
+    zero = out == 0
+    if zero.any():
+        at = np.flatnonzero(x == 0)
+        group = np.searchsorted(starts, at, side="right") - 1
+        g, first = np.unique(group, return_index=True)  # at is ascending: the first zero of each group
+        out = out.copy()
+        hit = zero[g]
+        out[g[hit]] = x[at[first[hit]]]
+    return out
+
+
+def log_phases(io_ops, gap: float) -> "pa.Table":
+    """One log's traced I/O phases from its decoded `io_ops` (Arrow): the per-log twin of `traced_phases`,
+    computed at ingest, whose rows (`phase, t0, t1, bytes`, in phase order; no log_id, job_month) it gives
+    bit for bit; none when the log (or None) has no timed read or write. Spark's rules, kept in numpy:
+
+    - ops: `op` read or write with a non-null `start_s` (a NaN start is not null: it stays); end =
+      greatest(coalesce(end_s, start_s), start_s), where NaN is greater than every number (either NaN gives
+      NaN); a null length counts 0.
+    - bins: rint(start / (gap / 2)) (the start itself when gap <= 0); all NaN bins are one, -0.0 is 0.0.
+      Per bin and then per phase: min start (NaN above every number: NaN only if all are), max end (NaN if
+      any is), summed length. Of -0.0 and 0.0, min and max keep the first seen: in a bin, the first in the
+      table's order (Spark's row order: the same on a log's rows read in order); in a phase, in time order.
+    - bins in (start, end) order, NaN after +inf (two bins never share a start: the bins are disjoint runs
+      of starts, NaN's one bin); a bin opens a phase when it is the first or its start minus the largest end
+      before it (NaN if any is; inf - inf is NaN) is over `gap`. Spark compares NaN as above every number
+      too: a NaN difference is over any gap, so a NaN start or running end opens a phase at every bin after
+      it; phase: 1, 2, ...
+
+    Vectorised (lexsort, ufunc reduceat and accumulate): a DXT log can hold millions of ops. A bytes sum
+    past int64 wraps here where ANSI Spark fails."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    schema = pa.schema([pa.field(n, getattr(pa, t)()) for n, t in PHASE_ARROW_FIELDS])
+    if io_ops is None or io_ops.num_rows == 0:
+        return schema.empty_table()
+    keep = pc.fill_null(pc.and_kleene(pc.is_in(io_ops["op"], value_set=pa.array(["read", "write"])),
+                                      pc.is_valid(io_ops["start_s"])), False)
+    ops = io_ops.select(["start_s", "end_s", "length"]).filter(keep)
+    if ops.num_rows == 0:
+        return schema.empty_table()
+
+    def floats(col):  # nulls as NaN: read validity first where it matters
+        return np.asarray(col.to_numpy(), dtype=np.float64)
+
+    start = floats(ops["start_s"])
+    end_valid = np.asarray(pc.is_valid(ops["end_s"]).to_numpy(), dtype=bool)
+    end = np.where(end_valid, floats(ops["end_s"]), start)  # coalesce(end_s, start_s)
+    end = np.where((np.isnan(start) & ~np.isnan(end)) | (start > end), start, end)  # greatest(end, start)
+    length = np.asarray(pc.fill_null(ops["length"], 0).to_numpy(), dtype=np.int64)
+
+    with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+        bins = (np.rint(start / (gap / 2)) if gap > 0 else start) + 0.0  # -0.0 + 0.0 is 0.0
+        by_bin = np.argsort(bins, kind="stable")  # ops of a bin together, in their order; NaN last
+        sb = bins[by_bin]
+        cuts = np.flatnonzero(np.r_[True, (sb[1:] != sb[:-1]) & ~(np.isnan(sb[1:]) & np.isnan(sb[:-1]))])
+        s, e = start[by_bin], end[by_bin]
+        b_start = _first_zero_sign(s, cuts, np.fmin.reduceat(s, cuts))
+        b_end = _first_zero_sign(e, cuts, np.maximum.reduceat(e, cuts))
+        b_len = np.add.reduceat(length[by_bin], cuts)
+
+        order = np.lexsort((b_end, b_start))  # NaN sorts last, as Spark's
+        b_start, b_end, b_len = b_start[order], b_end[order], b_len[order]
+        prev_end = np.maximum.accumulate(b_end)[:-1]  # NaN once any is
+        idle = b_start[1:] - prev_end
+        new = np.r_[True, (idle > gap) | (np.isnan(idle) & ~np.isnan(gap))]  # NaN is over every number
+        cuts = np.flatnonzero(new)
+        t0 = _first_zero_sign(b_start, cuts, np.fmin.reduceat(b_start, cuts))
+        t1 = _first_zero_sign(b_end, cuts, np.maximum.reduceat(b_end, cuts))
+        nbytes = np.add.reduceat(b_len, cuts)
+    return pa.table([pa.array(np.arange(1, len(cuts) + 1, dtype=np.int64)), pa.array(t0), pa.array(t1),
+                     pa.array(nbytes)], schema=schema)
 
 
 def _phase_aggs() -> list[Column]:
@@ -663,10 +774,11 @@ def _fired(per_log: DataFrame, rules: dict[str, Rule], n: int) -> DataFrame:
 
 
 def transform(tables: dict[str, DataFrame], file_features: DataFrame, job_features: DataFrame, tconf,
-              only: tuple[str, ...] | None = None) -> DataFrame:
+              only: tuple[str, ...] | None = None, traced: DataFrame | None = None) -> DataFrame:
     """bronze tables + silver file/job features -> silver/bottleneck_tags rows (one per log and tag).
 
-    `only` evaluates just those tags' rules (a job none of them fires on gets `no_issue`)."""
+    `only` evaluates just those tags' rules (a job none of them fires on gets `no_issue`). `traced`: the
+    traced phases (`_phases`), by default `traced_phases` of `tables["io_ops"]`."""
     c = tconf
     rules = {tag: rule(c) for tag, rule in RULES.items() if only is None or tag in only}
     tags = set(rules)
@@ -684,7 +796,7 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame, job_featur
             "few_osts", COL("ost_stripes"), F.concat(F.lit("OST "), COL("ost").cast("string")))).cast(f"array<{_CAND}>"))
         feed.append((osts, _ost_aggs()))
     if "many_io_phases" in tags:
-        phases = _phases(tables, c).withColumn("cands", F.array(_cand(
+        phases = _phases(tables, c, traced).withColumn("cands", F.array(_cand(
             "many_io_phases", COL("bytes"), F.format_string("phase %d: %.2f-%.2f s", "phase", "t0", "t1"))
         ).cast(f"array<{_CAND}>"))
         feed.append((phases, _phase_aggs()))

@@ -148,8 +148,10 @@ def transform(tables: dict[str, DataFrame], fconf) -> DataFrame:
     px = posix_per_file(tables["posix"])
     mp = mpiio_per_file(tables["mpiio"])
     st = stdio_per_file(tables["stdio"])
-    h5_calls = tables["io_ops"].where(F.col("func").startswith("H5F") & F.col("record_id").isNotNull())
-    h5 = (tables["h5f"].select(*KEY).unionByName(h5_calls.select(*KEY)).distinct()
+    h5_calls = tables["io_ops"].where(F.col("func").startswith("H5F") & F.col("record_id").isNotNull()).select(*KEY)
+    if "op_patterns" in tables:  # the logs ingest patterned: their H5F calls, one row per file
+        h5_calls = h5_calls.unionByName(tables["op_patterns"].where(F.col("h5f_calls")).select(*KEY))
+    h5 = (tables["h5f"].select(*KEY).unionByName(h5_calls).distinct()
           .withColumn("is_h5", F.lit(True)))
     h5rw = _h5_ops_per_file(tables["h5f"], tables["h5d"], tables["files"])
 
@@ -198,7 +200,7 @@ def transform(tables: dict[str, DataFrame], fconf) -> DataFrame:
         ).cast("long"))
     )
     df = _io_type(df)
-    df = _with_ops_pattern(df, tables["io_ops"])
+    df = _with_ops_pattern(df, tables["io_ops"], tables.get("op_patterns"))
     px_writes = F.coalesce(F.col("px_writes"), F.lit(0))
     px_syncs = F.coalesce(F.col("px_syncs"), F.lit(0))
     fpw = (px_writes > 0) & (px_syncs >= px_writes)
@@ -285,12 +287,17 @@ def _h5_ops_per_file(h5f: DataFrame, h5d: DataFrame, files: DataFrame) -> DataFr
     return opens.join(ds, ["log_id", "file_name"], "left").select("log_id", "record_id", "h5_opens", "h5_rw")
 
 
-def _with_ops_pattern(df: DataFrame, io_ops: DataFrame) -> DataFrame:
-    """Access pattern and RAW/WAR order from DXT segments at the file's data layer, where present."""
+def _with_ops_pattern(df: DataFrame, io_ops: DataFrame, patterns: DataFrame | None = None) -> DataFrame:
+    """Access pattern and RAW/WAR order from DXT segments at the file's data layer, where present:
+    `ops_pattern_stats` over `io_ops`, and for the logs ingest counted, their `patterns`
+    (bronze/op_patterns) row of the file's source and transfer size. A log is in one or the other."""
     want = df.select(
         "log_id", "record_id", "transfer_size",
         F.when(F.col("layer") == "MPI-IO", "DXT_MPIIO").otherwise("DXT_POSIX").alias("source"))
-    df = df.join(ops_pattern_stats(io_ops, want), ["log_id", "record_id"], "left")
+    stats = ops_pattern_stats(io_ops, want)
+    if patterns is not None:
+        stats = stats.unionByName(patterns_at_transfer_size(patterns, want))
+    df = df.join(stats, ["log_id", "record_id"], "left")
     both = (F.col("io_type").isin("RAW", "WAR")) & F.col("op_first_read").isNotNull() & F.col(
         "op_first_write").isNotNull()
     return (
@@ -298,6 +305,15 @@ def _with_ops_pattern(df: DataFrame, io_ops: DataFrame) -> DataFrame:
                                         .otherwise("WAR")).otherwise(F.col("io_type")))
         .withColumn("io_type_source", F.when(F.col("op_n").isNotNull(), "ops").otherwise(F.col("io_type_source")))
     )
+
+
+def patterns_at_transfer_size(patterns: DataFrame, want: DataFrame) -> DataFrame:
+    """`ops_pattern_stats`' columns from bronze/op_patterns: the row of each wanted file's source
+    and length = transfer size (ingest counted every length; `log_op_patterns`)."""
+    cols = ["op_n", "op_consec", "op_seq", "op_random", "op_first_read", "op_first_write"]
+    p = patterns.where(~F.col("h5f_calls")).select("log_id", "record_id", "source", "length", *cols)
+    return (want.join(p, ["log_id", "record_id", "source"], "inner").where(F.col("length") == F.col("transfer_size"))
+            .select("log_id", "record_id", *cols))
 
 
 def ops_pattern_stats(io_ops: DataFrame, want: DataFrame) -> DataFrame:
@@ -322,3 +338,109 @@ def ops_pattern_stats(io_ops: DataFrame, want: DataFrame) -> DataFrame:
         F.min(F.when(F.col("op") == "read", F.col("start_s"))).alias("op_first_read"),
         F.min(F.when(F.col("op") == "write", F.col("start_s"))).alias("op_first_write"),
     )
+
+
+# -- the access pattern of one decoded log, where ingest decodes it (bronze/op_patterns) ---------
+# `ops_pattern_stats` above scans and shuffles every DXT segment of the new logs, then orders the
+# data-sized ones per rank in a window: a third of the features stage at 10,000 logs. The decode
+# task holds each log's segments, so ingest counts them per length there; the stage joins the row
+# of the file's transfer size.
+
+PATTERN_SOURCES = ("DXT_POSIX", "DXT_MPIIO")
+
+
+def log_op_patterns(io_ops):
+    """One decoded log's bronze/op_patterns rows (its docstring) from its Arrow `io_ops` (None or
+    empty: no row): per (record_id, source, length), `ops_pattern_stats`' figures over that length's
+    read and write segments, by the same rules and Spark's order of floats (a null start first, NaN
+    after every number; a NaN start is no first read unless all are), and one `h5f_calls` row per
+    record with Recorder H5F calls. Offsets add in wrapping 64-bit arithmetic."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from schemas import BRONZE
+
+    schema = BRONZE["op_patterns"].decoded_arrow_schema
+    if io_ops is None or not io_ops.num_rows:
+        return schema.empty_table()
+    parts = []
+    h5 = pc.and_(pc.fill_null(pc.starts_with(io_ops.column("func"), "H5F"), False), pc.is_valid(io_ops.column("record_id")))
+    if pc.any(h5).as_py():
+        calls = io_ops.filter(h5)
+        recs = pa.table({"record_id": calls.column("record_id"), "source": calls.column("source")}).group_by(
+            ["record_id", "source"]).aggregate([])
+        parts.append(pa.table({
+            "record_id": recs.column("record_id"), "source": recs.column("source"),
+            "length": pa.nulls(recs.num_rows, pa.int64()), **{c: pa.nulls(recs.num_rows, pa.int64()) for c in
+                                                              ("op_n", "op_consec", "op_seq", "op_random")},
+            "op_first_read": pa.nulls(recs.num_rows, pa.float64()), "op_first_write": pa.nulls(recs.num_rows, pa.float64()),
+            "h5f_calls": pa.array(np.ones(recs.num_rows, bool))}))
+    keep = pc.and_(pc.and_(pc.is_in(io_ops.column("op"), pa.array(["read", "write"])),
+                           pc.is_in(io_ops.column("source"), pa.array(PATTERN_SOURCES))),
+                   pc.and_(pc.is_valid(io_ops.column("record_id")), pc.is_valid(io_ops.column("length"))))
+    ops = io_ops.filter(pc.fill_null(keep, False))
+    if ops.num_rows:
+        parts.append(_pattern_rows(ops))
+    return pa.concat_tables([p.cast(schema) for p in parts]) if parts else schema.empty_table()
+
+
+def _pattern_rows(ops):
+    """`log_op_patterns`' counts over the read and write segments `ops` (record, length present)."""
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    n = ops.num_rows
+    rec = ops.column("record_id").to_numpy()
+    length = ops.column("length").to_numpy()
+    src = (pc.equal(ops.column("source"), "DXT_MPIIO")).to_numpy(zero_copy_only=False).astype(np.int8)
+    write = pc.equal(ops.column("op"), "write").to_numpy(zero_copy_only=False)
+    rank = ops.column("rank").to_numpy()
+    seq = ops.column("seq").to_numpy()
+    start_ok = pc.is_valid(ops.column("start_s")).to_numpy(zero_copy_only=False)
+    start = np.where(start_ok, np.asarray(ops.column("start_s").to_numpy(zero_copy_only=False), np.float64), 0.0)
+    off_ok = pc.is_valid(ops.column("offset")).to_numpy(zero_copy_only=False)
+    off = pc.fill_null(ops.column("offset"), 0).to_numpy()
+    # Spark's window order: (start_s nulls first, NaN last), then seq, within (record, source, length, rank, op)
+    order = np.lexsort((seq, start, start_ok, write, rank, length, src, rec))
+    rec, length, src, write, rank = rec[order], length[order], src[order], write[order], rank[order]
+    start, start_ok, off, off_ok = start[order], start_ok[order], off[order], off_ok[order]
+    same = np.zeros(n, bool)
+    same[1:] = ((rec[1:] == rec[:-1]) & (length[1:] == length[:-1]) & (src[1:] == src[:-1])
+                & (rank[1:] == rank[:-1]) & (write[1:] == write[:-1]))
+    prev_ok = np.zeros(n, bool)
+    prev_ok[1:] = off_ok[:-1]
+    has_prev = same & prev_ok
+    prev_off = np.zeros(n, np.int64)
+    prev_off[1:] = off[:-1]
+    with np.errstate(over="ignore"):
+        prev_end = prev_off + length
+    judged = has_prev & off_ok  # a segment without an offset is judged (op_n) but none of the three
+    consec = judged & (off == prev_end)
+    seq_ = judged & ~consec & (off > prev_off)
+    rand = judged & ~consec & ~seq_
+    # one output row per (record, source, length): the first sorted row of each
+    head = np.ones(n, bool)
+    head[1:] = (rec[1:] != rec[:-1]) | (length[1:] != length[:-1]) | (src[1:] != src[:-1])
+    at = np.flatnonzero(head)
+
+    def total(x):
+        return np.add.reduceat(x.astype(np.int64), at)
+
+    def first(is_write: bool):
+        # Spark's min: nulls skipped, NaN above every number (so NaN only when every start is NaN)
+        pick = start_ok & (write == is_write)
+        v = np.where(pick, start, np.inf)
+        lo = np.minimum.reduceat(np.where(np.isnan(v), np.inf, v), at)
+        any_num = np.add.reduceat((pick & ~np.isnan(start)).astype(np.int64), at) > 0
+        any_nan = np.add.reduceat((pick & np.isnan(start)).astype(np.int64), at) > 0
+        out = np.where(any_num, lo, np.nan)
+        return pa.array(out, mask=~(any_num | any_nan))
+
+    return pa.table({
+        "record_id": rec[at], "source": pa.array(np.where(src[at] == 1, "DXT_MPIIO", "DXT_POSIX")),
+        "length": length[at], "op_n": total(has_prev), "op_consec": total(consec), "op_seq": total(seq_),
+        "op_random": total(rand), "op_first_read": first(False), "op_first_write": first(True),
+        "h5f_calls": np.zeros(len(at), bool),
+    })

@@ -56,6 +56,8 @@ class IngestConf:
     suffixes: list[str]
     commit: str = "files"  # files: add the staged Parquet files as they are | merge: write the rows again
     covers: bool = True  # compute each log's covering set where it is decoded (bronze/covers)
+    patterns: bool = True  # and its DXT access-pattern counts (bronze/op_patterns)
+    phases: bool = True  # and its traced I/O phases (bronze/phases)
 
 
 @dataclass(frozen=True)

@@ -93,6 +93,16 @@ class StageContext:
         113 M io_ops rows at 100,000 logs."""
         return semi_side(self.todo, self.n_todo or 0)
 
+    def ensure(self, table: str) -> None:
+        """Create a declared output, empty, when it does not exist yet (a table whose absence would
+        mean something else to its readers: `not_at_ingest`)."""
+        from iolake.lake import ensure_table, table_exists
+
+        spec = self.spec(table, "output")
+        if not table_exists(self.spark, spec, self.conf.lake.root):
+            self.written_tables.append(table)
+            ensure_table(self.spark, spec, self.conf.lake.root)
+
     def write(self, table: str, df, mode: str = "insert", months: list[str] | None = None,
               files: list[str] | None = None, log_ids=None) -> None:
         """Gate and commit `df` to a declared output (`iolake.lake.writer.write`)."""
@@ -203,6 +213,36 @@ def semi_side(ids, n: int):
     import pyspark.sql.functions as F
 
     return F.broadcast(ids) if n <= BROADCAST_TODO_MAX else ids
+
+
+def not_at_ingest(ctx: StageContext, table: str, ledger: str = "bronze/logs", where=None):
+    """The stage's new logs ingest did not compute `table` (a DERIVED_TABLES one) for, cached, and
+    how many: those whose ledger row's `row_counts` lacks `table`'s name (a log streamed to disk, a
+    lake ingested before the table, its `ingest.` switch off) and, when `where` (a Column over
+    `table`) is given, those with a row of `table` it fails (computed with other settings). Every
+    new log when `table` does not exist (deleted, to recompute with this version's code)."""
+    import pyspark.sql.functions as F
+
+    if not ctx.exists(table):
+        rest = ctx.todo
+    else:
+        name = table.split("/", 1)[1]
+        done = ctx.read(ledger).where(F.map_contains_key("row_counts", F.lit(name))).select("log_id")
+        rest = ctx.todo.join(done, "log_id", "left_anti")
+        if where is not None:
+            rest = rest.unionByName(ctx.read(table).where(~where).select("log_id")).distinct()
+    rest = rest.cache()
+    return rest, rest.count()
+
+
+def read_for(ctx: StageContext, table: str, ids, n: int):
+    """A declared input restricted to the stage's new logs (`ctx.read`) and then to the `n` logs of
+    `ids` (a broadcast semi join: `semi_side`); with none, planned as an empty relation: no scan."""
+    import pyspark.sql.functions as F
+
+    if not n:
+        return ctx.read(table).where(F.lit(False))
+    return ctx.read(table).join(semi_side(ids, n), "log_id", "left_semi")
 
 
 PRUNE_MONTHS_MAX = 240  # job_months listed in a stage's partition filter (20 years of monthly partitions)

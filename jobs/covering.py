@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import sys
 
-from iolake.runner import commit_outputs, entry_points, semi_side
+from iolake.runner import commit_outputs, entry_points, not_at_ingest, read_for
 
 from features.covering_sets import covering_sets
 
@@ -34,18 +34,11 @@ def transform(inputs: dict, conf) -> dict:
 
 def execute(ctx) -> dict:
     """The new logs' rows: bronze/covers' for the logs ingest covered, the Spark pass's for the rest."""
-    import pyspark.sql.functions as F
-
     out = ctx.read(COVERS)  # silver/covering_sets' columns, in its order (schemas/covers.py)
-    if ctx.exists(COVERS):
-        covered = ctx.read(LEDGER).where(F.map_contains_key("row_counts", F.lit("covers"))).select("log_id")
-        rest = ctx.todo.join(covered, "log_id", "left_anti").cache()
-    else:  # deleted (to recompute every cover with this version's code) or never written
-        rest = ctx.todo.cache()
-    n_rest = rest.count()
+    rest, n_rest = not_at_ingest(ctx, COVERS, LEDGER)
     if n_rest:
         ctx.echo(f"[covering] {n_rest:,} of {ctx.n_todo:,} new logs were not covered at ingest: one Spark pass over their segments")
-        segs = {t: ctx.read(t).join(semi_side(rest, n_rest), "log_id", "left_semi") for t in SEGMENT_INPUTS}
+        segs = {t: read_for(ctx, t, rest, n_rest) for t in SEGMENT_INPUTS}
         out = out.unionByName(transform(segs, ctx.conf)[OUT])
     try:
         return commit_outputs(sys.modules[__name__], ctx, {OUT: out},

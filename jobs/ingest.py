@@ -104,7 +104,7 @@ def new_logs(ctx, traces: list[TraceFile]) -> list[dict]:
 
 def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo):
     """Decode `logs` in executors into staged Parquet; returns the (lazy) ledger rows."""
-    from jobs.ingest_tasks import OUTPUT_SCHEMA, make_decode_partition
+    from jobs.ingest_tasks import OUTPUT_SCHEMA, derivers, make_decode_partition
 
     bins = plan_tasks(logs, conf.ingest.task_bytes, conf.ingest.task_max_logs,
                       min_tasks=2 * spark.sparkContext.defaultParallelism)
@@ -113,7 +113,7 @@ def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo)
         rdd.map(lambda r: (r["log_id"], r["source_uri"], r["size_bytes"], r["mtime_ns"], r["kind"])),
         "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string",
     )
-    fn = make_decode_partition(conf.ingest, staging, run.run_id)
+    fn = make_decode_partition(conf.ingest, staging, run.run_id, derivers(conf))
     return df.mapInArrow(fn, OUTPUT_SCHEMA), len(bins)
 
 
@@ -121,7 +121,7 @@ def execute(ctx) -> dict:
     """List, hash, decode (in executors) and commit the new traces of `ctx.params["traces"]`."""
     import pyspark.sql.functions as F
 
-    from jobs.ingest_tasks import cleanup_staging, staging_dir
+    from jobs.ingest_tasks import cleanup_staging, derivers, staging_dir
 
     spark, conf, run, echo = ctx.spark, ctx.conf, ctx.info, ctx.echo
     inputs = list(ctx.params.get("traces") or [])
@@ -144,10 +144,13 @@ def execute(ctx) -> dict:
     staged = sorted({f for r in ledger.select(F.explode("staged").alias("f")).distinct().collect() for f in [r.f]})
     months = [r.job_month for r in ledger.select("job_month").distinct().collect()]  # every decoded row's
 
+    derive = derivers(conf)
     for table in DECODED_TABLES:
         spec = BRONZE[table]
         files = [f for f in staged if f"/{table}/" in f]
         if not files:
+            if table in derive:  # no log of the batch had a row: the table exists all the same, or
+                ctx.ensure(f"bronze/{table}")  # its stage would take its absence for "recompute every log"
             continue
         rows = spark.read.schema(spec.struct).parquet(*files)
         if conf.ingest.commit == "files":

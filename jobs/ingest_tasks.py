@@ -155,7 +155,43 @@ def _decode_one(dec: _Decoder, row: dict) -> Decoded:
         return dec.darshan(tmp.name)
 
 
-def make_decode_partition(conf, staging: str, run_id: str):
+def derivers(conf) -> dict:
+    """{derived table: function(a log's decoded tables) -> its rows} for the DERIVED_TABLES the config
+    switches on (`ingest.covers`, `ingest.patterns`, `ingest.phases`; the phases with the tags
+    stage's `tags.io_phase_gap_s`). Each is a silver stage's per-log result, computed where the log
+    is decoded so that stage need not pass over its segments again. (They import their rules in the
+    decode task: on a driver started as `jobs/ingest.py`, `features` would be `jobs/features.py`.)"""
+    ic, out = conf.ingest, {}
+    if ic.covers:
+        out["covers"] = _covers_of
+    if ic.patterns:
+        out["op_patterns"] = _patterns_of
+    if ic.phases:
+        out["phases"] = functools.partial(_phases_at, gap=float(conf.tags.io_phase_gap_s))
+    return out
+
+
+def _covers_of(tables: dict) -> pa.Table:
+    from features.covering_sets import log_covers
+
+    return log_covers(tables)
+
+
+def _patterns_of(tables: dict) -> pa.Table:
+    from features.file_features import log_op_patterns
+
+    return log_op_patterns(tables.get("io_ops"))
+
+
+def _phases_at(tables: dict, gap: float) -> pa.Table:
+    from features.bottleneck_tags import log_phases
+
+    t = log_phases(tables.get("io_ops"), gap)
+    t = t.add_column(0, "gap_s", pa.array([gap] * t.num_rows, pa.float64()))
+    return t.cast(BRONZE["phases"].decoded_arrow_schema)
+
+
+def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None = None):
     """The mapInArrow function of the decode stage, closed over plain (picklable) settings."""
 
     def decode_partition(batches):
@@ -197,7 +233,7 @@ def make_decode_partition(conf, staging: str, run_id: str):
             for batch in batches:
                 for row in batch.to_pylist():
                     entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream,
-                                                            covers=conf.covers)
+                                                            derive=derive)
                     staged.extend(streamed)
                     ledger.append(entry)
                     for t, tab in tables.items():
@@ -245,12 +281,12 @@ def _delete(fs, path: str) -> None:
 
 
 def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_stream=None,
-                covers: bool = False) -> tuple[dict, dict, list]:
+                derive: dict | None = None) -> tuple[dict, dict, list]:
     """Decodes one log: (its ledger entry, its tables, the staged files of its streamed tables).
 
     `stage_stream(table, batches, log_id, month) -> (uri or None, rows)` writes a streamed
-    table; without it streamed tables are read into memory like the others. With `covers`, the
-    log's covering set (`_covers`) is one of its tables."""
+    table; without it streamed tables are read into memory like the others. `derive` ({table:
+    function}, `derivers`) adds the tables derived from the decoded ones (`_derive`)."""
     t0 = time.monotonic()
     entry = {
         "log_id": row["log_id"], "job_month": None, "source_uri": row["source_uri"],
@@ -280,8 +316,8 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
             if path:
                 streamed.append(path)
                 counts[name] = n
-        if covers:
-            _covers(decoded, tables, counts, entry, row["log_id"], month)
+        for name, fn in (derive or {}).items():
+            _derive(name, fn, decoded, tables, counts, entry, row["log_id"], month)
         entry.update(job_month=month, status=d.status, reason=d.reason, row_counts=list(counts.items()))
     except Exception as e:  # never let one log fail the stage
         if isinstance(e, DecodeError):
@@ -295,24 +331,23 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
     return entry, tables, streamed
 
 
-def _covers(decoded: dict, tables: dict, counts: dict, entry: dict, log_id: str, month: str) -> None:
-    """Adds the log's covering set (bronze/covers) from its `decoded` tables to `tables`, and its row
-    count, 0 included, to `counts`: the count is how the covering stage knows ingest covered the
-    log. A log whose io_ops were streamed to disk (not in `decoded`, though counted) is not covered
-    here: the covering stage covers it in Spark. Nor is one whose cover fails, which keeps its other
-    rows and says why in its notes."""
-    from features.covering_sets import log_covers
-
+def _derive(name: str, fn, decoded: dict, tables: dict, counts: dict, entry: dict, log_id: str,
+            month: str) -> None:
+    """Adds the derived table `name` (e.g. the log's covering set, bronze/covers) computed by `fn`
+    from its `decoded` tables to `tables`, and its row count, 0 included, to `counts`: the count is
+    how the stage that owns the result knows ingest computed it. A log whose io_ops were streamed to
+    disk (not in `decoded`, though counted) gets none: that stage computes it in Spark. Nor does one
+    whose derivation fails, which keeps its other rows and says why in its notes."""
     if "io_ops" in counts and "io_ops" not in decoded:
         return
     try:
-        t = log_covers(decoded)
-    except Exception as e:  # the Spark pass will cover it (or fail there, as before)
-        entry["notes"] = [*(entry["notes"] or []), f"covers: not computed at ingest ({type(e).__name__}: {e})"]
+        t = fn(decoded)
+    except Exception as e:  # the stage's Spark pass will compute it (or fail there, as before)
+        entry["notes"] = [*(entry["notes"] or []), f"{name}: not computed at ingest ({type(e).__name__}: {e})"]
         return
     if t.num_rows:
-        tables["covers"] = with_ingest_columns("covers", t, log_id, month)
-    counts["covers"] = t.num_rows
+        tables[name] = with_ingest_columns(name, t, log_id, month)
+    counts[name] = t.num_rows
 
 
 def _unstage(uris: list[str]) -> None:

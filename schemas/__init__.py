@@ -1,5 +1,6 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
 from schemas import bottleneck_tags, covering_sets, covers, file_features, files, heatmap, io_ops, job_features, jobs, logs
+from schemas import op_patterns, phases
 from schemas import bandwidth_predictions, job_bandwidth_predictions, placement_labels, placement_predictions
 from schemas import empty_logs, runs
 from schemas import app_runs, regressions, tuning_advice
@@ -14,11 +15,17 @@ BRONZE: dict[str, TableSpec] = {
     "lustre": LUSTRE_SPEC,
     "heatmap": heatmap.SPEC,
     "io_ops": io_ops.SPEC,
-    "covers": covers.SPEC,  # derived at decode, not decoded: see schemas/covers.py
+    # derived from a log's decoded tables where ingest decodes it, not decoded (their docs)
+    "covers": covers.SPEC,
+    "op_patterns": op_patterns.SPEC,
+    "phases": phases.SPEC,
 }
 
+# The tables ingest derives from a log's decoded tables (per-log results of a silver stage).
+DERIVED_TABLES: tuple[str, ...] = ("covers", "op_patterns", "phases")
+
 # The tables ingest fills for one log (everything in bronze but the ledger: what the decoder read,
-# and `covers`, computed from it).
+# and DERIVED_TABLES, computed from it).
 DECODED_TABLES: tuple[str, ...] = tuple(t for t in BRONZE if t != "logs")
 
 SILVER: dict[str, TableSpec] = {
@@ -50,6 +57,7 @@ __all__ = [
     "BRONZE",
     "DARSHAN_MODULE_TABLE",
     "DECODED_TABLES",
+    "DERIVED_TABLES",
     "INGEST_COLUMNS",
     "SILVER",
     "Expectation",

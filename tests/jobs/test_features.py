@@ -82,3 +82,30 @@ def test_features_tier_follows_the_conf_rules(spark, sweep_lake):
     assert (ff[ff.file_name.str.startswith("/dev/shm/")].tier == "bb").all()
     assert (ff[ff.file_name.str.startswith("/srv/")].tier == "pfs").all()
     assert {"bb", "pfs"} <= set(ff.tier)
+
+
+def _sorted(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
+    return df.sort_values(key).reset_index(drop=True)
+
+
+def test_access_patterns_from_ingest_are_the_spark_pass_on_the_sweep(spark, sweep_lake):
+    """The stage took every log's access pattern from bronze/op_patterns (ingest's counts); its rows
+    equal the Spark pass over the same logs' io_ops, column for column."""
+    from iolake.lake import table_exists
+
+    conf, _, summary_ = sweep_lake
+    assert summary_["patterns_from_ingest"] == summary_["logs"] > 100 and summary_["patterns_spark_pass"] == 0
+    ops = read_table(spark, BRONZE["op_patterns"], conf.lake.root)
+    assert ops.where("not h5f_calls").count() > 100
+    h5_calls = (read_table(spark, BRONZE["io_ops"], conf.lake.root)
+                .where("func like 'H5F%' and record_id is not null").select("log_id", "record_id").distinct())
+    assert ops.where("h5f_calls").select("log_id", "record_id").exceptAll(h5_calls).count() == 0
+    assert h5_calls.exceptAll(ops.where("h5f_calls").select("log_id", "record_id")).count() == 0
+    names = ("jobs", "files", "posix", "mpiio", "stdio", "h5f", "h5d", "lustre", "io_ops")
+    inputs = {f"bronze/{t}": read_table(spark, BRONZE[t], conf.lake.root) if table_exists(spark, BRONZE[t], conf.lake.root)
+              else spark.createDataFrame([], BRONZE[t].struct) for t in names}
+    want = features.transform(inputs, conf)["silver/file_features"].toPandas()
+    got = read_table(spark, SILVER["file_features"], conf.lake.root).toPandas()[list(want.columns)]
+    key = ["log_id", "record_id"]
+    assert (want.io_type_source == "ops").sum() > 100
+    pd.testing.assert_frame_equal(_sorted(got, key), _sorted(want, key), check_dtype=False)

@@ -159,7 +159,7 @@ def test_ingest_pydarshan_decoder_quarantines_what_it_cannot_read(spark, tmp_pat
 def test_ingest_rows_equal_the_decoder_output(spark, corpus_lake):
     import pandas as pd
 
-    from features.covering_sets import log_covers
+    from jobs.ingest_tasks import derivers
     from readers.native_darshan import decode
 
     lake, _ = corpus_lake
@@ -171,7 +171,8 @@ def test_ingest_rows_equal_the_decoder_output(spark, corpus_lake):
     for path in paths:
         log_id = ledger.loc[ledger.source_uri == str(path), "log_id"].iloc[0]
         decoded = decode(str(path)).tables
-        decoded = {**decoded, "covers": log_covers(decoded)}  # ingest's per-log cover, from the decoded tables
+        # ingest's per-log results (cover, access patterns, phases), each from the decoded tables
+        decoded = {**decoded, **{t: fn(decoded) for t, fn in derivers(_conf(lake)).items()}}
         for name in DECODED_TABLES:
             spec = BRONZE[name]
             got = read_table(spark, spec, str(lake)).where(f"log_id = '{log_id}'").drop("log_id", "job_month").toPandas()

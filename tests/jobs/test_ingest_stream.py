@@ -15,7 +15,7 @@ from bench.huge_dxt import DXT_POSIX, POSIX, dxt_header, dxt_record, write_log
 from jobs import ingest_tasks
 from readers import native_darshan as native
 from readers.base import DecodeError, Decoded
-from schemas import BRONZE
+from schemas import BRONZE, SILVER
 from tests.conftest import need
 
 need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
@@ -117,10 +117,19 @@ def test_a_streamed_dxt_log_lands_whole(spark, tmp_path):
 
     cover = covering.run(spark, conf, echo=lambda *_: None)
     assert (cover["spark_pass"], cover["from_ingest"], cover["covered"]) == (1, 0, 1)
+    # nor its access patterns nor phases: the features and tags stages read its segments themselves
+    assert not {"op_patterns", "phases"} & set(dict(led.row_counts))
+    from jobs import features, tags
+
+    feat = features.run(spark, conf, echo=lambda *_: None)
+    assert (feat["patterns_spark_pass"], feat["patterns_from_ingest"]) == (1, 0)
+    assert read_table(spark, SILVER["file_features"], str(lake)).count() > 0
+    tagged = tags.run(spark, conf, echo=lambda *_: None)
+    assert (tagged["phases_spark_pass"], tagged["phases_from_ingest"]) == (1, 0)
 
 
-def test_a_decoded_log_gets_its_cover_and_a_streamed_one_does_not(tmp_path):
-    from features.covering_sets import log_covers
+def test_a_decoded_log_gets_its_derived_tables_and_a_streamed_one_does_not(tmp_path):
+    from iolake.config import load_config
 
     small = native.decode(_small_log())
     assert small.tables["io_ops"].num_rows and not small.streams
@@ -133,13 +142,17 @@ def test_a_decoded_log_gets_its_cover_and_a_streamed_one_does_not(tmp_path):
         path = str(tmp_path / "staging" / table / "part.parquet")
         return ingest_tasks._stage(pafs.LocalFileSystem(), path, path, table, it, log_id, month)
 
+    derive = ingest_tasks.derivers(load_config("local"))
+    assert set(derive) == {"covers", "op_patterns", "phases"}
     for d, covered in ((small, True), (streamed, False)):
         dec = types.SimpleNamespace(conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path, d=d: d)
-        entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage, covers=True)
-        assert entry["status"] == "ok" and ("covers" in dict(entry["row_counts"])) is covered
-        if covered:
-            want = log_covers(small.tables)
-            assert want.num_rows == dict(entry["row_counts"])["covers"] > 0
-            assert tables["covers"].drop_columns(["log_id", "job_month"]).equals(want)
-        entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage)  # covers off
-        assert "covers" not in dict(entry["row_counts"]) and "covers" not in tables
+        entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage, derive=derive)
+        assert entry["status"] == "ok"
+        for name, fn in derive.items():
+            assert (name in dict(entry["row_counts"])) is covered
+            if covered:
+                want = fn(small.tables)
+                assert want.num_rows == dict(entry["row_counts"])[name] > 0
+                assert tables[name].drop_columns(["log_id", "job_month"]).equals(want)
+        entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage)  # nothing derived
+        assert not set(derive) & set(dict(entry["row_counts"])) and not set(derive) & set(tables)

@@ -406,9 +406,12 @@ def _pattern_rows(ops):
     order = np.lexsort((seq, start, start_ok, write, rank, length, src, rec))
     rec, length, src, write, rank = rec[order], length[order], src[order], write[order], rank[order]
     start, start_ok, off, off_ok = start[order], start_ok[order], off[order], off_ok[order]
-    same = np.zeros(n, bool)
-    same[1:] = ((rec[1:] == rec[:-1]) & (length[1:] == length[:-1]) & (src[1:] == src[:-1])
-                & (rank[1:] == rank[:-1]) & (write[1:] == write[:-1]))
+    # one output row per (record, source, length): the first sorted row of each
+    head = np.ones(n, bool)
+    head[1:] = (rec[1:] != rec[:-1]) | (length[1:] != length[:-1]) | (src[1:] != src[:-1])
+    at = np.flatnonzero(head)
+    same = np.zeros(n, bool)  # the row before is of the same (record, source, length, rank, op)
+    same[1:] = ~head[1:] & (rank[1:] == rank[:-1]) & (write[1:] == write[:-1])
     prev_ok = np.zeros(n, bool)
     prev_ok[1:] = off_ok[:-1]
     has_prev = same & prev_ok
@@ -420,10 +423,6 @@ def _pattern_rows(ops):
     consec = judged & (off == prev_end)
     seq_ = judged & ~consec & (off > prev_off)
     rand = judged & ~consec & ~seq_
-    # one output row per (record, source, length): the first sorted row of each
-    head = np.ones(n, bool)
-    head[1:] = (rec[1:] != rec[:-1]) | (length[1:] != length[:-1]) | (src[1:] != src[:-1])
-    at = np.flatnonzero(head)
 
     def total(x):
         return np.add.reduceat(x.astype(np.int64), at)
@@ -431,10 +430,10 @@ def _pattern_rows(ops):
     def first(is_write: bool):
         # Spark's min: nulls skipped, NaN above every number (so NaN only when every start is NaN)
         pick = start_ok & (write == is_write)
-        v = np.where(pick, start, np.inf)
-        lo = np.minimum.reduceat(np.where(np.isnan(v), np.inf, v), at)
-        any_num = np.add.reduceat((pick & ~np.isnan(start)).astype(np.int64), at) > 0
-        any_nan = np.add.reduceat((pick & np.isnan(start)).astype(np.int64), at) > 0
+        num, nan = pick & ~np.isnan(start), pick & np.isnan(start)
+        lo = np.minimum.reduceat(np.where(num, start, np.inf), at)
+        any_num = np.add.reduceat(num.astype(np.int64), at) > 0
+        any_nan = np.add.reduceat(nan.astype(np.int64), at) > 0
         out = np.where(any_num, lo, np.nan)
         return pa.array(out, mask=~(any_num | any_nan))
 

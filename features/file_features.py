@@ -14,7 +14,8 @@ else STDIO):
   or MPI_File_sync.
 - preallocate: an MPI-IO file whose first POSIX write precedes its first MPI-IO write (ROMIO's
   MPI_File_preallocate writes the extent outside any MPI-IO write call).
-- transfer_size: L's most frequent access size (Darshan's ACCESS1), over the file's ranks.
+- transfer_size: L's most frequent access size (Darshan's ACCESS1), over the file's ranks (the
+  larger size when two ranks' ACCESS1 counts tie).
 - rw_per_open: data operations per open-to-close session. HDF5: H5D reads + writes per H5F open.
   Otherwise L's reads + writes over its sessions, where sessions = min(opens, passes x ranks):
   applications (IOR, ROMIO) also open files to stat or size them, and a pass over the file
@@ -41,10 +42,11 @@ from functools import reduce
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
-from schemas import SILVER
+from schemas import BRONZE, SILVER
 
 KEY = ["log_id", "job_month", "record_id"]
 NOT_DATA = ("<STDIN>", "<STDOUT>", "<STDERR>")
+ROLLUP_COLUMNS = [f.name for f in BRONZE["file_rollups"].struct.fields]
 
 
 def _s(*cols: str):
@@ -53,6 +55,14 @@ def _s(*cols: str):
 
 def _first_ts(col: str):
     return F.min(F.when(F.col(col) > 0, F.col(col)))
+
+
+def _access1(module: str):
+    """The record's most frequent access size over its rows (ranks): the ACCESS1 size of the row
+    with the largest ACCESS1 count, the larger size on a tie (Spark's bare `max_by` would pick
+    either, by the order its partial aggregates meet)."""
+    count, size = F.col(f"{module}_ACCESS1_COUNT"), F.col(f"{module}_ACCESS1_ACCESS")
+    return F.max_by(size, F.when(count.isNotNull(), F.struct(count, size)))
 
 
 def posix_per_file(posix: DataFrame) -> DataFrame:
@@ -71,7 +81,7 @@ def posix_per_file(posix: DataFrame) -> DataFrame:
         F.sum("POSIX_CONSEC_WRITES").alias("px_consec_w"),
         F.sum("POSIX_SEQ_READS").alias("px_seq_r"),
         F.sum("POSIX_SEQ_WRITES").alias("px_seq_w"),
-        F.max_by("POSIX_ACCESS1_ACCESS", "POSIX_ACCESS1_COUNT").alias("px_access1"),
+        _access1("POSIX").alias("px_access1"),
         F.sum("POSIX_F_READ_TIME").alias("px_read_time"),
         F.sum("POSIX_F_WRITE_TIME").alias("px_write_time"),
         F.sum("POSIX_F_META_TIME").alias("px_meta_time"),
@@ -94,7 +104,7 @@ def mpiio_per_file(mpiio: DataFrame) -> DataFrame:
         F.sum("MPIIO_SYNCS").alias("mp_syncs"),
         F.sum("MPIIO_BYTES_READ").alias("mp_bytes_read"),
         F.sum("MPIIO_BYTES_WRITTEN").alias("mp_bytes_written"),
-        F.max_by("MPIIO_ACCESS1_ACCESS", "MPIIO_ACCESS1_COUNT").alias("mp_access1"),
+        _access1("MPIIO").alias("mp_access1"),
         F.sum("MPIIO_F_READ_TIME").alias("mp_read_time"),
         F.sum("MPIIO_F_WRITE_TIME").alias("mp_write_time"),
         F.sum("MPIIO_F_META_TIME").alias("mp_meta_time"),
@@ -139,8 +149,12 @@ def tier_expr(rules, default: str):
     return F.lit(default) if expr is None else expr.otherwise(F.lit(default))
 
 
-def transform(tables: dict[str, DataFrame], fconf) -> DataFrame:
-    """bronze tables (jobs, files, posix, mpiio, stdio, h5f) -> silver/file_features rows."""
+def file_rollups(tables: dict[str, DataFrame]) -> DataFrame:
+    """Each file record's counters rolled up over its ranks, per module (`px_*`, `mp_*`, `st_*`),
+    its HDF5 evidence (`is_h5`: true or null; `h5_opens`, `h5_rw`), name, mount and the job's
+    nprocs: what the rules of `from_rollups` read, from the bronze tables (jobs, files, posix,
+    mpiio, stdio, h5f, h5d, io_ops; op_patterns' H5F rows if given). Ingest computes the same rows
+    per log where it decodes it (`log_file_rollups`, bronze/file_rollups)."""
     jobs = tables["jobs"].select("log_id", "nprocs")
     files = tables["files"].select(
         "log_id", "record_id", F.col("name").alias("file_name"), "mount_point", "fs_type"
@@ -156,13 +170,29 @@ def transform(tables: dict[str, DataFrame], fconf) -> DataFrame:
     h5rw = _h5_ops_per_file(tables["h5f"], tables["h5d"], tables["files"])
 
     recs = px.select(*KEY).unionByName(mp.select(*KEY)).unionByName(st.select(*KEY)).distinct()
-    df = (
+    return (
         recs.join(px, KEY, "left").join(mp, KEY, "left").join(st, KEY, "left").join(h5, KEY, "left")
         .join(h5rw, ["log_id", "record_id"], "left")
         .join(files, ["log_id", "record_id"], "left").join(jobs, ["log_id"], "left")
-        .where(~F.coalesce(F.col("file_name"), F.lit("")).isin(*NOT_DATA))
-        .where(~F.coalesce(F.col("file_name"), F.lit("")).startswith("heatmap:"))
-    )
+    ).select(*ROLLUP_COLUMNS)
+
+
+def transform(tables: dict[str, DataFrame], fconf, rolled: DataFrame | None = None) -> DataFrame:
+    """bronze tables (jobs, files, posix, mpiio, stdio, h5f, h5d, io_ops) -> silver/file_features
+    rows, with `rolled` (bronze/file_rollups rows) for the logs ingest rolled up: a log is in one or
+    the other."""
+    r = file_rollups(tables)
+    if rolled is not None:
+        r = r.unionByName(rolled.select(*ROLLUP_COLUMNS))
+    return from_rollups(r, tables["io_ops"], tables.get("op_patterns"), fconf)
+
+
+def from_rollups(df: DataFrame, io_ops: DataFrame, patterns: DataFrame | None, fconf) -> DataFrame:
+    """silver/file_features from the files' rollups (`file_rollups`) and their DXT access pattern
+    (`io_ops`, or bronze/op_patterns for the logs ingest patterned): the rules of the module
+    docstring, row by row, then the per-directory count of `unique_dir`."""
+    df = (df.where(~F.coalesce(F.col("file_name"), F.lit("")).isin(*NOT_DATA))
+          .where(~F.coalesce(F.col("file_name"), F.lit("")).startswith("heatmap:")))
     has_mp = (F.coalesce(F.col("mp_bytes_read"), F.lit(0)) + F.coalesce(F.col("mp_bytes_written"), F.lit(0))) > 0
     has_px = F.col("px_ranks").isNotNull()
     layer = F.when(has_mp, "MPI-IO").when(has_px, "POSIX").otherwise("STDIO")
@@ -200,7 +230,7 @@ def transform(tables: dict[str, DataFrame], fconf) -> DataFrame:
         ).cast("long"))
     )
     df = _io_type(df)
-    df = _with_ops_pattern(df, tables["io_ops"], tables.get("op_patterns"))
+    df = _with_ops_pattern(df, io_ops, patterns)
     px_writes = F.coalesce(F.col("px_writes"), F.lit(0))
     px_syncs = F.coalesce(F.col("px_syncs"), F.lit(0))
     fpw = (px_writes > 0) & (px_syncs >= px_writes)

@@ -58,6 +58,7 @@ class IngestConf:
     covers: bool = True  # compute each log's covering set where it is decoded (bronze/covers)
     patterns: bool = True  # and its DXT access-pattern counts (bronze/op_patterns)
     phases: bool = True  # and its traced I/O phases (bronze/phases)
+    rollups: bool = True  # and its file records' counters rolled up over ranks (bronze/file_rollups)
 
 
 @dataclass(frozen=True)

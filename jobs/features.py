@@ -1,12 +1,15 @@
 """features: bronze -> silver/file_features and silver/job_features, for logs not featured yet.
 
-Reads:  bronze/jobs, files, posix, mpiio, stdio, h5f, h5d, lustre (new logs only); the DXT access
-        pattern from bronze/op_patterns for the logs ingest counted it for (their ledger row in
-        bronze/logs counts `op_patterns`), from bronze/io_ops for the others (a huge DXT log
-        streamed to disk, a lake ingested before bronze/op_patterns, `ingest.patterns: false`),
-        which are not read at all when there are none.
+Reads:  bronze/jobs, posix, stdio, lustre (new logs: job features); each file's rollup of its
+        module records from bronze/file_rollups for the logs ingest rolled up (their ledger row in
+        bronze/logs counts `file_rollups`), from bronze/jobs, files, posix, mpiio, stdio, h5f, h5d
+        for the others; the DXT access pattern from bronze/op_patterns for the logs ingest counted it
+        for (`op_patterns` in the ledger row), from bronze/io_ops for the others. The others are a
+        huge DXT log streamed to disk, a lake ingested before those tables, or `ingest.rollups` /
+        `ingest.patterns` false; their tables are not read at all when there are none.
 Writes: silver/file_features, silver/job_features (job_features last: it marks a log done).
-Rules: `features/file_features.py`, `features/job_features.py`. Runs through `iolake/runner.py`.
+Rules: `features/file_features.py`, `features/file_rollups.py`, `features/job_features.py`. Runs
+through `iolake/runner.py`.
 """
 from __future__ import annotations
 
@@ -16,31 +19,54 @@ from iolake.runner import commit_outputs, entry_points, not_at_ingest, read_for
 
 from features import file_features, job_features
 
-PATTERNS, OPS = "bronze/op_patterns", "bronze/io_ops"
+PATTERNS, OPS, ROLLUPS = "bronze/op_patterns", "bronze/io_ops", "bronze/file_rollups"
+ROLLED = ("bronze/jobs", "bronze/files", "bronze/posix", "bronze/mpiio", "bronze/stdio", "bronze/h5f", "bronze/h5d")
 
 
-def transform(inputs: dict, conf) -> dict:
-    """silver/file_features and silver/job_features from bronze DataFrames; no I/O, no action. With
-    bronze/op_patterns among them, a log's access pattern comes from its rows there if it has any
-    and from its io_ops otherwise (a log is in one or the other)."""
-    tables = {name.split("/", 1)[1]: df for name, df in inputs.items() if name != "bronze/logs"}
-    ff = file_features.transform(tables, conf.features)
+def _names(inputs: dict) -> dict:
+    return {name.split("/", 1)[1]: df for name, df in inputs.items() if name != "bronze/logs"}
+
+
+def transform(inputs: dict, conf, to_roll: dict | None = None) -> dict:
+    """silver/file_features and silver/job_features from bronze DataFrames; no I/O, no action.
+    With bronze/file_rollups among them, its rows stand for their logs' module records, and the
+    Spark pass rolls up the others: those of `to_roll` (bronze tables of the logs ingest did not
+    roll up), by default the logs of `inputs` without a rollup row. Likewise with bronze/op_patterns:
+    a log's access pattern comes from its rows there if it has any and from its io_ops otherwise."""
+    tables = _names(inputs)
+    rolled = tables.pop("file_rollups", None)
+    if to_roll is not None:
+        spark_pass = {**tables, **_names(to_roll)}
+    elif rolled is not None:
+        ids = rolled.select("log_id").distinct()
+        spark_pass = {t: df.join(ids, "log_id", "left_anti") if t in {n.split("/")[1] for n in ROLLED} else df
+                      for t, df in tables.items()}
+    else:
+        spark_pass = tables
+    ff = file_features.transform(spark_pass, conf.features, rolled)
     return {"silver/file_features": ff, "silver/job_features": job_features.transform(tables, ff)}
 
 
 def execute(ctx) -> dict:
-    """The new logs' features; io_ops read only for the logs ingest did not count patterns for."""
+    """The new logs' features: module records rolled up and io_ops read only for the logs ingest
+    did not roll up or count patterns for."""
     rest, n_rest = not_at_ingest(ctx, PATTERNS)
-    inputs = {t: ctx.read(t) for t in ctx.stage.tables_in if t not in (OPS, "bronze/logs")}
-    if n_rest:
-        ctx.echo(f"[{ctx.stage.name}] {n_rest:,} of {ctx.n_todo:,} new logs have no access pattern from ingest: "
-                 "their segments are read from bronze/io_ops")
+    unrolled, n_unrolled = not_at_ingest(ctx, ROLLUPS)
+    skip = (OPS, "bronze/logs", "bronze/files", "bronze/mpiio", "bronze/h5f", "bronze/h5d")
+    inputs = {t: ctx.read(t) for t in ctx.stage.tables_in if t not in skip}
+    for what, n in (("an access pattern", n_rest), ("file rollups", n_unrolled)):
+        if n:
+            ctx.echo(f"[{ctx.stage.name}] {n:,} of {ctx.n_todo:,} new logs have no {what} from ingest: "
+                     "the stage computes them in Spark")
     inputs[OPS] = read_for(ctx, OPS, rest, n_rest)
+    to_roll = {t: read_for(ctx, t, unrolled, n_unrolled) for t in ROLLED}
     try:
-        return commit_outputs(sys.modules[__name__], ctx, transform(inputs, ctx.conf),
-                              {"patterns_from_ingest": ctx.n_todo - n_rest, "patterns_spark_pass": n_rest})
+        return commit_outputs(sys.modules[__name__], ctx, transform(inputs, ctx.conf, to_roll), {
+            "patterns_from_ingest": ctx.n_todo - n_rest, "patterns_spark_pass": n_rest,
+            "rollups_from_ingest": ctx.n_todo - n_unrolled, "rollups_spark_pass": n_unrolled})
     finally:
         rest.unpersist()
+        unrolled.unpersist()
 
 
 run, main = entry_points("features")

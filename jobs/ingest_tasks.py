@@ -157,7 +157,7 @@ def _decode_one(dec: _Decoder, row: dict) -> Decoded:
 
 def derivers(conf) -> dict:
     """{derived table: function(a log's decoded tables) -> its rows} for the DERIVED_TABLES the config
-    switches on (`ingest.covers`, `ingest.patterns`, `ingest.phases`; the phases with the tags
+    switches on (`ingest.covers`, `ingest.patterns`, `ingest.phases`, `ingest.rollups`; the phases with the tags
     stage's `tags.io_phase_gap_s`). Each is a silver stage's per-log result, computed where the log
     is decoded so that stage need not pass over its segments again. (They import their rules in the
     decode task: on a driver started as `jobs/ingest.py`, `features` would be `jobs/features.py`.)"""
@@ -168,7 +168,15 @@ def derivers(conf) -> dict:
         out["op_patterns"] = _patterns_of
     if ic.phases:
         out["phases"] = functools.partial(_phases_at, gap=float(conf.tags.io_phase_gap_s))
+    if ic.rollups:
+        out["file_rollups"] = _rollups_of
     return out
+
+
+def _rollups_of(tables: dict) -> pa.Table:
+    from features.file_rollups import log_file_rollups
+
+    return log_file_rollups(tables)
 
 
 def _covers_of(tables: dict) -> pa.Table:

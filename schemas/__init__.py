@@ -1,6 +1,6 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
 from schemas import bottleneck_tags, covering_sets, covers, file_features, files, heatmap, io_ops, job_features, jobs, logs
-from schemas import op_patterns, phases
+from schemas import file_rollups, op_patterns, phases
 from schemas import bandwidth_predictions, job_bandwidth_predictions, placement_labels, placement_predictions
 from schemas import empty_logs, runs
 from schemas import app_runs, regressions, tuning_advice
@@ -19,10 +19,11 @@ BRONZE: dict[str, TableSpec] = {
     "covers": covers.SPEC,
     "op_patterns": op_patterns.SPEC,
     "phases": phases.SPEC,
+    "file_rollups": file_rollups.SPEC,
 }
 
 # The tables ingest derives from a log's decoded tables (per-log results of a silver stage).
-DERIVED_TABLES: tuple[str, ...] = ("covers", "op_patterns", "phases")
+DERIVED_TABLES: tuple[str, ...] = ("covers", "op_patterns", "phases", "file_rollups")
 
 # The tables ingest fills for one log (everything in bronze but the ledger: what the decoder read,
 # and DERIVED_TABLES, computed from it).

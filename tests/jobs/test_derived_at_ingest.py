@@ -1,4 +1,4 @@
-"""Per-log results ingest computes where it decodes a log (bronze/op_patterns, bronze/phases)
+"""Per-log results ingest computes where it decodes a log (bronze/op_patterns, file_rollups, phases)
 against the features and tags stages' own Spark passes, on a lake ingested half with them off."""
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from jobs import features, ingest, tags
 from schemas import BRONZE, SILVER
 
 pytestmark = pytest.mark.slow
-OFF = {"covers": False, "patterns": False, "phases": False}
+OFF = {"covers": False, "patterns": False, "phases": False, "rollups": False}
+DERIVED = {"covers", "op_patterns", "phases", "file_rollups"}
 
 
 def _conf(lake: Path, **over):
@@ -89,13 +90,16 @@ def test_ingest_marks_only_the_logs_it_derived_for(mixed_lake):
     _, _, led, new, _, _ = mixed_lake
     for r in led:
         keys = set(r.row_counts or {})
-        assert ({"covers", "op_patterns", "phases"} <= keys) is (r.log_id in new), r.source_uri
-        assert not ({"covers", "op_patterns", "phases"} & keys) or r.log_id in new
+        assert (DERIVED <= keys) is (r.log_id in new), r.source_uri
+        assert not (DERIVED & keys) or r.log_id in new
 
 
 def test_features_take_ingest_patterns_and_spark_the_rest(spark, mixed_lake):
     lake, conf, led, new, feat, _ = mixed_lake
     assert feat["patterns_from_ingest"] == len(new) and feat["patterns_spark_pass"] == len(led) - len(new) > 0
+    assert feat["rollups_from_ingest"] == len(new) and feat["rollups_spark_pass"] == len(led) - len(new)
+    rolled = {r.log_id for r in read_table(spark, BRONZE["file_rollups"], str(lake)).select("log_id").collect()}
+    assert rolled and rolled <= new
     names = ("jobs", "files", "posix", "mpiio", "stdio", "h5f", "h5d", "lustre", "io_ops")
     want = features.transform(_bronze(spark, lake, names), conf)["silver/file_features"].toPandas()
     got = read_table(spark, SILVER["file_features"], str(lake)).toPandas()[list(want.columns)]

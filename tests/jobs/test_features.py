@@ -95,6 +95,7 @@ def test_access_patterns_from_ingest_are_the_spark_pass_on_the_sweep(spark, swee
 
     conf, _, summary_ = sweep_lake
     assert summary_["patterns_from_ingest"] == summary_["logs"] > 100 and summary_["patterns_spark_pass"] == 0
+    assert summary_["rollups_from_ingest"] == summary_["logs"] and summary_["rollups_spark_pass"] == 0
     ops = read_table(spark, BRONZE["op_patterns"], conf.lake.root)
     assert ops.where("not h5f_calls").count() > 100
     h5_calls = (read_table(spark, BRONZE["io_ops"], conf.lake.root)

@@ -118,11 +118,12 @@ def test_a_streamed_dxt_log_lands_whole(spark, tmp_path):
     cover = covering.run(spark, conf, echo=lambda *_: None)
     assert (cover["spark_pass"], cover["from_ingest"], cover["covered"]) == (1, 0, 1)
     # nor its access patterns nor phases: the features and tags stages read its segments themselves
-    assert not {"op_patterns", "phases"} & set(dict(led.row_counts))
+    assert not {"op_patterns", "phases", "file_rollups"} & set(dict(led.row_counts))
     from jobs import features, tags
 
     feat = features.run(spark, conf, echo=lambda *_: None)
     assert (feat["patterns_spark_pass"], feat["patterns_from_ingest"]) == (1, 0)
+    assert (feat["rollups_spark_pass"], feat["rollups_from_ingest"]) == (1, 0)
     assert read_table(spark, SILVER["file_features"], str(lake)).count() > 0
     tagged = tags.run(spark, conf, echo=lambda *_: None)
     assert (tagged["phases_spark_pass"], tagged["phases_from_ingest"]) == (1, 0)
@@ -143,7 +144,7 @@ def test_a_decoded_log_gets_its_derived_tables_and_a_streamed_one_does_not(tmp_p
         return ingest_tasks._stage(pafs.LocalFileSystem(), path, path, table, it, log_id, month)
 
     derive = ingest_tasks.derivers(load_config("local"))
-    assert set(derive) == {"covers", "op_patterns", "phases"}
+    assert set(derive) == {"covers", "op_patterns", "phases", "file_rollups"}
     for d, covered in ((small, True), (streamed, False)):
         dec = types.SimpleNamespace(conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path, d=d: d)
         entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage, derive=derive)

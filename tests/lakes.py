@@ -110,6 +110,9 @@ def report_lake(spark, tmp_path_factory) -> dict:
     record = posix.groupBy("record_id").agg(F.sum(small).alias("n")).orderBy(F.desc("n"), "record_id").first()[0]
     DeltaTable.forPath(spark, BRONZE["files"].path(lake)).update(
         (F.col("log_id") == dxt) & (F.col("record_id") == record), {"name": F.lit(HOSTILE_FILE)})
+    # ingest rolled the record up with its name (bronze/file_rollups): a hostile trace has it there too
+    DeltaTable.forPath(spark, BRONZE["file_rollups"].path(lake)).update(
+        (F.col("log_id") == dxt) & (F.col("record_id") == record), {"file_name": F.lit(HOSTILE_FILE)})
     jobs = DeltaTable.forPath(spark, BRONZE["jobs"].path(lake))
     jobid = read_table(spark, BRONZE["jobs"], lake).where(F.col("log_id") == dxt).first()["jobid"]
     jobs.update(F.col("log_id") == dxt, {

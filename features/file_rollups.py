@@ -9,11 +9,13 @@ The same rows as the Spark pass, by Spark's rules: a sum or maximum of a column 
 every row is null; sums of longs wrap; sums of doubles add in row order from 0.0, as Spark's one
 partial aggregate does; `max` returns NaN when any value is NaN, and `min` only when every value is;
 a NaN timestamp passes `> 0`; the most frequent access size is the size of the greatest count,
-the larger size on a tie (`file_features._access1`); `greatest` skips nulls. A log whose files table names a record twice, or that has two job rows, raises:
-ingest notes it and the stage's Spark pass rolls that log up.
+the larger size on a tie (`file_features._access1`); `greatest` skips nulls. A log whose files
+table names a record twice, or that has two job rows, raises: ingest notes it and the stage's
+Spark pass rolls that log up.
 """
 from __future__ import annotations
 
+import functools
 import re
 
 import numpy as np
@@ -151,18 +153,12 @@ def _module_columns(p: str, t) -> tuple[np.ndarray, dict]:
     return gr.recs, out
 
 
-_SCHEMA: list = []
-_TYPES: dict = {}
-
-
+@functools.cache
 def _schema():
-    """bronze/file_rollups' decoded Arrow schema, built once per process (and `_TYPES` with it)."""
-    if not _SCHEMA:
-        from schemas import BRONZE
+    """bronze/file_rollups' decoded Arrow schema, built once per process (the property builds it anew)."""
+    from schemas import BRONZE
 
-        _SCHEMA.append(BRONZE["file_rollups"].decoded_arrow_schema)
-        _TYPES.update({f.name: f.type for f in _SCHEMA[0]})
-    return _SCHEMA[0]
+    return BRONZE["file_rollups"].decoded_arrow_schema
 
 
 def _rows(t) -> bool:
@@ -182,7 +178,6 @@ def log_file_rollups(tables: dict):
         return schema.empty_table()
     recs = np.unique(np.concatenate([r for r, _ in mods.values()]))
     n = len(recs)
-    types = _TYPES
     cols: dict = {"record_id": pa.array(recs, pa.int64())}
     for p, (r, out) in mods.items():
         whole = len(r) == n  # this module has every record: no scatter
@@ -192,7 +187,7 @@ def log_file_rollups(tables: dict):
                 vals, valid = np.zeros(n, x.dtype), np.zeros(n, bool)
                 vals[at], valid[at] = x, ok
                 x, ok = vals, valid
-            cols[c] = pa.array(x, types[c], mask=None if ok.all() else ~ok)
+            cols[c] = pa.array(x, schema.field(c).type, mask=None if ok.all() else ~ok)
     files = tables.get("files")
     names = dict(zip(*(files.column(c).to_pylist() for c in ("record_id", "name")))) if _rows(files) else {}
     if _rows(files) and len(names) != files.num_rows:

@@ -20,7 +20,8 @@ from iolake.runner import commit_outputs, entry_points, not_at_ingest, read_for
 from features import file_features, job_features
 
 PATTERNS, OPS, ROLLUPS = "bronze/op_patterns", "bronze/io_ops", "bronze/file_rollups"
-ROLLED = ("bronze/jobs", "bronze/files", "bronze/posix", "bronze/mpiio", "bronze/stdio", "bronze/h5f", "bronze/h5d")
+FILE_ONLY = ("bronze/files", "bronze/mpiio", "bronze/h5f", "bronze/h5d")  # read by the Spark rollup pass alone
+ROLLED = ("bronze/jobs", "bronze/posix", "bronze/stdio", *FILE_ONLY)  # what that pass reads
 
 
 def _names(inputs: dict) -> dict:
@@ -35,15 +36,10 @@ def transform(inputs: dict, conf, to_roll: dict | None = None) -> dict:
     a log's access pattern comes from its rows there if it has any and from its io_ops otherwise."""
     tables = _names(inputs)
     rolled = tables.pop("file_rollups", None)
-    if to_roll is not None:
-        spark_pass = {**tables, **_names(to_roll)}
-    elif rolled is not None:
+    if to_roll is None and rolled is not None:
         ids = rolled.select("log_id").distinct()
-        spark_pass = {t: df.join(ids, "log_id", "left_anti") if t in {n.split("/")[1] for n in ROLLED} else df
-                      for t, df in tables.items()}
-    else:
-        spark_pass = tables
-    ff = file_features.transform(spark_pass, conf.features, rolled)
+        to_roll = {t: inputs[t].join(ids, "log_id", "left_anti") for t in ROLLED if t in inputs}
+    ff = file_features.transform({**tables, **_names(to_roll or {})}, conf.features, rolled)
     return {"silver/file_features": ff, "silver/job_features": job_features.transform(tables, ff)}
 
 
@@ -52,7 +48,7 @@ def execute(ctx) -> dict:
     did not roll up or count patterns for."""
     rest, n_rest = not_at_ingest(ctx, PATTERNS)
     unrolled, n_unrolled = not_at_ingest(ctx, ROLLUPS)
-    skip = (OPS, "bronze/logs", "bronze/files", "bronze/mpiio", "bronze/h5f", "bronze/h5d")
+    skip = (OPS, "bronze/logs", *FILE_ONLY)
     inputs = {t: ctx.read(t) for t in ctx.stage.tables_in if t not in skip}
     for what, n in (("an access pattern", n_rest), ("file rollups", n_unrolled)):
         if n:

@@ -27,7 +27,6 @@ from iolake.lake.files import MONTH_DIR, STATS_KEY, arrow_stats, stats_columns
 from readers.base import BadHeader, DecodeError, Decoded
 from readers.fsio import content_hash, is_local, local_path, read_bytes, resolve
 from schemas import BRONZE, arrow_schema
-from schemas._spec import INGEST_COLUMNS
 
 HASHED_SCHEMA = "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string"
 LEDGER_ARROW = BRONZE["logs"].arrow_schema

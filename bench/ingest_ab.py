@@ -12,18 +12,14 @@ Check that the two trees' lakes hold the same rows with `bench/compare_lakes.py`
 from __future__ import annotations
 
 import argparse
-import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-DECODE = re.compile(r"\[decode\] \d+/\d+ logs in ([0-9.]+) s")
-STAGE = re.compile(r"\[ingest\] done in ([0-9.]+) s")
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from ingest_commit import ROOT, ingest  # noqa: E402  (bench/ is on sys.path when run as a script)
 
 
 def snapshot(rev: str, into: Path) -> Path:
@@ -31,16 +27,6 @@ def snapshot(rev: str, into: Path) -> Path:
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
-
-
-def ingest(tree: Path, corpus: str, lake: Path) -> tuple[float, float]:
-    cmd = [sys.executable, "-m", "jobs.ingest", corpus, "--lake", str(lake), "--conf-dir", str(tree / "conf")]
-    p = subprocess.run(cmd, cwd=tree, env=dict(os.environ, PYTHONPATH=str(tree)), capture_output=True, text=True)
-    if p.returncode:
-        sys.stdout.write(p.stdout[-3000:] + p.stderr[-3000:])
-        raise SystemExit(f"ingest in {tree} failed with exit code {p.returncode}")
-    decode, stage = DECODE.search(p.stdout), STAGE.search(p.stdout)
-    return float(decode.group(1)), float(stage.group(1))
 
 
 def main() -> None:
@@ -57,10 +43,10 @@ def main() -> None:
             order = list(trees) if r % 2 == 0 else list(reversed(trees))
             for way in order:
                 lake = scratch / f"lake-{way}"
-                t = time.perf_counter()
-                decode, stage = ingest(trees[way], args.corpus, lake)
+                out = ingest(args.corpus, lake, trees[way] / "conf", tree=trees[way])
+                decode, stage = out["decode"], out["stage"]
                 print(f"round {r + 1} {way}: decode {decode:.1f} s, ingest stage {stage:.1f} s "
-                      f"(wall {time.perf_counter() - t:.1f} s)", flush=True)
+                      f"(wall {out['wall']:.1f} s)", flush=True)
                 best[way] = (min(best[way][0], decode), min(best[way][1], stage))
                 shutil.rmtree(lake)
         (bd, bs), (td, ts) = best["base"], best["this"]

@@ -161,6 +161,12 @@ def _schema():
     return BRONZE["file_rollups"].decoded_arrow_schema
 
 
+@functools.cache
+def _types() -> dict:
+    """{column: Arrow type} of `_schema()`, so a log's columns are typed without a lookup each."""
+    return {f.name: f.type for f in _schema()}
+
+
 def _rows(t) -> bool:
     return t is not None and t.num_rows > 0
 
@@ -187,7 +193,7 @@ def log_file_rollups(tables: dict):
                 vals, valid = np.zeros(n, x.dtype), np.zeros(n, bool)
                 vals[at], valid[at] = x, ok
                 x, ok = vals, valid
-            cols[c] = pa.array(x, schema.field(c).type, mask=None if ok.all() else ~ok)
+            cols[c] = pa.array(x, _types()[c], mask=None if ok.all() else ~ok)
     files = tables.get("files")
     names = dict(zip(*(files.column(c).to_pylist() for c in ("record_id", "name")))) if _rows(files) else {}
     if _rows(files) and len(names) != files.num_rows:

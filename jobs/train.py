@@ -323,13 +323,13 @@ def sample_groups(df, columns, cap: int, seed: int, within: str | None = None):
     import pyspark.sql.functions as F
     from pyspark.sql import Window
 
-    n = df.count()
+    sizes = None if within is None else df.groupBy(*columns).count().select("count").toPandas()["count"].to_numpy()
+    n = df.count() if sizes is None else int(sizes.sum())
     if n <= cap:
         return df, None
     buckets = 1_000_000
     what = f"({', '.join(columns)})"
-    if within is not None:
-        sizes = df.groupBy(*columns).count().select("count").toPandas()["count"].to_numpy()
+    if sizes is not None:
         k = water_level(sizes, cap)
         if k:
             size = F.count(F.lit(1)).over(Window.partitionBy(*columns))

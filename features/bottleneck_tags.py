@@ -424,17 +424,30 @@ def log_phases(io_ops, gap: float) -> "pa.Table":
 
     Vectorised (lexsort, ufunc reduceat and accumulate): a DXT log can hold millions of ops. A bytes sum
     past int64 wraps here where ANSI Spark fails."""
+    return phases_of(io_ops, gap)[0]
+
+
+def phases_of(io_ops, gap: float, log=None) -> tuple:
+    """`log_phases` of many logs at once: `io_ops` holds their ops (a log's rows in its order, the logs
+    in any order), `log` (numpy, one per row; None: one log) says whose each row is. Returns (the
+    rows, the `log` value of each row). The log is the outermost key of every grouping and ordering,
+    and the running end restarts at each log's first bin, so a log's rows are those `log_phases`
+    gives on its ops alone. Ingest phases a staged file's logs in one call (a log at a time cost
+    about 0.5 ms of numpy and Arrow calls)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
     schema = pa.schema([pa.field(n, getattr(pa, t)()) for n, t in PHASE_ARROW_FIELDS])
+    none = (schema.empty_table(), np.zeros(0, np.int64))
     if io_ops is None or io_ops.num_rows == 0:
-        return schema.empty_table()
+        return none
     keep = pc.fill_null(pc.and_kleene(pc.is_in(io_ops["op"], value_set=pa.array(["read", "write"])),
                                       pc.is_valid(io_ops["start_s"])), False)
     ops = io_ops.select(["start_s", "end_s", "length"]).filter(keep)
     if ops.num_rows == 0:
-        return schema.empty_table()
+        return none
+    log = (np.zeros(ops.num_rows, np.int64) if log is None
+           else np.asarray(log, np.int64)[keep.to_numpy(zero_copy_only=False)])
 
     def floats(col):  # nulls as NaN: read validity first where it matters
         return np.asarray(col.to_numpy(), dtype=np.float64)
@@ -447,25 +460,41 @@ def log_phases(io_ops, gap: float) -> "pa.Table":
 
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         bins = (np.rint(start / (gap / 2)) if gap > 0 else start) + 0.0  # -0.0 + 0.0 is 0.0
-        by_bin = np.argsort(bins, kind="stable")  # ops of a bin together, in their order; NaN last
-        sb = bins[by_bin]
-        cuts = np.flatnonzero(np.r_[True, (sb[1:] != sb[:-1]) & ~(np.isnan(sb[1:]) & np.isnan(sb[:-1]))])
+        by_bin = np.lexsort((bins, log))  # ops of a bin together, in their order (lexsort is stable); NaN last
+        sb, lb = bins[by_bin], log[by_bin]
+        cuts = np.flatnonzero(np.r_[True, (lb[1:] != lb[:-1])
+                                    | ((sb[1:] != sb[:-1]) & ~(np.isnan(sb[1:]) & np.isnan(sb[:-1])))])
         s, e = start[by_bin], end[by_bin]
         b_start = _first_zero_sign(s, cuts, np.fmin.reduceat(s, cuts))
         b_end = _first_zero_sign(e, cuts, np.maximum.reduceat(e, cuts))
         b_len = np.add.reduceat(length[by_bin], cuts)
+        b_log = lb[cuts]
 
-        order = np.lexsort((b_end, b_start))  # NaN sorts last, as Spark's
-        b_start, b_end, b_len = b_start[order], b_end[order], b_len[order]
-        prev_end = np.maximum.accumulate(b_end)[:-1]  # NaN once any is
+        order = np.lexsort((b_end, b_start, b_log))  # NaN sorts last, as Spark's
+        b_start, b_end, b_len, b_log = b_start[order], b_end[order], b_len[order], b_log[order]
+        first = np.r_[True, b_log[1:] != b_log[:-1]]  # a log's first bin
+        prev_end = _running_max(b_end, np.flatnonzero(first))[:-1]  # NaN once any is
         idle = b_start[1:] - prev_end
-        new = np.r_[True, (idle > gap) | (np.isnan(idle) & ~np.isnan(gap))]  # NaN is over every number
+        new = np.r_[True, first[1:] | (idle > gap) | (np.isnan(idle) & ~np.isnan(gap))]  # NaN is over every number
         cuts = np.flatnonzero(new)
         t0 = _first_zero_sign(b_start, cuts, np.fmin.reduceat(b_start, cuts))
         t1 = _first_zero_sign(b_end, cuts, np.maximum.reduceat(b_end, cuts))
         nbytes = np.add.reduceat(b_len, cuts)
-    return pa.table([pa.array(np.arange(1, len(cuts) + 1, dtype=np.int64)), pa.array(t0), pa.array(t1),
-                     pa.array(nbytes)], schema=schema)
+        p_log = b_log[cuts]
+        k = np.arange(len(cuts), dtype=np.int64)
+        opens = np.maximum.accumulate(np.where(np.r_[True, p_log[1:] != p_log[:-1]], k, 0))  # a log's first phase
+    return pa.table([pa.array(k - opens + 1), pa.array(t0), pa.array(t1), pa.array(nbytes)], schema=schema), p_log
+
+
+def _running_max(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
+    """The running maximum of `x` restarting at each of `starts` (ascending, the first 0); NaN from the first NaN
+    of a run on (np.maximum's)."""
+    if len(starts) == 1:
+        return np.maximum.accumulate(x)
+    out = np.empty_like(x)
+    for a, b in zip(starts, np.r_[starts[1:], len(x)]):
+        np.maximum.accumulate(x[a:b], out=out[a:b])
+    return out
 
 
 def _phase_aggs() -> list[Column]:

@@ -668,10 +668,9 @@ def cover_batches(batches):
 OUT_COLS = ["log_id", "job_month", "interval_source", *MEMBER_COLS, "n_untraced_items"]
 
 
-def _covers_of(logs) -> "pa.RecordBatch":
-    """Covering-set rows (OUT_COLS) of complete logs given as ((log_id, job_month), numeric columns)."""
-    import pyarrow as pa
-
+def _cover_parts(logs) -> tuple[list[dict], list[tuple]]:
+    """The member arrays and (log_id, job_month, source, untraced, members) of each log of `logs`
+    ((log_id, job_month), numeric columns) that has an interval."""
     parts, meta = [], []
     for (log_id, month), cols in logs:
         got = log_members(*cols)
@@ -679,6 +678,14 @@ def _covers_of(logs) -> "pa.RecordBatch":
             source, untraced, m = got
             parts.append(m)
             meta.append((log_id, month, source, untraced, len(m["rank"])))
+    return parts, meta
+
+
+def _covers_of(logs) -> "pa.RecordBatch":
+    """Covering-set rows (OUT_COLS) of complete logs given as ((log_id, job_month), numeric columns)."""
+    import pyarrow as pa
+
+    parts, meta = _cover_parts(logs)
     if not parts:
         return pa.RecordBatch.from_pydict({c: pa.array([], type=_arrow_type(c)) for c in OUT_COLS})
     count = [x[-1] for x in meta]
@@ -757,8 +764,8 @@ def _mask(a) -> np.ndarray:
     return pc.fill_null(a, False).to_numpy(zero_copy_only=False)
 
 
-def _op_rows(ops):
-    """`_valid_ops` and the `kind` of `_rows`, on one log's io_ops."""
+def _op_rows(ops, log: np.ndarray):
+    """`_valid_ops` and the `kind` of `_rows`, on io_ops rows (`log`: whose each row is)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -769,14 +776,15 @@ def _op_rows(ops):
         keep &= ~np.isnan(s) & ~np.isnan(e) & (s >= 0) & (e >= s)
     kind = np.where(_mask(pc.equal(ops.column("source"), "RECORDER")), OP_RECORDER, OP_DXT).astype(np.int8)
     rec = pc.fill_null(rec, 0).to_numpy(zero_copy_only=False)
-    return kind[keep], rec[keep], ops.column("rank").to_numpy(zero_copy_only=False)[keep], s[keep], e[keep]
+    return log[keep], kind[keep], rec[keep], ops.column("rank").to_numpy(zero_copy_only=False)[keep], s[keep], e[keep]
 
 
-def _span_rows(tables):
-    """`_counter_spans` on one log's posix, mpiio and stdio tables, with Spark's float order (NaN
-    above every number): a timestamp `> 0` is kept (NaN too), `least` and `min` pass over NaN,
-    `greatest` and `max` return it; then the spans `_valid` keeps. Null starts are NaN here (they
-    lose every `least` too) and null ends -inf (they lose every `greatest`)."""
+def _span_rows(tables, log_of):
+    """`_counter_spans` on posix, mpiio and stdio rows (`log_of(table)`: whose each row is), per (log,
+    record, rank), with Spark's float order (NaN above every number): a timestamp `> 0` is kept (NaN
+    too), `least` and `min` pass over NaN, `greatest` and `max` return it; then the spans `_valid`
+    keeps. Null starts are NaN here (they lose every `least` too) and null ends -inf (they lose every
+    `greatest`)."""
     keys, starts, ends = [], [], []
     for module, p in COUNTER_MODULES.items():
         t = tables.get(module)
@@ -793,7 +801,7 @@ def _span_rows(tables):
                 if col.null_count:
                     lost |= _mask(col.is_null())
                 e.append(np.where(lost, -np.inf, v))
-        keys.append(np.stack([t.column("record_id").to_numpy(zero_copy_only=False),
+        keys.append(np.stack([log_of(module), t.column("record_id").to_numpy(zero_copy_only=False),
                               t.column("rank").to_numpy(zero_copy_only=False)], axis=1))
         starts.append(np.fmin(*s))
         ends.append(np.maximum(*e))
@@ -807,49 +815,89 @@ def _span_rows(tables):
         np.maximum.at(e, at, np.concatenate(ends))
         ok = ~np.isnan(s) & ~np.isnan(e) & (s >= 0) & (e >= s)
     n = int(ok.sum())
-    return np.full(n, COUNTER_SPAN, dtype=np.int8), item[ok, 0], item[ok, 1], s[ok], e[ok]
+    return item[ok, 0], np.full(n, COUNTER_SPAN, dtype=np.int8), item[ok, 1], item[ok, 2], s[ok], e[ok]
 
 
-def _stream_rows(files):
-    """The STREAM rows of `_rows`: the records of the standard streams in one log's files table."""
+def _stream_rows(files, log: np.ndarray):
+    """The STREAM rows of `_rows`: the records of the standard streams in files rows."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    rec = files.column("record_id").to_numpy(zero_copy_only=False)[
-        _mask(pc.is_in(files.column("name"), value_set=pa.array(list(NOT_DATA))))]
+    is_stream = _mask(pc.is_in(files.column("name"), value_set=pa.array(list(NOT_DATA))))
+    rec = files.column("record_id").to_numpy(zero_copy_only=False)[is_stream]
     n = len(rec)
-    return np.full(n, STREAM, dtype=np.int8), rec, np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
+    return log[is_stream], np.full(n, STREAM, dtype=np.int8), rec, np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
 
 
-def log_rows(tables) -> list[np.ndarray] | None:
-    """One decoded log's rows as `_rows` builds them in Spark: [kind, record_id, rank, start_s,
-    end_s] arrays from its Arrow tables (`io_ops`, `posix`, `mpiio`, `stdio`, `files`; any may be
-    absent), or None when it has none. Order does not matter: `log_members` orders them itself."""
+INPUTS = ("io_ops", "posix", "mpiio", "stdio", "files")
+
+
+def stacked_rows(tables: dict, logs: dict | None = None) -> list[np.ndarray] | None:
+    """The rows `_rows` builds in Spark, from decoded Arrow tables (`io_ops`, `posix`, `mpiio`, `stdio`,
+    `files`; any may be absent) of one log or, with `logs` ({table: whose each row is}), of many
+    stacked: [log, kind, record_id, rank, start_s, end_s] arrays, or None when there are none. Order
+    does not matter: `log_members` orders a log's rows itself."""
+
+    def log_of(name):
+        return np.zeros(tables[name].num_rows, np.int64) if logs is None else np.asarray(logs[name], np.int64)
+
+    def has(name):
+        return tables.get(name) is not None and tables[name].num_rows > 0
+
     parts = []
-    if tables.get("io_ops") is not None and tables["io_ops"].num_rows:
-        parts.append(_op_rows(tables["io_ops"]))
-    spans = _span_rows(tables)
+    if has("io_ops"):
+        parts.append(_op_rows(tables["io_ops"], log_of("io_ops")))
+    spans = _span_rows(tables, log_of)
     if spans is not None:
         parts.append(spans)
-    if tables.get("files") is not None and tables["files"].num_rows:
-        parts.append(_stream_rows(tables["files"]))
+    if has("files"):
+        parts.append(_stream_rows(tables["files"], log_of("files")))
     parts = [p for p in parts if len(p[0])]
     if not parts:
         return None
-    return [np.concatenate([p[i] for p in parts]) for i in range(5)]
+    return [np.concatenate([p[i] for p in parts]) for i in range(6)]
+
+
+def log_rows(tables) -> list[np.ndarray] | None:
+    """One decoded log's rows as `_rows` builds them in Spark: [kind, record_id, rank, start_s, end_s]
+    arrays from its Arrow tables, or None when it has none (`stacked_rows` of one log)."""
+    rows = stacked_rows(tables)
+    return None if rows is None else rows[1:]
+
+
+def covers_of(tables: dict, logs: dict | None = None):
+    """The covering-set rows (bronze/covers' decoded columns: silver/covering_sets' without log_id and
+    job_month) of one decoded log or, with `logs` (`stacked_rows`), of many stacked, computed as the
+    covering stage computes them: (the rows, the log of each row). The logs' rows are built in one
+    pass over the stack and each log's cover solved on its own (`log_members`); a log without an
+    interval has no row. Ingest covers a staged file's logs in one call: building each log's rows
+    and table one by one cost about 1 ms a log."""
+    import pyarrow as pa
+
+    from schemas import BRONZE
+
+    schema = BRONZE["covers"].decoded_arrow_schema
+    rows = stacked_rows(tables, logs)
+    if rows is None:
+        return schema.empty_table(), np.zeros(0, np.int64)
+    order = np.argsort(rows[0], kind="stable")
+    rows = [c[order] for c in rows]
+    cut = np.flatnonzero(np.r_[True, rows[0][1:] != rows[0][:-1]])
+    bounds = np.r_[cut, len(order)]
+    parts, meta = _cover_parts([((int(rows[0][a]), None), [c[a:b] for c in rows[1:]])
+                                for a, b in zip(bounds[:-1], bounds[1:])])
+    if not parts:
+        return schema.empty_table(), np.zeros(0, np.int64)
+    count = [x[-1] for x in meta]
+    out = {c: np.concatenate([p[c] for p in parts]) for c in MEMBER_COLS}
+    out["interval_source"] = np.repeat(np.array([x[2] for x in meta], dtype=object), count)
+    out["n_untraced_items"] = np.repeat(np.array([x[3] for x in meta], dtype=np.int64), count)
+    table = pa.table({c: pa.array(out[c], f.type) for c, f in zip(schema.names, schema)}, schema=schema)
+    return table, np.repeat(np.array([x[0] for x in meta], dtype=np.int64), count)
 
 
 def log_covers(tables) -> "pa.Table":
     """The covering-set rows of one decoded log (bronze/covers' decoded columns: silver/covering_sets'
     without log_id and job_month), computed as the covering stage computes them; no row when the log
     has no interval."""
-    import pyarrow as pa
-
-    from schemas import BRONZE
-
-    schema = BRONZE["covers"].decoded_arrow_schema
-    rows = log_rows(tables)
-    if rows is None:
-        return schema.empty_table()
-    batch = _covers_of([((None, None), rows)])  # the Spark pass's own assembly of a log's rows
-    return pa.Table.from_batches([batch]).select(schema.names).cast(schema)
+    return covers_of(tables)[0]

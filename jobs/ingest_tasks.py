@@ -7,6 +7,10 @@ one ledger row per log (with the staged files it wrote).
 Files from a failed task attempt are never read: the driver reads only the files named by
 the ledger rows of successful attempts.
 
+The derived tables (`derivers`: covers, op_patterns, phases, file_rollups) are computed when a
+staged file is written, once for all its logs (`derive_stacked`): a log at a time, their numpy and
+Arrow calls cost ~5 ms of one core a log, most of it per-call overhead on small arrays.
+
 A table the decoder streams (`Decoded.streams`: the io_ops of a huge DXT trace) is written batch
 by batch to its own staged file as it is decoded, so a task holds one batch of it at a time; the
 file is named in the ledger only once the whole log has landed, and is deleted if the log fails.
@@ -18,6 +22,8 @@ import functools
 import tempfile
 import time
 import uuid
+from dataclasses import dataclass
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -181,21 +187,38 @@ def _decode_one(dec: _Decoder, row: dict) -> Decoded:
         return dec.darshan(tmp.name)
 
 
+@dataclass(frozen=True)
+class Deriver:
+    """The rule of a derived table: called on one log's decoded tables ({name: Arrow table}) it gives the
+    log's rows. `stacked`, when set, computes the same rows for many logs at once, which is how a decode
+    task runs it on the logs of a staged file: `stacked(tables, logs) -> (rows, log of each row)`, with
+    `tables` {name: the logs' rows stacked} of the `inputs` tables and `logs` {name: whose each row is}."""
+    per_log: Callable
+    stacked: Callable | None = None
+    inputs: tuple = ()
+
+    def __call__(self, tables: dict):
+        return self.per_log(tables)
+
+
 def derivers(conf) -> dict:
-    """{derived table: function(a log's decoded tables) -> its rows} for the DERIVED_TABLES the config
-    switches on (`ingest.covers`, `ingest.patterns`, `ingest.phases`, `ingest.rollups`; the phases with the tags
-    stage's `tags.io_phase_gap_s`). Each is a silver stage's per-log result, computed where the log
-    is decoded so that stage need not pass over its segments again. (They import their rules in the
-    decode task: on a driver started as `jobs/ingest.py`, `features` would be `jobs/features.py`.)"""
+    """{derived table: Deriver} for the DERIVED_TABLES the config switches on (`ingest.covers`,
+    `ingest.patterns`, `ingest.phases`, `ingest.rollups`; the phases with the tags stage's
+    `tags.io_phase_gap_s`). Each is a silver stage's per-log result, computed where the log is decoded
+    so that stage need not pass over its segments again. (They import their rules in the decode task:
+    on a driver started as `jobs/ingest.py`, `features` would be `jobs/features.py`.)"""
     ic, out = conf.ingest, {}
     if ic.covers:
-        out["covers"] = _covers_of
+        out["covers"] = Deriver(_covers_of, _covers_stacked, ("io_ops", "posix", "mpiio", "stdio", "files"))
     if ic.patterns:
-        out["op_patterns"] = _patterns_of
+        out["op_patterns"] = Deriver(_patterns_of, _patterns_stacked, ("io_ops",))
     if ic.phases:
-        out["phases"] = functools.partial(_phases_at, gap=float(conf.tags.io_phase_gap_s))
+        gap = float(conf.tags.io_phase_gap_s)
+        out["phases"] = Deriver(functools.partial(_phases_at, gap=gap), functools.partial(_phases_stacked, gap=gap),
+                                ("io_ops",))
     if ic.rollups:
-        out["file_rollups"] = _rollups_of
+        out["file_rollups"] = Deriver(_rollups_of, _rollups_stacked,
+                                      ("posix", "mpiio", "stdio", "h5f", "h5d", "files", "jobs", "io_ops"))
     return out
 
 
@@ -205,10 +228,22 @@ def _rollups_of(tables: dict) -> pa.Table:
     return log_file_rollups(tables)
 
 
+def _rollups_stacked(tables: dict, logs: dict) -> tuple[pa.Table, np.ndarray]:
+    from features.file_rollups import file_rollups_of
+
+    return file_rollups_of(tables, logs)
+
+
 def _covers_of(tables: dict) -> pa.Table:
     from features.covering_sets import log_covers
 
     return log_covers(tables)
+
+
+def _covers_stacked(tables: dict, logs: dict) -> tuple[pa.Table, np.ndarray]:
+    from features.covering_sets import covers_of
+
+    return covers_of(tables, logs)
 
 
 def _patterns_of(tables: dict) -> pa.Table:
@@ -217,12 +252,100 @@ def _patterns_of(tables: dict) -> pa.Table:
     return log_op_patterns(tables.get("io_ops"))
 
 
+def _patterns_stacked(tables: dict, logs: dict) -> tuple[pa.Table, np.ndarray]:
+    from features.file_features import op_patterns_of
+
+    return op_patterns_of(tables.get("io_ops"), logs.get("io_ops"))
+
+
+def _with_gap(t: pa.Table, gap: float) -> pa.Table:
+    t = t.add_column(0, "gap_s", pa.array(np.full(t.num_rows, gap), pa.float64()))
+    return t.cast(BRONZE["phases"].decoded_arrow_schema)
+
+
 def _phases_at(tables: dict, gap: float) -> pa.Table:
     from features.bottleneck_tags import log_phases
 
-    t = log_phases(tables.get("io_ops"), gap)
-    t = t.add_column(0, "gap_s", pa.array([gap] * t.num_rows, pa.float64()))
-    return t.cast(BRONZE["phases"].decoded_arrow_schema)
+    return _with_gap(log_phases(tables.get("io_ops"), gap), gap)
+
+
+def _phases_stacked(tables: dict, logs: dict, gap: float) -> tuple[pa.Table, np.ndarray]:
+    from features.bottleneck_tags import phases_of
+
+    t, at = phases_of(tables.get("io_ops"), gap, logs.get("io_ops"))
+    return _with_gap(t, gap), at
+
+
+DERIVE_BYTES = 64 * 1024 * 1024
+
+
+def derive_chunks(log_ids: list[str], tables: dict, limit: int = DERIVE_BYTES):
+    """`log_ids` in runs whose decoded tables ({name: [(log_id, rows)]}) hold about `limit` bytes
+    (a log larger than that alone), so the stacked rules' copies and sort keys stay bounded."""
+    size = dict.fromkeys(log_ids, 0)
+    for parts in tables.values():
+        for i, rows in parts:
+            if i in size:
+                size[i] += rows.nbytes
+    chunk, total = [], 0
+    for i in log_ids:
+        if chunk and total + size[i] > limit:
+            yield chunk
+            chunk, total = [], 0
+        chunk.append(i)
+        total += size[i]
+    if chunk:
+        yield chunk
+
+
+def derive_stacked(log_ids: list[str], tables: dict, derive: dict, entries: dict) -> dict:
+    """{derived table: (rows, log_id of each row)} of the `derive` rules that have `stacked`, for the logs
+    `log_ids` of a staged file, one call per rule; `tables` holds their decoded tables ({name: [(log_id,
+    rows)]}, other logs' parts ignored). Each log's row count, 0 included, goes to its ledger entry
+    (`entries[log_id]`), as `_derive` does for one log. A rule that fails on the stack runs log by log
+    (`_derive`), so only the logs it fails on go without (noted in their entries)."""
+    index = {i: k for k, i in enumerate(log_ids)}
+    ids = pa.array(log_ids, pa.string())
+    out = {}
+    for name, d in derive.items():
+        if d.stacked is None:
+            continue
+        stack, logs = {}, {}
+        for t in d.inputs:
+            parts = [(index[i], rows) for i, rows in tables.get(t, ()) if i in index]
+            if parts:
+                stack[t] = pa.concat_tables([r for _, r in parts]).combine_chunks()
+                logs[t] = np.repeat(np.fromiter((k for k, _ in parts), np.int64, len(parts)),
+                                    [r.num_rows for _, r in parts])
+        try:
+            rows, at = d.stacked(stack, logs)
+            rows, counts = as_decoded(name, rows), np.bincount(at, minlength=len(log_ids))
+            for log_id, n in zip(log_ids, counts.tolist()):
+                entries[log_id]["row_counts"].append((name, n))
+        except Exception:  # the rule's own error, on the logs it fails on
+            rows, at = _derive_each(name, d, log_ids, tables, entries)
+        if rows is not None and rows.num_rows:
+            out[name] = (rows, ids.take(pa.array(at, pa.int64())))
+    return out
+
+
+def _derive_each(name: str, d: Deriver, log_ids: list[str], tables: dict, entries: dict):
+    """`derive_stacked`'s rule `d` run log by log (`_derive`): (rows or None, the log of each row)."""
+    index = {i: k for k, i in enumerate(log_ids)}
+    own: dict = {i: {} for i in log_ids}
+    for t in d.inputs:
+        for i, rows in tables.get(t, ()):
+            if i in index:
+                own[i][t] = rows
+    got, at = [], []
+    for k, log_id in enumerate(log_ids):
+        derived, counts = {}, {}
+        _derive(name, d, own[log_id], derived, counts, entries[log_id])
+        entries[log_id]["row_counts"].extend(counts.items())
+        if name in derived:
+            got.append(derived[name])
+            at.append(np.full(derived[name].num_rows, k))
+    return (pa.concat_tables(got) if got else None), (np.concatenate(at) if at else np.zeros(0, np.int64))
 
 
 def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None = None):
@@ -232,30 +355,47 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
+        now = {n: d for n, d in (derive or {}).items() if getattr(d, "stacked", None) is None}
+        later = {n: d for n, d in (derive or {}).items() if n not in now}  # on a staged file's logs at once
         tag = f"{ctx.partitionId():05d}-{ctx.attemptNumber()}-{uuid.uuid4().hex[:8]}" if ctx else uuid.uuid4().hex
         fs, root = resolve(staging)
         pending: dict[tuple[str, str], list[tuple[str, pa.Table]]] = {}  # (table, job_month) -> (log, rows)
         pending_bytes = 0
         staged: list[str] = []
         ledger: list[dict] = []
+        waiting: dict[str, dict] = {}  # log_id -> ledger entry: the pending logs the `later` rules derive for
         dec = _Decoder(conf)
 
         def uri(path: str) -> str:
             return path if "://" not in staging else f"{staging.split('://')[0]}://{path}"
 
+        def write(table: str, month: str, rows: pa.Table) -> None:
+            folder = f"{root}/{table}/{MONTH_DIR}{month}"
+            path = f"{folder}/part-{tag}-{len(staged):04d}.parquet"
+            fs.create_dir(folder, recursive=True)
+            meta = {STATS_KEY: arrow_stats(rows, _stats_columns(table)).encode()}
+            pq.write_table(rows.replace_schema_metadata(meta), path, filesystem=fs)
+            staged.append(uri(path))
+
         def flush():
             nonlocal pending_bytes
+            months: dict[str, dict] = {}  # month -> {table: [(log_id, rows)]}
             for (table, month), parts in pending.items():
-                if parts:
-                    folder = f"{root}/{table}/{MONTH_DIR}{month}"
-                    path = f"{folder}/part-{tag}-{len(staged):04d}.parquet"
-                    fs.create_dir(folder, recursive=True)
-                    rows = stack_logs(table, parts, month)
-                    meta = {STATS_KEY: arrow_stats(rows, _stats_columns(table)).encode()}
-                    pq.write_table(rows.replace_schema_metadata(meta), path, filesystem=fs)
-                    staged.append(uri(path))
-                    parts.clear()
+                months.setdefault(month, {})[table] = parts
+            for month, tables in months.items():
+                for table, parts in tables.items():
+                    if parts:
+                        write(table, month, stack_logs(table, parts, month))
+                logs = [i for i, e in waiting.items() if e["job_month"] == month]
+                got: dict[str, list] = {}
+                for chunk in derive_chunks(logs, tables):  # the `later` rules on many logs at a time
+                    for name, part in derive_stacked(chunk, tables, later, waiting).items():
+                        got.setdefault(name, []).append(part)
+                for name, parts in got.items():
+                    ids = pa.chunked_array([i for _, i in parts]).combine_chunks()
+                    write(name, month, with_ingest_columns(name, pa.concat_tables([r for r, _ in parts]), ids, month))
             pending.clear()
+            waiting.clear()
             pending_bytes = 0
 
         def stage_stream(table: str, batches, log_id: str, month: str) -> tuple[str | None, int]:
@@ -267,9 +407,12 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
             for batch in batches:
                 for row in batch.to_pylist():
                     entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream,
-                                                            derive=derive)
+                                                            derive=now)
                     staged.extend(streamed)
                     ledger.append(entry)
+                    counted = dict(entry["row_counts"] or {})
+                    if later and entry["row_counts"] is not None and ("io_ops" in tables or "io_ops" not in counted):
+                        waiting[entry["log_id"]] = entry  # decoded, its segments in memory (`_derive`'s rule)
                     for t, tab in tables.items():
                         pending.setdefault((t, entry["job_month"]), []).append((entry["log_id"], tab))
                         pending_bytes += tab.nbytes

@@ -22,3 +22,18 @@ def bronze(spark, **tables) -> dict:
     for name in BRONZE:
         out[name] = frame(spark, name, tables.get(name, []))
     return out
+
+
+def interleaved(rows_by_log: dict, seed: int) -> tuple[list, list]:
+    """Every log's rows ({log: [row]}) interleaved at random, each log's own rows kept in their order:
+    (the rows, the log of each), as the stacked derivations may see a staged file's logs."""
+    import random
+
+    rnd, queues, out, owner = random.Random(seed), {k: list(v) for k, v in rows_by_log.items()}, [], []
+    while queues:
+        log = rnd.choice(sorted(queues))
+        out.append(queues[log].pop(0))
+        owner.append(log)
+        if not queues[log]:
+            del queues[log]
+    return out, owner

@@ -187,3 +187,42 @@ def test_rollups_of_the_shared_logs_equal_the_spark_pass(spark):
             continue
     rows = _compare(spark, decoded)
     assert len(decoded) > 100 and len(rows) > 1000
+
+
+def _stacked_equals_each(logs: dict) -> int:
+    """`file_rollups_of` over every log's tables stacked (each log twice, under two codes, so equal records
+    of two logs sit side by side) gives each log exactly `log_file_rollups` of its own tables."""
+    import numpy as np
+    import pyarrow as pa
+
+    from features.file_rollups import INPUTS as TABLES, file_rollups_of
+
+    names = [*logs, *(f"{k}-twin" for k in logs)]
+    own = {**logs, **{f"{k}-twin": v for k, v in logs.items()}}
+    stacked, codes = {}, {}
+    for t in TABLES:
+        parts = [(k, own[name][t]) for k, name in enumerate(names)
+                 if own[name].get(t) is not None and own[name][t].num_rows]
+        if parts:
+            schema = BRONZE[t].decoded_arrow_schema
+            stacked[t] = pa.concat_tables([p.select(schema.names).cast(schema) for _, p in parts])
+            codes[t] = np.repeat([k for k, _ in parts], [p.num_rows for _, p in parts])
+    got, at = file_rollups_of(stacked, codes)
+    total = 0
+    for k, name in enumerate(names):
+        want = log_file_rollups(own[name])
+        mine = got.filter(pa.array(at == k))
+        assert mine.schema == want.schema
+        assert [tuple(map(_key, r.values())) for r in mine.to_pylist()] == [
+            tuple(map(_key, r.values())) for r in want.to_pylist()], name
+        total += want.num_rows
+    assert total == got.num_rows
+    return total
+
+
+def test_rollups_of_many_logs_at_once_are_each_logs_own():
+    import darshan
+
+    assert _stacked_equals_each(_crafted()) == 16
+    logs = sorted((Path(darshan.__file__).parent).rglob("*.darshan"))
+    assert _stacked_equals_each(_decoded(logs)) > 100

@@ -7,12 +7,14 @@ import random
 import struct
 from functools import reduce
 
+import numpy as np
 import pyarrow as pa
 import pyspark.sql.functions as F
 import pytest
 
-from features.bottleneck_tags import log_phases, traced_phases
+from features.bottleneck_tags import log_phases, phases_of, traced_phases
 from schemas import BRONZE
+from tests.frames import interleaved
 
 MONTH = "2024-01"
 GAPS = (0.0, 0.5, 1.0, 3.0)
@@ -194,3 +196,26 @@ def test_log_phases_ignore_the_order_of_the_ops(gap):
         random.Random(1).shuffle(idx)
         a, b = log_phases(table, gap), log_phases(table.take(idx), gap)
         assert [_row(*r.values()) for r in a.to_pylist()] == [_row(*r.values()) for r in b.to_pylist()], log
+
+
+def _interleaved(rows, seed):
+    """`rows` with the logs' rows interleaved at random, each log's own rows kept in their order."""
+    out, owner = interleaved({log: t.to_pylist() for log, t in _per_log(rows).items()}, seed)
+    return pa.Table.from_pylist(out, schema=BRONZE["io_ops"].decoded_arrow_schema), owner
+
+
+@pytest.mark.parametrize("gap", GAPS)
+def test_phases_of_many_logs_are_each_log_phased_alone(gap):
+    """Ingest phases a staged file's logs in one call: with the logs' rows interleaved, each log still gets
+    exactly the rows `log_phases` gives on its own ops (which the tests above hold to Spark's)."""
+    rows = CRAFTED + _random_rows(seed=11, n_logs=30)
+    stack, owner = _interleaved(rows, seed=int(gap * 4))
+    names = sorted(set(owner))
+    code = np.array([names.index(o) for o in owner])
+    got, at = phases_of(stack, gap, code)
+    assert got.num_rows == len(at)
+    per_log = {log: log_phases(t, gap) for log, t in _per_log(rows).items()}
+    assert sum(t.num_rows for t in per_log.values()) == got.num_rows > 100
+    for k, log in enumerate(names):
+        mine = [_row(*r.values()) for r in got.filter(pa.array(at == k)).to_pylist()]
+        assert mine == [_row(*r.values()) for r in per_log[log].to_pylist()], log

@@ -7,8 +7,9 @@ import struct
 
 import pytest
 
-from features.file_features import log_op_patterns, ops_pattern_stats, patterns_at_transfer_size
+from features.file_features import log_op_patterns, op_patterns_of, ops_pattern_stats, patterns_at_transfer_size
 from schemas import BRONZE
+from tests.frames import interleaved
 
 MONTH = "2024-01"
 NAN, INF = float("nan"), float("inf")
@@ -166,3 +167,30 @@ def test_no_segments_no_rows():
     opens = pa.Table.from_pylist([{"source": "DXT_POSIX", "record_id": 1, "rank": 0, "seq": 0, "op": "open"}],
                                  schema=BRONZE["io_ops"].decoded_arrow_schema)
     assert log_op_patterns(opens).num_rows == 0
+
+
+def test_many_logs_at_once_are_each_log_counted_alone():
+    """Ingest counts a staged file's logs in one call: with the logs' rows interleaved (each log's in its
+    order), every log gets exactly the rows `log_op_patterns` gives on its own segments (which the tests
+    above hold to the Spark pass), H5F rows included."""
+    import numpy as np
+    import pyarrow as pa
+
+    rows = _crafted() + _random_ops(7) + _random_ops(8)
+    rows += [dict(r, log_id=f"{r['log_id']}-twin") for r in rows]  # the same keys in two logs: never merged
+    schema = BRONZE["io_ops"].decoded_arrow_schema
+    by_log: dict = {}
+    for r in rows:
+        by_log.setdefault(r["log_id"], []).append({c: r.get(c) for c in schema.names})
+    mixed, owner = interleaved(by_log, seed=3)
+    names = sorted(by_log)
+    got, at = op_patterns_of(pa.Table.from_pylist(mixed, schema=schema), np.array([names.index(o) for o in owner]))
+    assert got.schema == BRONZE["op_patterns"].decoded_arrow_schema and got.num_rows == len(at)
+    total = 0
+    for k, log in enumerate(names):
+        want = log_op_patterns(pa.Table.from_pylist(by_log[log], schema=schema))
+        mine = got.filter(pa.array(at == k))
+        key = lambda r: tuple(map(_key, r.values()))  # noqa: E731
+        assert sorted(map(key, mine.to_pylist()), key=repr) == sorted(map(key, want.to_pylist()), key=repr), log
+        total += want.num_rows
+    assert total == got.num_rows > 50 and pa.compute.sum(got.column("h5f_calls").cast(pa.int64())).as_py() == 4

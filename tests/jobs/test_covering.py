@@ -320,6 +320,32 @@ def test_ingest_covers_each_decoded_log_as_the_spark_pass_does(spark, bronze, od
     assert {r[7] for r in h} == {"recorder"} and h[0][8] == 3  # members (50, 0), (51, 1), (52, 0)
 
 
+def test_ingest_covers_many_logs_at_once_as_each_alone(spark, bronze, odd_bronze):
+    """Ingest covers a staged file's logs in one call (`covers_of` on their tables stacked, each log twice so
+    equal records of two logs sit side by side): every log gets exactly `log_covers` of its own tables."""
+    import numpy as np
+    import pyarrow as pa
+
+    from features.covering_sets import INPUTS, covers_of, log_covers
+
+    logs = _per_log_arrow({t: bronze[t].unionByName(odd_bronze[t]) for t in bronze})
+    names = [*logs, *logs]
+    stacked, codes = {}, {}
+    for t in INPUTS:
+        parts = [(k, logs[n][t]) for k, n in enumerate(names) if t in logs[n] and logs[n][t].num_rows]
+        if parts:
+            stacked[t] = pa.concat_tables([p for _, p in parts])
+            codes[t] = np.repeat([k for k, _ in parts], [p.num_rows for _, p in parts])
+    got, at = covers_of(stacked, codes)
+    assert got.schema == BRONZE["covers"].decoded_arrow_schema and got.num_rows == len(at)
+    total = 0
+    for k, n in enumerate(names):
+        want = log_covers(logs[n]).to_pylist()
+        assert got.filter(pa.array(at == k)).to_pylist() == want, n
+        total += len(want)
+    assert total == got.num_rows > 20
+
+
 def test_ingest_cover_of_a_log_without_an_interval_is_empty():
     import pyarrow as pa
 

@@ -94,6 +94,54 @@ def test_stack_logs_gives_each_row_its_own_log_id():
     assert out.schema.equals(ingest_tasks._bronze_schema("io_ops"))
 
 
+def test_derive_stacked_counts_every_log_and_falls_back_log_by_log():
+    """The stacked rules run once on a staged file's logs; each log's count (0 included) lands in its ledger
+    entry. When a rule fails on the stack, it runs log by log: only the log it fails on goes without (noted)."""
+    from iolake.config import load_config
+
+    d = native.decode(_small_log())
+    t = d.tables["io_ops"]
+    logs = ["A" * 64, "B" * 64, "C" * 64, "D" * 64]  # D: no segments, E: not among the logs
+    tables = {"io_ops": [(logs[0], t), (logs[1], t.slice(0, 5)), (logs[2], t.slice(10)), ("E" * 64, t)],
+              "posix": [(i, d.tables["posix"]) for i in logs + ["E" * 64]], "jobs": [(logs[3], d.tables["jobs"])]}
+    from features import covering_sets, file_rollups
+
+    derive = {n: x for n, x in ingest_tasks.derivers(load_config("local")).items() if x.stacked is not None}
+    assert set(derive) == {"covers", "op_patterns", "phases", "file_rollups"}
+    assert derive["covers"].inputs == covering_sets.INPUTS and derive["file_rollups"].inputs == file_rollups.INPUTS
+
+    def entries():
+        return {i: {"row_counts": [], "notes": None} for i in logs}
+
+    got_entries = entries()
+    got = ingest_tasks.derive_stacked(logs, tables, derive, got_entries)
+    for name, rule in derive.items():
+        rows, ids = got[name]
+        assert set(ids.to_pylist()) <= set(logs)
+        for log_id in logs:
+            own = {k: r for k, parts in tables.items() for i, r in parts if i == log_id}
+            want = rule(own)
+            mine = rows.filter(pa.compute.equal(ids, log_id))
+            assert mine.equals(want) and dict(got_entries[log_id]["row_counts"])[name] == want.num_rows
+    assert dict(got_entries[logs[3]]["row_counts"]) == {"covers": 0, "op_patterns": 0, "phases": 0, "file_rollups": 1}
+
+    def per_log(own):
+        if own["io_ops"].num_rows == 5:
+            raise ValueError("odd log")
+        return derive["phases"](own)
+
+    def stacked(stack, whose):
+        raise ValueError("no stack")
+
+    fallback, fb_entries = {"phases": ingest_tasks.Deriver(per_log, stacked, ("io_ops",))}, entries()
+    rows, ids = ingest_tasks.derive_stacked(logs[:3], tables, fallback, fb_entries)["phases"]
+    assert set(ids.to_pylist()) == {logs[0], logs[2]}
+    assert rows.equals(got["phases"][0].filter(pa.compute.not_equal(got["phases"][1], logs[1])))
+    assert fb_entries[logs[1]]["row_counts"] == [] and "odd log" in fb_entries[logs[1]]["notes"][0]
+    assert [dict(fb_entries[i]["row_counts"]) for i in (logs[0], logs[2])] == [
+        {"phases": dict(got_entries[i]["row_counts"])["phases"]} for i in (logs[0], logs[2])]
+
+
 def test_as_decoded_puts_a_tables_columns_in_the_decoded_order_or_fails():
     t = native.decode(_small_log()).tables["io_ops"]
     shuffled = t.select(list(reversed(t.schema.names)))
@@ -176,3 +224,13 @@ def test_a_decoded_log_gets_its_derived_tables_and_a_streamed_one_does_not(tmp_p
                 assert tables[name].equals(want)
         entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage)  # nothing derived
         assert not set(derive) & set(dict(entry["row_counts"])) and not set(derive) & set(tables)
+
+
+def test_derive_chunks_bound_the_bytes_stacked_at_once():
+    t = native.decode(_small_log()).tables["io_ops"]
+    logs = [f"{k:064d}" for k in range(7)]
+    tables = {"io_ops": [(i, t) for i in logs] + [("x" * 64, t)], "posix": [(logs[3], t.slice(0, 1))]}
+    chunks = list(ingest_tasks.derive_chunks(logs, tables, limit=2 * t.nbytes))
+    assert [c for chunk in chunks for c in chunk] == logs  # every log once, in order
+    assert [len(c) for c in chunks] == [2, 1, 1, 2, 1]  # log 3 (a little over t) fits beside no other
+    assert list(ingest_tasks.derive_chunks(logs, tables, limit=1)) == [[i] for i in logs]

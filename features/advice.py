@@ -1,7 +1,8 @@
 """gold/tuning_advice rows: the three kinds of advice, assembled in Spark.
 
 - `what_if_rows`  per data file, the model-based what-if of `features/what_if.py`, run on the
-                  executors (`mapInPandas`) with the registered champions shipped as files;
+                  executors (`mapInPandas`) with the registered champions shipped as files, once
+                  per distinct model input (`KEY`) and joined back to its files (`iolake/per_key.py`);
 - `stripe_rows`   per Lustre job, DCA-IO's stripe setting (`features/stripe_advice.py`) from the
                   lake's run history (one row per job: a few numbers, gathered to the driver);
 - `tag_rows`      per bottleneck tag, its recommendation (`schemas.bottleneck_tags.CATALOG`) and, where a what-if
@@ -30,17 +31,27 @@ RECOMMENDATIONS = {tag: t.recommendation for tag, t in CATALOG.items() if tag !=
 TAG_DIMENSION = {"small_reads": "transfer_size", "small_writes": "transfer_size",
                  "no_collective_shared": "api", "rank0_heavy": "api", "metadata_heavy": "layout"}
 
-CHUNK_FILES = 500  # files searched per model call on an executor
+CHUNK_FILES = 500  # files (or keys) searched per model call on an executor
 
-WHAT_IF_SCHEMA = T.StructType([
-    T.StructField("log_id", T.StringType()), T.StructField("job_month", T.StringType()),
-    T.StructField("record_id", T.LongType()), T.StructField("file_name", T.StringType()),
+# What the search reads of a file: what_if.options / setting / apply / _job_equivalent read interface,
+# collective, file_per_process, transfer_size, rw_per_open, n_ranks, nprocs and tier, and the models
+# read their `features` (FEATURES; and tier, the bandwidth model). Never a file's name, ids or bytes:
+# files alike in these get the same answer, so the search runs once per distinct KEY.
+KEY = (*FEATURES, "tier")
+PER_FILE = ("log_id", "job_month", "record_id", "file_name")
+
+ANSWER = T.StructType([
     T.StructField("current", T.StringType()), T.StructField("advised", T.StringType()),
     T.StructField("change", T.StringType()),
     T.StructField("now", T.DoubleType()), T.StructField("best", T.DoubleType()),
     T.StructField("speedup", T.DoubleType()), T.StructField("evidence", T.ArrayType(T.StringType())),
     T.StructField("message", T.StringType()), T.StructField("is_advice", T.BooleanType()),
-    T.StructField("alone", T.MapType(T.StringType(), T.DoubleType())), T.StructField("bytes", T.LongType()),
+    T.StructField("alone", T.MapType(T.StringType(), T.DoubleType())),
+])
+WHAT_IF_SCHEMA = T.StructType([
+    T.StructField("log_id", T.StringType()), T.StructField("job_month", T.StringType()),
+    T.StructField("record_id", T.LongType()), T.StructField("file_name", T.StringType()),
+    *ANSWER.fields, T.StructField("bytes", T.LongType()),
 ])
 
 
@@ -82,42 +93,70 @@ def _load(name: str):
     return _LOADED[name]
 
 
-def what_if_rows(files: DataFrame, space: what_if.Space, bandwidth_file: str, placement_file: str | None) -> DataFrame:
+def what_if_rows(files: DataFrame, space: what_if.Space, bandwidth_file: str, placement_file: str | None,
+                 per_key: bool = True) -> DataFrame:
     """Per file of `files` (silver/file_features rows), the what-if search's answer; `is_advice` marks
-    the rows worth telling, `alone` holds each dimension's speed-up when changed alone."""
-    cols = ["log_id", "job_month", "record_id", "file_name", *FEATURES, "tier", "bytes_read", "bytes_written"]
+    the rows worth telling, `alone` holds each dimension's speed-up when changed alone.
+
+    `per_key` (the default): the search runs once per distinct `KEY` and its answer joins back to
+    every file of that key (at 100,000 logs, 671 keys for 471,764 files); off: once per file, as
+    before, kept to check the other against (tests/jobs/test_score_advise_keys.py,
+    bench/score_advise_keys.py). Both give the same rows."""
+    from iolake.per_key import KEY_ID, in_pandas, join_answers
+
+    bytes_ = (F.coalesce(F.col("bytes_read"), F.lit(0)) + F.coalesce(F.col("bytes_written"), F.lit(0))).cast("long")
+    rows = files.select(*PER_FILE, *KEY, bytes_.alias("bytes"))
+    if per_key:
+        run = _searcher([KEY_ID], space, bandwidth_file, placement_file, check_key=True)
+        out = join_answers(rows, KEY, lambda keys: in_pandas(keys, run, ANSWER))
+    else:  # the search sees every column of the file, as it did: a column outside KEY that mattered would show
+        carry = [*PER_FILE, "bytes"]
+        run = _searcher(carry, space, bandwidth_file, placement_file, check_key=False)
+        out = rows.mapInPandas(run, T.StructType([rows.schema[c] for c in carry] + ANSWER.fields))
+    return out.select(*WHAT_IF_SCHEMA.fieldNames())
+
+
+def _searcher(carry: list[str], space: what_if.Space, bandwidth_file: str, placement_file: str | None,
+              check_key: bool):
+    """The `mapInPandas` function searching every row of its batches: `carry` (passed through as it
+    is) and the `ANSWER` columns; `check_key`: refuse models that read a column outside `KEY`."""
 
     def run(batches):
-        import numpy as np
         import pandas as pd
 
         bw = _load(bandwidth_file)
         pl = _load(placement_file) if placement_file else None
+        if check_key:
+            for m, f in ((bw, bandwidth_file), (pl, placement_file)):
+                outside = [c for c in getattr(m, "features", ()) if c not in KEY]
+                if outside:
+                    raise ValueError(f"model {f} reads {outside}, outside the what-if's key {list(KEY)}: files alike "
+                                     f"in the key could differ in its answer; run what_if_rows with per_key=False")
         predict = lambda f: bw.predict(None, f)["predicted_bandwidth_mib_s"].to_numpy(dtype=float)  # noqa: E731
         place = (lambda f: pl.predict(None, f)) if pl is not None else None  # noqa: E731
         for batch in batches:
             for start in range(0, len(batch), CHUNK_FILES):  # bounded memory: <= 84 candidate rows a file
                 pdf = batch.iloc[start:start + CHUNK_FILES]
-                out = []
-                for (_, r), res in zip(pdf.iterrows(), what_if.search(pdf, predict, space, place)):
-                    ev = [f"{what_if.HINTS_SHORT[d]} alone: {v if d != 'transfer_size' else what_if.human_size(v)} "
-                          f"-> {s:.2f}x" for d, (v, s) in res.by_dimension.items() if np.isfinite(s)]
-                    if res.placement is not None:
-                        ev.append(f"placement model: {res.placement[0]} (probability {res.placement[1]:.2f})")
-                    ok = what_if.advised(res, space.min_speedup)
-                    out.append({
-                        "log_id": r["log_id"], "job_month": r["job_month"], "record_id": int(r["record_id"]),
-                        "file_name": r["file_name"], "current": what_if.describe(res.current),
-                        "advised": what_if.describe(res.best), "change": what_if.change(res),
-                        "now": _f(res.bandwidth_now),
-                        "best": _f(res.bandwidth_best), "speedup": _f(res.speedup), "evidence": ev,
-                        "message": what_if.message(res) if ok else "", "is_advice": ok,
-                        "alone": {d: float(s) for d, (_, s) in res.by_dimension.items() if np.isfinite(s)},
-                        "bytes": int(r["bytes_read"] or 0) + int(r["bytes_written"] or 0),
-                    })
-                yield pd.DataFrame(out, columns=WHAT_IF_SCHEMA.fieldNames())
+                answers = [_answer(res, space.min_speedup) for res in what_if.search(pdf, predict, space, place)]
+                yield pd.concat([pdf[carry].reset_index(drop=True),
+                                 pd.DataFrame(answers, columns=ANSWER.fieldNames())], axis=1)
 
-    return files.select(*cols).mapInPandas(run, WHAT_IF_SCHEMA)
+    return run
+
+
+def _answer(res: what_if.Result, min_speedup: float) -> dict:
+    """One search result in the `ANSWER` columns."""
+    import numpy as np
+
+    ev = [f"{what_if.HINTS_SHORT[d]} alone: {v if d != 'transfer_size' else what_if.human_size(v)} "
+          f"-> {s:.2f}x" for d, (v, s) in res.by_dimension.items() if np.isfinite(s)]
+    if res.placement is not None:
+        ev.append(f"placement model: {res.placement[0]} (probability {res.placement[1]:.2f})")
+    ok = what_if.advised(res, min_speedup)
+    return {"current": what_if.describe(res.current), "advised": what_if.describe(res.best),
+            "change": what_if.change(res), "now": _f(res.bandwidth_now), "best": _f(res.bandwidth_best),
+            "speedup": _f(res.speedup), "evidence": ev, "message": what_if.message(res) if ok else "",
+            "is_advice": ok, "alone": {d: float(s) for d, (_, s) in res.by_dimension.items() if np.isfinite(s)}}
 
 
 def _f(x) -> float | None:

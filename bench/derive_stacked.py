@@ -36,7 +36,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=3)
     args = ap.parse_args()
     paths = sorted(p for p in Path(args.corpus).glob("*/*") if p.is_file())[: args.logs]
-    derive = {n: d for n, d in ingest_tasks.derivers(load_config("local")).items() if d.stacked is not None}
+    derive = ingest_tasks.derivers(load_config("local"))
     parts = []  # (log_id, {table: rows}), as a decode task holds them
     for k, p in enumerate(paths):
         tables = decode_in_process(str(p), "native").all_tables()

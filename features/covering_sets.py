@@ -688,12 +688,18 @@ def _covers_of(logs) -> "pa.RecordBatch":
     parts, meta = _cover_parts(logs)
     if not parts:
         return pa.RecordBatch.from_pydict({c: pa.array([], type=_arrow_type(c)) for c in OUT_COLS})
+    out = _cover_columns(parts, meta)
+    return pa.RecordBatch.from_pydict({c: pa.array(out[c], type=_arrow_type(c)) for c in OUT_COLS})
+
+
+def _cover_columns(parts: list[dict], meta: list[tuple]) -> dict:
+    """`_cover_parts`' answer as one numpy array per OUT_COLS column, a row per member."""
     count = [x[-1] for x in meta]
-    out = {c: pa.array(np.repeat(np.array([x[i] for x in meta], dtype=object), count), type=_arrow_type(c))
+    out = {c: np.repeat(np.array([x[i] for x in meta], dtype=object), count)
            for i, c in enumerate(("log_id", "job_month", "interval_source"))}
-    out.update({c: pa.array(np.concatenate([p[c] for p in parts])) for c in MEMBER_COLS})
-    out["n_untraced_items"] = pa.array(np.repeat(np.array([x[3] for x in meta], dtype=np.int64), count))
-    return pa.RecordBatch.from_pydict({c: out[c] for c in OUT_COLS})
+    out.update({c: np.concatenate([p[c] for p in parts]) for c in MEMBER_COLS})
+    out["n_untraced_items"] = np.repeat(np.array([x[3] for x in meta], dtype=np.int64), count)
+    return out
 
 
 def _arrow_type(col: str):
@@ -888,12 +894,9 @@ def covers_of(tables: dict, logs: dict | None = None):
                                 for a, b in zip(bounds[:-1], bounds[1:])])
     if not parts:
         return schema.empty_table(), np.zeros(0, np.int64)
-    count = [x[-1] for x in meta]
-    out = {c: np.concatenate([p[c] for p in parts]) for c in MEMBER_COLS}
-    out["interval_source"] = np.repeat(np.array([x[2] for x in meta], dtype=object), count)
-    out["n_untraced_items"] = np.repeat(np.array([x[3] for x in meta], dtype=np.int64), count)
+    out = _cover_columns(parts, meta)  # its log_id: the log's number here
     table = pa.table({c: pa.array(out[c], f.type) for c, f in zip(schema.names, schema)}, schema=schema)
-    return table, np.repeat(np.array([x[0] for x in meta], dtype=np.int64), count)
+    return table, out["log_id"].astype(np.int64)
 
 
 def log_covers(tables) -> "pa.Table":

@@ -190,12 +190,12 @@ def _decode_one(dec: _Decoder, row: dict) -> Decoded:
 @dataclass(frozen=True)
 class Deriver:
     """The rule of a derived table: called on one log's decoded tables ({name: Arrow table}) it gives the
-    log's rows. `stacked`, when set, computes the same rows for many logs at once, which is how a decode
-    task runs it on the logs of a staged file: `stacked(tables, logs) -> (rows, log of each row)`, with
-    `tables` {name: the logs' rows stacked} of the `inputs` tables and `logs` {name: whose each row is}."""
+    log's rows. `stacked` computes the same rows for many logs at once, which is how a decode task runs
+    it on the logs of a staged file: `stacked(tables, logs) -> (rows, log of each row)`, with `tables`
+    {name: the logs' rows stacked} of the `inputs` tables and `logs` {name: whose each row is}."""
     per_log: Callable
-    stacked: Callable | None = None
-    inputs: tuple = ()
+    stacked: Callable
+    inputs: tuple
 
     def __call__(self, tables: dict):
         return self.per_log(tables)
@@ -294,23 +294,22 @@ def derive_chunks(log_ids: list[str], size: dict, limit: int = DERIVE_BYTES):
 
 
 def derive_stacked(log_ids: list[str], tables: dict, derive: dict, entries: dict) -> dict:
-    """{derived table: (rows, log_id of each row)} of the `derive` rules that have `stacked`, for the logs
+    """{derived table: (rows, log_id of each row)} of the `derive` rules (`Deriver`s), for the logs
     `log_ids` of a staged file, one call per rule; `tables` holds their decoded tables ({name: [(log_id,
     rows)]}, other logs' parts ignored). Each log's row count, 0 included, goes to its ledger entry
     (`entries[log_id]`), as `_derive` does for one log. A rule that fails on the stack runs log by log
     (`_derive`), so only the logs it fails on go without (noted in their entries)."""
     index = {i: k for k, i in enumerate(log_ids)}
     ids = pa.array(log_ids, pa.string())
-    rules = {name: d for name, d in derive.items() if d.stacked is not None}
     stack, logs = {}, {}  # each input table stacked once, for every rule that reads it
-    for t in {t for d in rules.values() for t in d.inputs}:
+    for t in {t for d in derive.values() for t in d.inputs}:
         parts = [(index[i], rows) for i, rows in tables.get(t, ()) if i in index]
         if parts:
             stack[t] = pa.concat_tables([r for _, r in parts]).combine_chunks()
             logs[t] = np.repeat(np.fromiter((k for k, _ in parts), np.int64, len(parts)),
                                 [r.num_rows for _, r in parts])
     out = {}
-    for name, d in rules.items():
+    for name, d in derive.items():
         try:
             rows, at = d.stacked({t: stack[t] for t in d.inputs if t in stack},
                                  {t: logs[t] for t in d.inputs if t in logs})
@@ -350,8 +349,7 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
-        now = {n: d for n, d in (derive or {}).items() if getattr(d, "stacked", None) is None}
-        later = {n: d for n, d in (derive or {}).items() if n not in now}  # on a staged file's logs at once
+        later = derive or {}  # run on a staged file's logs at once (`flush`)
         tag = f"{ctx.partitionId():05d}-{ctx.attemptNumber()}-{uuid.uuid4().hex[:8]}" if ctx else uuid.uuid4().hex
         fs, root = resolve(staging)
         pending: dict[tuple[str, str], list[tuple[str, pa.Table]]] = {}  # (table, job_month) -> (log, rows)
@@ -403,13 +401,11 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
         try:
             for batch in batches:
                 for row in batch.to_pylist():
-                    entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream,
-                                                            derive=now)
+                    entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream)
                     staged.extend(streamed)
                     ledger.append(entry)
-                    counted = dict(entry["row_counts"] or {})
-                    if later and entry["row_counts"] is not None and ("io_ops" in tables or "io_ops" not in counted):
-                        waiting[entry["log_id"]] = entry  # decoded, its segments in memory (`_derive`'s rule)
+                    if later and entry["row_counts"] is not None and not _streamed(dict(entry["row_counts"]), tables):
+                        waiting[entry["log_id"]] = entry  # decoded, its segments in memory
                     size = 0
                     for t, tab in tables.items():
                         pending.setdefault((t, entry["job_month"]), []).append((entry["log_id"], tab))
@@ -516,7 +512,7 @@ def _derive(name: str, fn, decoded: dict, tables: dict, counts: dict, entry: dic
     how the stage that owns the result knows ingest computed it. A log whose io_ops were streamed to
     disk (not in `decoded`, though counted) gets none: that stage computes it in Spark. Nor does one
     whose derivation fails, which keeps its other rows and says why in its notes."""
-    if "io_ops" in counts and "io_ops" not in decoded:
+    if _streamed(counts, decoded):
         return
     try:
         t = fn(decoded)
@@ -526,6 +522,12 @@ def _derive(name: str, fn, decoded: dict, tables: dict, counts: dict, entry: dic
     if t.num_rows:
         tables[name] = as_decoded(name, t)
     counts[name] = t.num_rows
+
+
+def _streamed(counts: dict, tables: dict) -> bool:
+    """Were the log's segments streamed to disk (counted, not among its tables in memory)? Then it
+    gets no derived table: each stage computes its own in Spark."""
+    return "io_ops" in counts and "io_ops" not in tables
 
 
 def _unstage(uris: list[str]) -> None:

@@ -374,16 +374,21 @@ def _phases(t: dict[str, DataFrame], c, traced: DataFrame | None = None) -> Data
     traced row has its HEATMAP bins that moved bytes instead, as ops (`_heatmap_ops`) in time order split the
     same way, source "HEATMAP".
 
-    A log has either kind, never both, so each is ordered on its own: the same phases as ordering the union."""
+    A log has either kind, never both, so each is ordered on its own: the same phases as ordering the union.
+    `traced` is read once: the HEATMAP phases of a log with a traced row are dropped after the union (a window
+    over the log's few phase rows), not by an anti-join against `traced`, which made Spark compute the traced
+    phases of io_ops (a scan of every segment) twice."""
     gap = c.io_phase_gap_s
     if traced is None:
         traced = traced_phases(t["io_ops"], gap)
     # without traced ops (no DXT, the production default), Darshan 3.4+'s HEATMAP bins time the I/O
-    heat = _heatmap_ops(t["heatmap"]).join(traced.select(*KEY).distinct(), list(KEY), "left_anti")
-    heat = _split_phases(heat, gap)
+    heat = _split_phases(_heatmap_ops(t["heatmap"]), gap)
     cols = [*KEY, "phase", "source", "t0", "t1", "bytes"]
-    return traced.withColumn("source", F.lit("traced")).select(*cols).unionByName(
+    both = traced.withColumn("source", F.lit("traced")).select(*cols).unionByName(
         heat.withColumn("source", F.lit("HEATMAP")).select(*cols))
+    is_traced = COL("source") == "traced"
+    has_traced = F.max(is_traced.cast("int")).over(Window.partitionBy(*KEY))
+    return both.withColumn("_traced", has_traced).where(is_traced | (COL("_traced") == 0)).select(*cols)
 
 
 # the rows of `log_phases`, in this order (the caller adds log_id and job_month)

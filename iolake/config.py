@@ -140,6 +140,7 @@ class ModelsConf:
     test_fraction: float
     seed: int
     max_train_rows: int  # lake rows a bandwidth model trains on at most (whole feature groups sampled past it)
+    cv_jobs: int  # a bandwidth model's grouped splits fitted at once, in threads (0: one per core)
     classifiers: list[str]
     regressors: list[str]
     placement_model: str  # registered model names

@@ -145,8 +145,16 @@ def closer(measured, predicted, rule) -> dict:
     return out
 
 
+def _fold(name: str, X: pd.DataFrame, y: np.ndarray, tr, te, level: str, params, seed: int, monotone: bool,
+          estimator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """One grouped split: (measured, predicted, median rule) bandwidths of its held-out rows."""
+    est = (estimator(seed) if estimator else build_estimator(name, params, level, seed, monotone))
+    est.fit(X.iloc[tr], y[tr])
+    return np.exp(y[te]), np.exp(est.predict(X.iloc[te])), median_rule(X.iloc[tr], np.exp(y[tr]), X.iloc[te])
+
+
 def fit_and_evaluate(name: str, X: pd.DataFrame, bandwidth: pd.Series, folds, *, level: str = "file",
-                     params=None, seed: int = 0, monotone: bool = True, estimator=None) -> dict:
+                     params=None, seed: int = 0, monotone: bool = True, estimator=None, n_jobs: int = 1) -> dict:
     """Held-out metrics (mean ± std over grouped `folds`) of one regressor, and of the median-per-tier
     rule on the same folds (`baseline_*`). `pooled_r2_log` pools every (fold, test row) pair;
     `vs_baseline` (`evaluation.select`'s sign test), per metric, counts the pairs where the model's
@@ -154,15 +162,21 @@ def fit_and_evaluate(name: str, X: pd.DataFrame, bandwidth: pd.Series, folds, *,
     for MdAPE, the |log error| for R²(log). They differ: an over-prediction's APE has no ceiling and
     an under-prediction's stops at 100%, so a model closer in log terms on most rows can still be
     farther in APE (the 10,000-log corpus lake: xgboost's MdAPE 367% against the rule's 103%, its
-    R²(log) 0.62 against -0.35). `estimator(seed)` overrides the named pipeline (the reference)."""
+    R²(log) 0.62 against -0.35). `estimator(seed)` overrides the named pipeline (the reference).
+
+    `n_jobs` fits that many splits at once, in threads (joblib; -1: one per core): the regressors'
+    fitting runs in C/Cython without the GIL, and every split's own estimator and seed make the
+    result the same as one at a time (`tests/models/test_bandwidth.py`). `models.cv_jobs` sets it (0: -1)."""
     y = np.log(bandwidth.to_numpy(dtype=float))
     rows, base, pooled_m, pooled_p = [], [], [], []
     counts = {"mdape_pct_mean": [0, 0], "r2_log_mean": [0, 0]}  # (model closer, rule closer)
-    for tr, te in folds:
-        est = (estimator(seed) if estimator else build_estimator(name, params, level, seed, monotone))
-        est.fit(X.iloc[tr], y[tr])
-        pred, truth = np.exp(est.predict(X.iloc[te])), np.exp(y[te])
-        rule = median_rule(X.iloc[tr], np.exp(y[tr]), X.iloc[te])
+    args = (level, params, seed, monotone, estimator)
+    if n_jobs == 1:
+        held = [_fold(name, X, y, tr, te, *args) for tr, te in folds]
+    else:
+        from joblib import Parallel, delayed
+        held = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(_fold)(name, X, y, tr, te, *args) for tr, te in folds)
+    for truth, pred, rule in held:  # in the splits' order, however they ran
         rows.append(metrics(truth, pred))
         base.append(metrics(truth, rule))
         for k, (b, w) in closer(truth, pred, rule).items():

@@ -407,3 +407,26 @@ def test_phases_split_only_at_idle_gaps_over_the_threshold(spark):
     # no threshold: every idle gap splits, touching ops do not
     assert _phase_rows(spark, [("C", 1, 0, 0.0, 1.0, 1), ("C", 1, 1, 1.0, 2.0, 2), ("C", 1, 0, 2.5, 3.0, 4)], 0.0) == [
         ("C", 1, 0.0, 2.0, 3), ("C", 2, 2.5, 3.0, 4)]
+
+
+def test_phases_traced_ops_win_over_heatmap_and_io_ops_is_read_once(spark, tmp_path):
+    """A log with DXT ops and HEATMAP bins gets only its traced phases (2, not the heatmap's 3); a log with HEATMAP
+    bins only gets those (bins 0 and 4 of 1 s: two phases); and io_ops, read from files, appears once in the
+    plan: the traced phases are not computed a second time to find which logs have them."""
+    from types import SimpleNamespace
+
+    ops = [{"log_id": "both", "record_id": 1, "rank": 0, "source": "DXT_POSIX", "seq": k, "op": "write", "offset": 0,
+            "length": n, "start_s": s, "end_s": s + 0.1} for k, (s, n) in enumerate(((0.0, 10), (5.0, 20)))]
+    heat = [{"log_id": log, "record_id": 9, "module": "POSIX", "rank": 0, "bin_width_s": 1.0, "nbins": 8,
+             "read_bytes": [0] * 8, "write_bytes": [b if k in bins else 0 for k in range(8)]}
+            for log, bins, b in (("both", (0, 3, 6), 7), ("heat", (0, 4), 100))]
+    t = bronze(spark, io_ops=ops, heatmap=heat)
+    path = str(tmp_path / "segs")
+    t["io_ops"].write.parquet(path)
+    t["io_ops"] = spark.read.parquet(path)
+    phases = bottleneck_tags._phases(t, SimpleNamespace(io_phase_gap_s=1.0))
+    got = sorted((r.log_id, r.phase, r.source, r.t0, r.t1, r.bytes) for r in phases.collect())
+    assert got == [("both", 1, "traced", 0.0, 0.1, 10), ("both", 2, "traced", 5.0, 5.1, 20),
+                   ("heat", 1, "HEATMAP", 0.0, 1.0, 100), ("heat", 2, "HEATMAP", 4.0, 5.0, 100)]
+    plan = phases._jdf.queryExecution().sparkPlan().toString()  # before exchanges (and their reuse) are planned
+    assert plan.count("FileScan") == 1, plan  # the only table read from files

@@ -42,6 +42,19 @@ def test_fit_and_evaluate_reports_the_median_rule_beside_each_model():
     assert r["r2_log_mean"] > r["baseline_r2_log_mean"]
 
 
+@pytest.mark.parametrize("name", ["random_forest", "gradient_boosting", "lightgbm"])
+def test_fit_and_evaluate_in_threads_gives_the_same_scores_as_one_split_at_a_time(name):
+    """`n_jobs` fits several splits at once, in threads (models.cv_jobs): every figure, the sign test's
+    counts and the pooled R² included, equals the one-at-a-time run's, bit for bit."""
+    from models import evaluation
+
+    X, bw = bandwidth_frame()
+    folds = evaluation.splits(np.arange(len(X)) // 3, 5, 0.25, seed=1)
+    one = bandwidth.fit_and_evaluate(name, X, bw, folds, seed=3)
+    assert bandwidth.fit_and_evaluate(name, X, bw, folds, seed=3, n_jobs=2) == one
+    assert bandwidth.fit_and_evaluate(name, X, bw, folds, seed=3, n_jobs=-1) == one
+
+
 def test_metrics_mdape_is_median_relative_error():
     assert bandwidth.metrics([100.0, 100.0, 100.0], [110.0, 50.0, 100.0])["mdape_pct"] == pytest.approx(10.0)
 

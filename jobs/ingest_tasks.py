@@ -349,14 +349,14 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
-        later = derive or {}  # run on a staged file's logs at once (`flush`)
+        rules = derive or {}  # run on a staged file's logs at once (`flush`)
         tag = f"{ctx.partitionId():05d}-{ctx.attemptNumber()}-{uuid.uuid4().hex[:8]}" if ctx else uuid.uuid4().hex
         fs, root = resolve(staging)
         pending: dict[tuple[str, str], list[tuple[str, pa.Table]]] = {}  # (table, job_month) -> (log, rows)
         pending_bytes = 0
         staged: list[str] = []
         ledger: list[dict] = []
-        waiting: dict[str, dict] = {}  # log_id -> ledger entry: the pending logs the `later` rules derive for
+        waiting: dict[str, dict] = {}  # log_id -> ledger entry: the pending logs the `rules` derive for
         sizes: dict[str, int] = {}  # log_id -> bytes of its pending tables
         dec = _Decoder(conf)
 
@@ -382,8 +382,8 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
                         write(table, month, stack_logs(table, parts, month))
                 logs = [i for i, e in waiting.items() if e["job_month"] == month]
                 got: dict[str, list] = {}
-                for chunk in derive_chunks(logs, sizes):  # the `later` rules on many logs at a time
-                    for name, part in derive_stacked(chunk, tables, later, waiting).items():
+                for chunk in derive_chunks(logs, sizes):  # the rules on many logs at a time
+                    for name, part in derive_stacked(chunk, tables, rules, waiting).items():
                         got.setdefault(name, []).append(part)
                 for name, parts in got.items():
                     ids = pa.chunked_array([i for _, i in parts]).combine_chunks()
@@ -404,7 +404,7 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
                     entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream)
                     staged.extend(streamed)
                     ledger.append(entry)
-                    if later and entry["row_counts"] is not None and not _streamed(dict(entry["row_counts"]), tables):
+                    if rules and entry["row_counts"] is not None and not _streamed(dict(entry["row_counts"]), tables):
                         waiting[entry["log_id"]] = entry  # decoded, its segments in memory
                     size = 0
                     for t, tab in tables.items():

@@ -198,12 +198,13 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
     bw = rows[target].astype(float).reset_index(drop=True)
     tiers = sorted(X["tier"].astype(str).unique())
     folds = evaluation.splits(groups, m.splits, m.test_fraction, m.seed)
+    cv_jobs = m.cv_jobs or -1  # splits fitted at once; models.cv_jobs 0: one per core (joblib's -1)
     echo(f"[train] bandwidth/{level}: {len(X)} rows from {source} on tiers {', '.join(tiers)}, "
          f"{len(np.unique(groups))} split groups")
     results = []
     for name in m.regressors:
         t = time.monotonic()
-        r = bandwidth.fit_and_evaluate(name, X, bw, folds, level=level, seed=m.seed, n_jobs=m.cv_jobs or -1)
+        r = bandwidth.fit_and_evaluate(name, X, bw, folds, level=level, seed=m.seed, n_jobs=cv_jobs)
         r["seconds"] = time.monotonic() - t
         results.append(r)
         echo(f"[train] bandwidth/{level} {name:<18} MdAPE {r['mdape_pct_mean']:.1f}% MAPE {r['mape_pct_mean']:.0f}% "
@@ -213,7 +214,7 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
     if reference is not None:
         ref = bandwidth.fit_and_evaluate("reference_true_params", reference.reset_index(drop=True), bw, folds,
                                          level=level, seed=m.seed, estimator=bandwidth.reference_estimator(reference),
-                                         n_jobs=m.cv_jobs or -1)
+                                         n_jobs=cv_jobs)
         echo(f"[train] bandwidth/{level} reference: lightgbm on the benchmark's own parameters MdAPE "
              f"{ref['mdape_pct_mean']:.1f}% R²(log) {ref['r2_log_mean']:.3f} (not a candidate)")
     best, veto, note = evaluation.select(results, lambda r: r["r2_log_mean"],
@@ -261,8 +262,7 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
         def recipe(kind):
             if kind == best["model"]:
                 return best["r2_log_mean"]
-            return bandwidth.fit_and_evaluate(kind, X, bw, folds, level=level, seed=m.seed,
-                                              n_jobs=m.cv_jobs or -1)["r2_log_mean"]
+            return bandwidth.fit_and_evaluate(kind, X, bw, folds, level=level, seed=m.seed, n_jobs=cv_jobs)["r2_log_mean"]
 
         promo = registry.register_and_promote(model_name, info_m.model_uri, run.info.run_id, best["r2_log_mean"],
                                               holder_score(recipe, artefact), "grouped-CV R²(log)", m.alias,

@@ -4,8 +4,9 @@ splits at once in threads, on the rows `train` fits, in one run.
     .venv/bin/python bench/cv_jobs.py LAKE [--jobs 2] [--rounds 1] [--models random_forest ...]
 
 LAKE is a corpus lake (`bench/pipeline_scale.py --keep`). Its data files with a bandwidth are read
-and sampled as `train` reads and samples them (`data_files`, `sample_groups(within="log_id")` past
-`models.max_train_rows`, split groups by `split_groups`, `models.splits` grouped splits). For each
+and sampled by `train`'s own function (`jobs.train.file_model_rows`: `data_files`, then
+`sample_groups(within="log_id")` past `models.max_train_rows`), split groups by
+`file_split_groups`, `models.splits` grouped splits). For each
 regressor, `bandwidth.fit_and_evaluate` runs with `n_jobs=1` and with `--jobs`, alternating which goes
 first each round; it prints the best seconds of each, their ratio, and whether every figure the two
 returned is equal (it must be: each split has its own estimator and seed).
@@ -22,12 +23,10 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from features.placement_labels import data_files  # noqa: E402
 from iolake.config import load_config  # noqa: E402
-from jobs.train import sample_groups, split_groups  # noqa: E402
+from jobs.train import file_model_rows, file_split_groups  # noqa: E402
 from models import bandwidth, evaluation  # noqa: E402
 from models.bandwidth import FILE_FEATURES  # noqa: E402
-from schemas.placement_labels import FEATURES  # noqa: E402
 
 
 def train_rows(lake: Path, m) -> tuple[pd.DataFrame, pd.Series, list]:
@@ -37,15 +36,11 @@ def train_rows(lake: Path, m) -> tuple[pd.DataFrame, pd.Series, list]:
     spark = build_session("cv-jobs", "local[2]", {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "8",
                                                   "spark.ui.showConsoleProgress": "false"})
     read = lambda t: spark.read.format("delta").load(str(lake / t))  # noqa: E731
-    files = data_files(read("silver/file_features"), read("bronze/logs"), m.label_formats).select(
-        "log_id", *FILE_FEATURES, "bandwidth_mib_s")
-    files, note = sample_groups(files, FEATURES, m.max_train_rows, m.seed, within="log_id")
-    rows = files.orderBy("log_id", *FILE_FEATURES, "bandwidth_mib_s").toPandas()
+    rows, note = file_model_rows(read("silver/file_features"), read("bronze/logs"), m)
     spark.stop()
     if note:
         print(note)
-    fg = evaluation.feature_groups(rows, FEATURES)
-    groups = split_groups(fg, pd.DataFrame({"group_id": fg, "log_id": rows.log_id}), "bandwidth/file", print)
+    groups = file_split_groups(rows, "bandwidth/file", print)
     X = rows[list(FILE_FEATURES)].reset_index(drop=True)
     return X, rows.bandwidth_mib_s.astype(float).reset_index(drop=True), evaluation.splits(
         groups, m.splits, m.test_fraction, m.seed)

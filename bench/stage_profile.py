@@ -1,6 +1,6 @@
 """Where one pipeline stage spends its time: Spark's own metrics of every Spark stage it ran.
 
-    .venv/bin/python bench/stage_profile.py LAKE --stage features [--top 15]
+    .venv/bin/python bench/stage_profile.py LAKE --stage features [--top 15] [--conf KEY=VALUE ...]
 
 Runs `iolake stage NAME` on LAKE (it writes the stage's outputs there: give it a copy) in a local[2]
 session like `iolake`'s, with Spark's UI on (off in conf/local.yaml) so its REST API
@@ -53,6 +53,8 @@ def main() -> int:
     ap.add_argument("lake", help="lake root (the stage writes its outputs here: use a copy)")
     ap.add_argument("--stage", required=True)
     ap.add_argument("--top", type=int, default=15)
+    ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                    help="a Spark property over conf/local.yaml's (repeatable), e.g. spark.sql.shuffle.partitions=32")
     args = ap.parse_args()
 
     from iolake.config import load_config
@@ -61,7 +63,8 @@ def main() -> int:
 
     conf = load_config("local", overrides={"lake": {"root": args.lake}})
     spark = build_session(conf.spark.app_name, conf.spark.master,
-                          {**conf.spark.properties, "spark.ui.enabled": "true", "spark.ui.port": "0"})
+                          {**conf.spark.properties, **dict(kv.split("=", 1) for kv in args.conf),
+                           "spark.ui.enabled": "true", "spark.ui.port": "0"})
     t = time.monotonic()
     summary = run_stage(spark, conf, args.stage, echo=print)
     wall = time.monotonic() - t

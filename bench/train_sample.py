@@ -30,7 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from features.placement_labels import data_files  # noqa: E402
-from jobs.train import sample_groups, split_groups  # noqa: E402
+from jobs.train import file_split_groups, sample_groups  # noqa: E402
 from models import bandwidth, evaluation  # noqa: E402
 from models.bandwidth import FILE_FEATURES  # noqa: E402
 from schemas.placement_labels import FEATURES  # noqa: E402
@@ -40,8 +40,7 @@ WAYS = {"whole groups": None, "every group, cut": "log_id"}
 
 def held_out_logs(rows: pd.DataFrame, fraction: float, seed: int) -> set:
     """The logs of a seeded `fraction` of the split groups (components of feature group x log)."""
-    fg = evaluation.feature_groups(rows, FEATURES)
-    split = split_groups(fg, pd.DataFrame({"group_id": fg, "log_id": rows.log_id}), "train_sample", print)
+    split = file_split_groups(rows, "train_sample", print)
     ids = np.unique(split)
     test = np.random.default_rng(seed).choice(ids, max(1, int(round(fraction * len(ids)))), replace=False)
     return set(rows.log_id[np.isin(split, test)])

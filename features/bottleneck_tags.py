@@ -64,8 +64,9 @@ MPI-IO module and no non-blocking call, also with no read (write) at all; iolake
 Stable codes, Drishti equivalents and recommendations: `schemas.bottleneck_tags.CATALOG`.
 
 Implementation (a small plan, few passes): one aggregation per (log, record) over a union of bronze `posix`,
-`stdio`, `mpiio`, `lustre`, `files` and silver `file_features` rows holds every per-record quantity a rule
-sums, maxes or names (POSIX rows carry the job's nprocs for single_reader_shared); one aggregation per (log,
+`stdio`, `mpiio`, `lustre` and silver `file_features` rows holds every per-record quantity a rule sums or
+maxes (POSIX rows carry the job's nprocs for single_reader_shared), numbers only so that Spark hashes it
+instead of sorting, the file's name from bronze `files` joined after it; one aggregation per (log,
 rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (io_ops summed per half-gap time bin,
 then a window over the bins: `traced_phases`, or bronze/phases, which ingest computes per log with its twin
 `log_phases`; or HEATMAP bins) are the other sources. A second aggregation turns the union of those rows and
@@ -198,9 +199,10 @@ def _rank0_parts(m: str) -> dict[str, Column]:
           .when(shared & (COL(f"{m}_SLOWEST_RANK") == 0), _z(f"{m}_SLOWEST_RANK_BYTES"))
           .when(shared & (COL(f"{m}_FASTEST_RANK") == 0), _z(f"{m}_FASTEST_RANK_BYTES"))
           .otherwise(F.lit(0)))
-    slow = F.when(shared & COL(f"{m}_SLOWEST_RANK").isNotNull(), F.struct(
-        COL(f"{m}_SLOWEST_RANK").alias("rank"), _z(f"{m}_F_SLOWEST_RANK_TIME").alias("t")))
-    return {"rk_b": b, "rk_b0": b0, "slow": slow}
+    slow = shared & COL(f"{m}_SLOWEST_RANK").isNotNull()
+    p = {"POSIX": "px", "STDIO": "st"}[m]  # a record has one shared row per module (the keys hold the rank)
+    return {"rk_b": b, "rk_b0": b0, f"{p}_slow_rank": F.when(slow, COL(f"{m}_SLOWEST_RANK")),
+            f"{p}_slow_t": F.when(slow, _z(f"{m}_F_SLOWEST_RANK_TIME"))}
 
 
 def _stdio_rows(stdio: DataFrame) -> DataFrame:
@@ -235,9 +237,10 @@ def _union(frames: list[DataFrame]) -> DataFrame:
 
 def _records(t: dict[str, DataFrame], ff: DataFrame, jobs: DataFrame, c) -> DataFrame:
     """One row per (log, record) over every record table: what any rule sums, maxes or names (the file's name
-    from bronze files)."""
+    from bronze files, joined after the aggregation: with only numbers to aggregate Spark plans a hash
+    aggregation, not the sort-based one a string or a list buffer needs)."""
     feed = _union([_posix_rows(t["posix"], jobs, c), _stdio_rows(t["stdio"]), _mpiio_rows(t["mpiio"]),
-                   _ff_rows(ff, t["lustre"]), t["files"].select(*KEY, "record_id", "name")])
+                   _ff_rows(ff, t["lustre"])])
     sums = ("reads", "writes", "small_r", "small_w", "seq_r", "seq_w", "file_na", "mem_na", "br", "bw", "rk_b", "rk_b0",
             "stdio_b", "indep", "coll", "block_r", "nb_r", "block_w", "nb_w", "ff_b", "ff_raw", "ff_raw_b")
     maxes = ("file_alignment", "max_byte_read", "max_byte_written", "imb_bytes", "imb_time", "sr_share", "sr_b",
@@ -246,8 +249,15 @@ def _records(t: dict[str, DataFrame], ff: DataFrame, jobs: DataFrame, c) -> Data
         *[F.sum(x).alias(x) for x in sums], *[F.max(x).alias(x) for x in maxes],
         *[F.count(x).alias(f"n_{x}") for x in ("imb_bytes", "imb_time", "sr_share")],
         F.max("px_shared").cast("boolean").alias("shared"), F.max("rk_b0").alias("rk_b0_max"),
-        F.max("stdio_b").alias("stdio_b_max"), F.collect_list("slow").alias("slow"), F.max("name").alias("name"),
+        F.max("stdio_b").alias("stdio_b_max"), *[F.max(f"{p}_slow_{x}").alias(f"{p}_slow_{x}")
+                                                 for p in ("px", "st") for x in ("rank", "t")],
         ((F.max("mpi_m1") == 1) | (F.min("mpi_rank") != F.max("mpi_rank"))).alias("mpi_shared"))
+    # a shared record's slowest rank with its time, per module (POSIX, STDIO): straggler evidence
+    slow = F.filter(F.array(*[F.when(COL(f"{p}_slow_rank").isNotNull(), F.struct(
+        COL(f"{p}_slow_rank").alias("rank"), COL(f"{p}_slow_t").alias("t"))) for p in ("px", "st")]),
+        lambda x: x.isNotNull())
+    recs = recs.withColumn("slow", slow).join(t["files"].select(*KEY, "record_id", "name"),
+                                              [*KEY, "record_id"], "left")
     ratio = {rw: F.try_divide(COL(b), COL(mx) + 1) for rw, b, mx in _REDUNDANT}
     red = {rw: (COL(mx) >= 0) & (COL(b) > 0) & (ratio[rw] > getattr(c, f"redundant_{rw}_ratio"))
            for rw, b, mx in _REDUNDANT}

@@ -453,15 +453,14 @@ def _delete(fs, path: str) -> None:
         pass
 
 
-def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_stream=None,
-                derive: dict | None = None) -> tuple[dict, dict, list]:
+def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_stream=None) -> tuple[dict, dict, list]:
     """Decodes one log: (its ledger entry, its tables in their decoded schemas, the staged files of its
     streamed tables). The tables have no log_id or job_month: `stack_logs` adds them to many logs
     at once.
 
     `stage_stream(table, batches, log_id, month) -> (uri or None, rows)` writes a streamed
-    table; without it streamed tables are read into memory like the others. `derive` ({table:
-    function}, `derivers`) adds the tables derived from the decoded ones (`_derive`)."""
+    table; without it streamed tables are read into memory like the others. The derived tables
+    come later, for many logs at once (`derive_stacked`), for the logs not `_streamed`."""
     t0 = time.monotonic()
     entry = {
         "log_id": row["log_id"], "job_month": None, "source_uri": row["source_uri"],
@@ -491,8 +490,6 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
             if path:
                 streamed.append(path)
                 counts[name] = n
-        for name, fn in (derive or {}).items():
-            _derive(name, fn, decoded, tables, counts, entry)
         entry.update(job_month=month, status=d.status, reason=d.reason, row_counts=list(counts.items()))
     except Exception as e:  # never let one log fail the stage
         if isinstance(e, DecodeError):

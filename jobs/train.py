@@ -272,6 +272,29 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
     return {"best": best["model"], "results": results, "reference": ref, **promo}
 
 
+def file_model_rows(file_features, logs, m) -> tuple[pd.DataFrame, str | None]:
+    """The file bandwidth model's rows from the lake, as `train` fits them: the data files
+    (`data_files` of silver/file_features and bronze/logs DataFrames), sampled past
+    `models.max_train_rows` by whole logs within every feature group (`sample_groups`), collected
+    in a fixed order; (rows, the sample's note or None)."""
+    from features.placement_labels import data_files
+    from models.bandwidth import FILE_FEATURES
+    from schemas.placement_labels import FEATURES
+
+    df = data_files(file_features, logs, m.label_formats).select("log_id", *FILE_FEATURES, "bandwidth_mib_s")
+    df, note = sample_groups(df, FEATURES, m.max_train_rows, m.seed, within="log_id")
+    return df.orderBy("log_id", *FILE_FEATURES, "bandwidth_mib_s").toPandas(), note
+
+
+def file_split_groups(rows: pd.DataFrame, what: str, echo) -> np.ndarray:
+    """Split groups of file rows (`split_groups` of their feature groups, tied by their logs)."""
+    from models.evaluation import feature_groups
+    from schemas.placement_labels import FEATURES
+
+    fg = feature_groups(rows, FEATURES)
+    return split_groups(fg, pd.DataFrame({"group_id": fg, "log_id": rows.log_id}), what, echo)
+
+
 def split_groups(feature_group, pairs: pd.DataFrame, what: str, echo) -> np.ndarray:
     """Split group of each row: the connected component of its feature group in `pairs`
     (group_id, log_id), so a log's files stay on one side. When the logs tie the feature groups
@@ -415,7 +438,7 @@ def _train_placement_stage(ctx, out: dict) -> None:
 def _train_bandwidth_stage(ctx, out: dict) -> None:
     import pyspark.sql.functions as F
 
-    from features.placement_labels import data_files, read_benchmark
+    from features.placement_labels import read_benchmark
     from models import benchmarks, evaluation, tracking
     from models.bandwidth import FILE_FEATURES, JOB_FEATURES, JOB_NUMERIC
     from schemas.placement_labels import FEATURES
@@ -425,11 +448,9 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     ff_t, jf_t = "silver/file_features", "silver/job_features"
     lake_v = f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(conf.lake.root))}@{ctx.version(ff_t)}"
     logs = ctx.read("bronze/logs")
-    file_df = data_files(ctx.read(ff_t), logs, m.label_formats).select("log_id", *FILE_FEATURES, "bandwidth_mib_s")
-    file_df, f_note = sample_groups(file_df, FEATURES, m.max_train_rows, m.seed, within="log_id")
+    files, f_note = file_model_rows(ctx.read(ff_t), logs, m)
     if f_note:
         echo(f"[train] bandwidth/file: {f_note}")
-    files = file_df.orderBy("log_id", *FILE_FEATURES, "bandwidth_mib_s").toPandas()
     ok = logs.where(F.col("format").isin(list(m.label_formats))).select("log_id")
     jobs, j_note = pd.DataFrame(), None
     f_sample = j_sample = None  # the sample's note when the lake's own rows train (the benchmark is whole)
@@ -456,8 +477,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     # files: the lake when it measured two tiers (and no benchmark is forced), else the benchmark
     f_ref = j_ref = None  # the true-parameter reference's inputs, for benchmark rows with parameters
     if two_tiers(files, MIN_LABELS) and not m.benchmark_table:
-        fg = evaluation.feature_groups(files, FEATURES)
-        f_groups = split_groups(fg, pd.DataFrame({"group_id": fg, "log_id": files.log_id}), "bandwidth/file", echo)
+        f_groups = file_split_groups(files, "bandwidth/file", echo)
         f_rows, f_src, f_ver = files, "silver/file_features", lake_v
         f_sample = f_note
     elif bench:

@@ -196,9 +196,10 @@ def test_a_streamed_dxt_log_lands_whole(spark, tmp_path):
     assert (tagged["phases_spark_pass"], tagged["phases_from_ingest"]) == (1, 0)
 
 
-def test_a_decoded_log_gets_its_derived_tables_and_a_streamed_one_does_not(tmp_path):
-    from iolake.config import load_config
-
+def test_a_decoded_log_waits_for_the_derived_tables_and_a_streamed_one_does_not(tmp_path):
+    """The decode task derives (covers, patterns, phases, rollups) for the logs whose segments it holds:
+    `_streamed` on a decoded log's ledger counts and tables is what keeps a streamed one out (its io_ops
+    counted, on disk, not in memory), so the stages compute its derived tables in Spark."""
     small = native.decode(_small_log())
     assert small.tables["io_ops"].num_rows and not small.streams
     streamed = Decoded(tables={k: v for k, v in small.tables.items() if k != "io_ops"}, format="darshan",
@@ -210,20 +211,15 @@ def test_a_decoded_log_gets_its_derived_tables_and_a_streamed_one_does_not(tmp_p
         path = str(tmp_path / "staging" / table / "part.parquet")
         return ingest_tasks._stage(pafs.LocalFileSystem(), path, path, table, it, log_id, month)
 
-    derive = ingest_tasks.derivers(load_config("local"))
-    assert set(derive) == {"covers", "op_patterns", "phases", "file_rollups"}
-    for d, covered in ((small, True), (streamed, False)):
+    n_ops = small.tables["io_ops"].num_rows
+    for d, in_memory in ((small, True), (streamed, False)):
         dec = types.SimpleNamespace(conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path, d=d: d)
-        entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage, derive=derive)
-        assert entry["status"] == "ok"
-        for name, fn in derive.items():
-            assert (name in dict(entry["row_counts"])) is covered
-            if covered:
-                want = fn(small.tables)
-                assert want.num_rows == dict(entry["row_counts"])[name] > 0
-                assert tables[name].equals(want)
-        entry, tables, _ = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage)  # nothing derived
-        assert not set(derive) & set(dict(entry["row_counts"])) and not set(derive) & set(tables)
+        entry, tables, staged = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage)
+        counts = dict(entry["row_counts"])
+        assert entry["status"] == "ok" and counts["io_ops"] == n_ops
+        assert ("io_ops" in tables) is in_memory and bool(staged) is not in_memory
+        assert ingest_tasks._streamed(counts, tables) is not in_memory
+        assert not {"covers", "op_patterns", "phases", "file_rollups"} & set(counts)  # none derived yet
 
 
 def test_derive_chunks_bound_the_bytes_stacked_at_once():

@@ -71,9 +71,9 @@ rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (io_ops s
 then a window over the bins: `traced_phases`, or bronze/phases, which ingest computes per log with its twin
 `log_phases`; or HEATMAP bins) are the other sources. A second aggregation turns the union of those rows and
 job_features into one wide row per log, on which every rule is a column expression (`RULES`: tag -> `Rule`):
-an array of `when(fires, struct(...))` tag rows, nulls filtered out, exploded (or `no_issue`). No joins but a
-broadcast of nprocs. Evidence candidates (prio, weight, item, tag) are built on the record, rank, OST and
-phase rows and collected into the same row per log (plus the per-log rank lists of metadata_heavy and
+an array of `when(fires, struct(...))` tag rows, nulls filtered out, exploded (or `no_issue`). No joins but
+the names' and a broadcast of nprocs. Evidence candidates (prio, weight, item, tag) are built on the record,
+rank, OST and phase rows and collected into the same row per log (plus the per-log rank lists of metadata_heavy and
 rank_size_imbalance); each tag row then ranks its own (`_evidence`). A record offers its largest weight per
 tag: the ranking keeps an item's first (largest) occurrence, so the lists are those of a candidate per raw
 row. `bench/tags_cost.py` checks the rows against the previous implementation's (one DataFrame branch per

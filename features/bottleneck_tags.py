@@ -190,6 +190,11 @@ def _single_reader(c) -> tuple[Column, Column]:
     return b, F.greatest(from_var, direct)
 
 
+# the modules whose shared records name a slowest rank -> its columns' prefix; a record has one shared row per
+# module (the module tables' keys hold the rank), so its slowest rank is a pair of numbers, not a list
+_SLOW = {"POSIX": "px", "STDIO": "st"}
+
+
 def _rank0_parts(m: str) -> dict[str, Column]:
     """A record's bytes and rank 0's part: all of its own, or as a shared record's slowest/fastest rank;
     and a shared record's slowest rank with its time (straggler evidence)."""
@@ -200,7 +205,7 @@ def _rank0_parts(m: str) -> dict[str, Column]:
           .when(shared & (COL(f"{m}_FASTEST_RANK") == 0), _z(f"{m}_FASTEST_RANK_BYTES"))
           .otherwise(F.lit(0)))
     slow = shared & COL(f"{m}_SLOWEST_RANK").isNotNull()
-    p = {"POSIX": "px", "STDIO": "st"}[m]  # a record has one shared row per module (the keys hold the rank)
+    p = _SLOW[m]
     return {"rk_b": b, "rk_b0": b0, f"{p}_slow_rank": F.when(slow, COL(f"{m}_SLOWEST_RANK")),
             f"{p}_slow_t": F.when(slow, _z(f"{m}_F_SLOWEST_RANK_TIME"))}
 
@@ -250,11 +255,11 @@ def _records(t: dict[str, DataFrame], ff: DataFrame, jobs: DataFrame, c) -> Data
         *[F.count(x).alias(f"n_{x}") for x in ("imb_bytes", "imb_time", "sr_share")],
         F.max("px_shared").cast("boolean").alias("shared"), F.max("rk_b0").alias("rk_b0_max"),
         F.max("stdio_b").alias("stdio_b_max"), *[F.max(f"{p}_slow_{x}").alias(f"{p}_slow_{x}")
-                                                 for p in ("px", "st") for x in ("rank", "t")],
+                                                 for p in _SLOW.values() for x in ("rank", "t")],
         ((F.max("mpi_m1") == 1) | (F.min("mpi_rank") != F.max("mpi_rank"))).alias("mpi_shared"))
     # a shared record's slowest rank with its time, per module (POSIX, STDIO): straggler evidence
     slow = F.filter(F.array(*[F.when(COL(f"{p}_slow_rank").isNotNull(), F.struct(
-        COL(f"{p}_slow_rank").alias("rank"), COL(f"{p}_slow_t").alias("t"))) for p in ("px", "st")]),
+        COL(f"{p}_slow_rank").alias("rank"), COL(f"{p}_slow_t").alias("t"))) for p in _SLOW.values()]),
         lambda x: x.isNotNull())
     recs = recs.withColumn("slow", slow).join(t["files"].select(*KEY, "record_id", "name"),
                                               [*KEY, "record_id"], "left")

@@ -333,12 +333,10 @@ def _derive_each(name: str, d: Deriver, log_ids: list[str], tables: dict, entrie
                 own[i][t] = rows
     got, at = [], []
     for k, log_id in enumerate(log_ids):
-        derived, counts = {}, {}
-        _derive(name, d, own[log_id], derived, counts, entries[log_id])
-        entries[log_id]["row_counts"].extend(counts.items())
-        if name in derived:
-            got.append(derived[name])
-            at.append(np.full(derived[name].num_rows, k))
+        t = _derive(name, d, own[log_id], entries[log_id])
+        if t is not None:
+            got.append(t)
+            at.append(np.full(t.num_rows, k))
     return (pa.concat_tables(got) if got else None), (np.concatenate(at) if at else np.zeros(0, np.int64))
 
 
@@ -503,22 +501,19 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
     return entry, tables, streamed
 
 
-def _derive(name: str, fn, decoded: dict, tables: dict, counts: dict, entry: dict) -> None:
-    """Adds the derived table `name` (e.g. the log's covering set, bronze/covers) computed by `fn`
-    from its `decoded` tables to `tables`, and its row count, 0 included, to `counts`: the count is
-    how the stage that owns the result knows ingest computed it. A log whose io_ops were streamed to
-    disk (not in `decoded`, though counted) gets none: that stage computes it in Spark. Nor does one
-    whose derivation fails, which keeps its other rows and says why in its notes."""
-    if _streamed(counts, decoded):
-        return
+def _derive(name: str, fn, decoded: dict, entry: dict) -> pa.Table | None:
+    """The derived table `name` (e.g. the log's covering set, bronze/covers) computed by `fn` from one
+    log's `decoded` tables, or None when it has no rows; its row count, 0 included, goes to the log's
+    ledger entry: the count is how the stage that owns the result knows ingest computed it. A log
+    whose derivation fails gets none, keeps its other rows and says why in its notes. (A log whose
+    io_ops were streamed never gets here: the decode task leaves it out, `_streamed`.)"""
     try:
         t = fn(decoded)
     except Exception as e:  # the stage's Spark pass will compute it (or fail there, as before)
         entry["notes"] = [*(entry["notes"] or []), f"{name}: not computed at ingest ({type(e).__name__}: {e})"]
-        return
-    if t.num_rows:
-        tables[name] = as_decoded(name, t)
-    counts[name] = t.num_rows
+        return None
+    entry["row_counts"].append((name, t.num_rows))
+    return as_decoded(name, t) if t.num_rows else None
 
 
 def _streamed(counts: dict, tables: dict) -> bool:

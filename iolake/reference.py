@@ -33,13 +33,17 @@ TAG_RULES_FILE = ROOT / "features" / "bottleneck_tags.py"
 # --- Markdown helpers ----------------------------------------------------------------------------
 
 def cell(value) -> str:
-    """A Markdown table cell: one line, `|` escaped."""
-    return " ".join(str(value).split()).replace("|", "\\|")
+    """A Markdown table cell of text: one line, `|` escaped, `<` kept from starting a tag."""
+    return " ".join(str(value).split()).replace("|", "\\|").replace("<", "&lt;")
 
 
 def code(value) -> str:
-    """`value` as inline code in a table cell (empty stays empty)."""
-    text = cell(value)
+    """`value` as inline code in a table cell (empty stays empty). A value holding `|` is text:
+    renderers disagree on a pipe inside a code span in a table (GitHub needs it escaped, MkDocs
+    then shows the backslash)."""
+    text = " ".join(str(value).split())
+    if "|" in text:
+        return cell(text)
     return f"`{text}`" if text else ""
 
 
@@ -196,7 +200,8 @@ def _table_section(s, mode: str) -> list[str]:
     except ValueError as e:
         zorder = f"invalid: {e}"
     expectations = list(s.expectations) + list(s.extra(s) if s.extra else [])
-    lines = [f"## {s.layer}/{s.name}", "", first_paragraph(s.doc) or "(no description)", ""]
+    doc = first_paragraph(s.doc).replace("<", "&lt;")
+    lines = [f"## {s.layer}/{s.name}", "", doc or "(no description)", ""]
     lines += table(["Property", "Value"], [
         ["Path", code(f"<lake>/{s.layer}/{s.name}")],
         ["Partition columns", cell(", ".join(s.partition_by)) or "none"],
@@ -393,7 +398,7 @@ def module_doc(root: Path, module: str) -> str:
     path = module_file(root, module)
     if path is None:
         return "(module not present)"
-    return first_paragraph(ast.get_docstring(ast.parse(path.read_text())))
+    return first_paragraph(ast.get_docstring(ast.parse(path.read_text()))).replace("<", "&lt;")
 
 
 def render_stages(stages, root: Path = ROOT) -> str:

@@ -247,8 +247,8 @@ def submit_command(cluster: Standalone, app: Path, conf_dir: Path, inputs: list[
     from iolake.spark import DELTA_PACKAGE, DELTA_SQL
 
     py = os.environ.get("PYSPARK_PYTHON", sys.executable)
-    # full tiered JIT for the driver and executors (the daemons above stay at C1): C1 alone made
-    # io_ops's commit 1.9x and a whole 10,000-log local run 1.3x slower (conf/local.yaml)
+    # full tiered JIT for the driver and executors (the daemons above stay at C1): C1 alone runs
+    # hot loops (Parquet encoding, shuffles, sorts) much slower (conf/local.yaml)
     jvm = "-XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m"
     confs = {
         **DELTA_SQL,

@@ -99,8 +99,8 @@ def what_if_rows(files: DataFrame, space: what_if.Space, bandwidth_file: str, pl
     the rows worth telling, `alone` holds each dimension's speed-up when changed alone.
 
     `per_key` (the default): the search runs once per distinct `KEY` and its answer joins back to
-    every file of that key (at 100,000 logs, 671 keys for 471,764 files); off: once per file, as
-    before, kept to check the other against (tests/jobs/test_score_advise_keys.py,
+    every file of that key (files repeat their keys: a lake has far fewer keys than files); off:
+    once per file, to check the other against (tests/jobs/test_score_advise_keys.py,
     bench/score_advise_keys.py). Both give the same rows."""
     from iolake.per_key import KEY_ID, in_pandas, join_answers
 

@@ -76,7 +76,7 @@ the names' and a broadcast of nprocs. Evidence candidates (prio, weight, item, t
 rank, OST and phase rows and collected into the same row per log (plus the per-log rank lists of metadata_heavy and
 rank_size_imbalance); each tag row then ranks its own (`_evidence`). A record offers its largest weight per
 tag: the ranking keeps an item's first (largest) occurrence, so the lists are those of a candidate per raw
-row. `bench/tags_cost.py` checks the rows against the previous implementation's (one DataFrame branch per
+row. `bench/tags_cost.py` checks the rows against a plain implementation (one DataFrame branch per
 rule).
 """
 from __future__ import annotations
@@ -452,8 +452,8 @@ def phases_of(io_ops, gap: float, log=None) -> tuple:
     in any order), `log` (numpy, one per row; None: one log) says whose each row is. Returns (the
     rows, the `log` value of each row). The log is the outermost key of every grouping and ordering,
     and the running end restarts at each log's first bin, so a log's rows are those `log_phases`
-    gives on its ops alone. Ingest phases a staged file's logs in one call (a log at a time cost
-    about 0.5 ms of numpy and Arrow calls)."""
+    gives on its ops alone. Ingest phases a staged file's logs in one call (a log at a time, numpy
+    and Arrow's per-call overhead would dominate)."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

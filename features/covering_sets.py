@@ -553,8 +553,8 @@ def member_arrays(rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.nd
     start_s, end_s as arrays): MEMBER_COLS -> arrays, one entry per member of the cover.
 
     Members are numbered in time order (first start, last end, rank, record_id) with numpy
-    alone: pandas' groupby and sort cost ~15 ms a call, which the covering stage paid once per
-    log (10,000 logs: most of its Python time)."""
+    alone: pandas' groupby and sort cost more per call than the cover itself, and this runs
+    once per log."""
     rec, rk = np.asarray(rec, np.int64), np.asarray(rk, np.int64)
     start, end = np.asarray(start, float), np.asarray(end, float)
     by_key = np.lexsort((rk, rec))
@@ -596,9 +596,8 @@ def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
 
 # One pass: the Python workers get every row a log's cover needs, tagged by kind, and apply the
 # rules of `intervals` and `untraced_items` per log themselves (`log_members`). Joining the per-log
-# facts back in Spark (source, untraced count, log ids numbered by a global window) had Spark scan
-# io_ops four times and posix/mpiio/stdio many more: at 100,000 logs the stage did not finish in
-# 90 minutes (114 s at 10,000).
+# facts back in Spark (source, untraced count, log ids numbered by a global window) has Spark scan
+# io_ops four times and posix/mpiio/stdio many more, which does not scale to large lakes.
 OP_DXT, OP_RECORDER, COUNTER_SPAN, STREAM = 0, 1, 2, 3  # `kind` of a row sent to the workers
 ROW_COLS = ["log_id", "job_month", "kind", "record_id", "rank", "start_s", "end_s"]
 
@@ -630,9 +629,8 @@ def cover_batches(batches):
     and consecutive -> batches of covering-set rows (log_id, job_month, interval_source,
     MEMBER_COLS, n_untraced_items).
 
-    Many logs per call, sliced with numpy: `applyInPandas` built a pandas frame per log, and that
-    per-log overhead (not the cover) was most of the stage's time (10,000 logs: 67-81 s of ~100 s
-    with a function that did nothing). A log cut by batch boundaries is kept in pieces, joined once."""
+    Many logs per call, sliced with numpy: `applyInPandas` builds a pandas frame per log, and that
+    per-log overhead, not the cover, would be most of the stage's time. A log cut by batch boundaries is kept in pieces, joined once."""
     import pyarrow.compute as pc
 
     nums = ROW_COLS[2:]
@@ -751,8 +749,7 @@ def covering_sets(io_ops, posix, mpiio, stdio, files=None):
 
 # -- the same cover from one decoded log: ingest computes it where the log is decoded ------------
 # The covering stage's Spark pass (scan io_ops, shuffle and sort every segment by log, then
-# `cover_batches`) cost ~6 core-ms a log at 100,000 logs, half of what a log may cost the whole
-# pipeline for a million logs in 2 hours. The decode task already holds each log's tables, so
+# `cover_batches`) is a large share of what a log may cost the whole pipeline. The decode task already holds each log's tables, so
 # ingest builds the log's rows here and stores its cover in bronze/covers; the covering stage
 # copies those rows and runs the Spark pass only for logs ingest did not cover (a streamed huge
 # DXT log, a lake ingested before bronze/covers, `ingest.covers: false`).
@@ -877,7 +874,7 @@ def covers_of(tables: dict, logs: dict | None = None):
     covering stage computes them: (the rows, the log of each row). The logs' rows are built in one
     pass over the stack and each log's cover solved on its own (`log_members`); a log without an
     interval has no row. Ingest covers a staged file's logs in one call: building each log's rows
-    and table one by one cost about 1 ms a log."""
+    and table one by one would be mostly per-call overhead."""
     import pyarrow as pa
 
     from schemas import BRONZE

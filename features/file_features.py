@@ -372,7 +372,7 @@ def ops_pattern_stats(io_ops: DataFrame, want: DataFrame) -> DataFrame:
 
 # -- the access pattern of one decoded log, where ingest decodes it (bronze/op_patterns) ---------
 # `ops_pattern_stats` above scans and shuffles every DXT segment of the new logs, then orders the
-# data-sized ones per rank in a window: a third of the features stage at 10,000 logs. The decode
+# data-sized ones per rank in a window: a large share of the features stage. The decode
 # task holds each log's segments, so ingest counts them per length there; the stage joins the row
 # of the file's transfer size.
 
@@ -394,7 +394,7 @@ def op_patterns_of(io_ops, log=None):
     is. Returns (the rows in bronze/op_patterns' decoded schema, the `log` value of each row). Every
     log is counted on its own (the log is the outermost key of each grouping): the rows of a log are
     those `log_op_patterns` gives on its segments alone. Ingest counts a staged file's logs in one
-    call: about 1 ms of numpy and Arrow calls a log, one by one."""
+    call: one by one, numpy and Arrow's per-call overhead would dominate."""
     import numpy as np
     import pyarrow as pa
     import pyarrow.compute as pc

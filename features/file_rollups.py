@@ -1,7 +1,7 @@
 """One decoded log's file rollups (bronze/file_rollups), computed where ingest decodes the log.
 
 `file_features.file_rollups` builds these rows in Spark for every new log: a groupBy per module
-table and seven joins, about half the features stage at 10,000 logs. The decode task holds all of
+table and seven joins, a large share of the features stage. The decode task holds all of
 one log's module tables, so ingest rolls them up there with numpy and the stage applies its rules
 to the rows (`file_features.from_rollups`).
 
@@ -214,8 +214,8 @@ def file_rollups_of(tables: dict, logs: dict | None = None):
     order), `logs` ({table: numpy array}; None: one log) says whose each row is. Returns (the rows,
     the log of each row). Every grouping is by (log, record), so a log's rows are those
     `log_file_rollups` gives on its tables alone; it raises, for all, where that raises for one log.
-    Ingest rolls a staged file's logs up in one call: one log at a time cost about 1.5 ms of numpy
-    and Arrow calls."""
+    Ingest rolls a staged file's logs up in one call: one log at a time, numpy and Arrow's per-call
+    overhead would dominate."""
     import pyarrow as pa
     import pyarrow.compute as pc
 

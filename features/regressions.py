@@ -29,8 +29,8 @@ last change it flagged). No rule alarms before the baseline holds `min_history` 
 alarm a rule re-arms from the changed level (its origin moves to the change), so one change is
 one alarm — "since when" — not an alarm on every later run of a regressed application. Meanwhile
 (`watch.further_drop`) it watches the regressed level itself: a second drop while the first is
-still unresolved is a second alarm, its baseline the regressed runs (on Edison, with CUSUM over
-480 drops, 31 of the 72 −30% drops the watch missed without it landed in such a window).
+still unresolved is a second alarm, its baseline the regressed runs (without it, a drop that lands while an
+earlier one is unresolved goes unseen).
 
 Rules (thresholds are named settings, conf `watch:`; `threshold_name` in gold/regressions):
 
@@ -49,8 +49,8 @@ Rules (thresholds are named settings, conf `watch:`; `threshold_name` in gold/re
   Gaussian z, minus the square root of twice the log-likelihood ratio of "the level moved w runs
   ago" against "no change", maximised over where the change began; alarm when
   G_t <= -`watch.glr.h`. The minimising window's first run is the change's start. Unlike CUSUM it
-  needs no assumed shift size (CUSUM's k tunes it to one), which is what catches more -30% drops
-  within the short window on Edison (README, "Regression watch").
+  needs no assumed shift size (CUSUM's k tunes it to one), which is why it catches more drops
+  within the short window than CUSUM.
 """
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Work that depends only on a few columns, done once per distinct value of them and joined back.
 
 The advise stage's what-if search and the score stage's model calls read a file's model inputs
-only (its I/O features and tier), and files repeat them: 471,764 data files of the 100,000-log
-lake had 671 distinct feature groups. `join_answers` runs the costly part on the distinct keys
+only (its I/O features and tier), and files repeat them: a lake holds far fewer distinct
+feature groups than data files. `join_answers` runs the costly part on the distinct keys
 and gives every row its key's answer, so the cost follows the keys, not the rows; `in_pandas`
 runs such an answer in pandas on the executors.
 """
@@ -48,9 +48,8 @@ def _opaque(df: DataFrame) -> DataFrame:
     """`df` as it is, through a Python step the optimizer cannot see through (Arrow in, the same
     Arrow out: exact, and cheap for a few thousand keys). Spark's constraint propagation keeps,
     for every key column renamed above an expression over all of them (the model call's
-    `udf(struct(15 columns))`), that expression both ways: 2**15 copies. Planning score's join
-    took 4-5 s so (with the key's JSON text beside it, it had not ended after 10 minutes);
-    renamed above this step, the key columns are new to the optimizer and carry nothing."""
+    `udf(struct(15 columns))`), that expression both ways: 2**15 copies, and planning the join takes
+    seconds (with the key's JSON text beside it, it does not end); renamed above this step, the key columns are new to the optimizer and carry nothing."""
     return df.mapInArrow(_same, df.schema)
 
 

@@ -89,8 +89,8 @@ class StageContext:
     def todo_side(self):
         """The new logs as the right side of a semi join: broadcast up to BROADCAST_TODO_MAX logs (a few
         MB of ids). Left to the planner, a cached side of 100,000 log ids (~8 MB) is over the 1 MB
-        static threshold, so every input was shuffled by log_id before the stage's own shuffles:
-        113 M io_ops rows at 100,000 logs."""
+        static threshold, so every input would be shuffled by log_id before the stage's own
+        shuffles (io_ops has a row per DXT segment)."""
         return semi_side(self.todo, self.n_todo or 0)
 
     def ensure(self, table: str) -> None:
@@ -199,8 +199,8 @@ def months_of(todo, limit: int | None = None) -> list | None:
 def month_filter(months: list):
     """`job_month IN (months)` (or null, when a new log has none): on a table partitioned by
     job_month, Delta reads only those partitions' files. A nightly drop holds a month or two of
-    jobs, so without it every incremental stage scanned all of `io_ops` (one row per DXT segment,
-    ~1.1 billion at 1,000,000 logs) just to find the new logs' rows."""
+    jobs, so without it every incremental stage would scan all of `io_ops` (one row per DXT
+    segment) just to find the new logs' rows."""
     import pyspark.sql.functions as F
 
     known = [m for m in months if m is not None]
@@ -262,7 +262,7 @@ def scale_shuffles(spark, logs_per_partition: int, n_logs: int | None):
     """Set AQE's initial shuffle partitions for this stage's size; returns the undo.
 
     AQE only merges partitions (`coalescePartitions`), never splits them, so with the 4 that suit a
-    nightly drop on local[2], a 100,000-log backfill sorted ~28 M segments per task and spilled."""
+    nightly drop on local[2], a large backfill sorts tens of millions of segments per task and spills."""
     configured = int(spark.conf.get("spark.sql.shuffle.partitions"))
     n = shuffle_partitions_for(n_logs, logs_per_partition, configured)
     if spark.conf.get(INITIAL_PARTITIONS, None) is not None or n == configured:

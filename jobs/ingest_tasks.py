@@ -9,7 +9,7 @@ the ledger rows of successful attempts.
 
 The derived tables (`derivers`: covers, op_patterns, phases, file_rollups) are computed when a
 staged file is written, once for all its logs (`derive_stacked`): a log at a time, their numpy and
-Arrow calls cost ~5 ms of one core a log, most of it per-call overhead on small arrays.
+Arrow calls would be mostly per-call overhead on small arrays.
 
 A table the decoder streams (`Decoded.streams`: the io_ops of a huge DXT trace) is written batch
 by batch to its own staged file as it is decoded, so a task holds one batch of it at a time; the
@@ -136,8 +136,8 @@ def as_decoded(table: str, t: pa.Table) -> pa.Table:
 
 def stack_logs(table: str, parts: list[tuple[str, pa.Table]], month: str) -> pa.Table:
     """One bronze `table` of the (log_id, decoded rows) `parts` of one month: the rows concatenated
-    and the ingest columns added once. Adding them per log cost ~1 ms a log (a few microseconds
-    per column per table: 88 columns in posix)."""
+    and the ingest columns added once. Adding them per log would cost a few
+    microseconds per column per table (88 columns in posix) for every log."""
     rows = pa.concat_tables([t for _, t in parts])
     counts = np.fromiter((t.num_rows for _, t in parts), np.int64, len(parts))
     ids = pa.array([i for i, _ in parts], pa.string()).take(np.repeat(np.arange(len(parts)), counts))
@@ -407,7 +407,7 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
                     size = 0
                     for t, tab in tables.items():
                         pending.setdefault((t, entry["job_month"]), []).append((entry["log_id"], tab))
-                        size += tab.get_total_buffer_size()  # `nbytes` walks each column: ~0.8 ms a log
+                        size += tab.get_total_buffer_size()  # cheaper than `nbytes`, which walks each column
                     sizes[entry["log_id"]] = size
                     pending_bytes += size
                     if pending_bytes > FLUSH_BYTES:

@@ -70,7 +70,7 @@ def predict(spark, df, model_uri: str, name: str, version: str, spec, per_key: b
 
     `per_key` (the default): the model runs once per distinct row of its signature columns, and the
     outputs join back to every row of `df` (`iolake/per_key.py`): files repeat their model inputs
-    (471,764 data files, 671 distinct, at 100,000 logs). Off: once per row (the per-job table,
+    (far fewer distinct rows than files). Off: once per row (the per-job table,
     whose rows are nearly all distinct; and the check of the other way)."""
     import mlflow.pyfunc
     import pyspark.sql.functions as F

@@ -341,10 +341,10 @@ def sample_groups(df, columns, cap: int, seed: int, within: str | None = None):
     together. Either way the same table gives the same sample, and the collect to the driver and
     the fits are bounded however large the lake grows.
 
-    Whole groups alone (the only way before) do not bound a skewed table, nor keep its variety:
-    on the 100,000-log corpus lake the largest of 761 feature groups held 172,032 of 788,262 file
-    rows, so the sample was about the cap or far past it as that group's hash fell, and at a
-    million logs a 200,000-row cap keeps about 4% of the configurations (`bench/train_sample.py`)."""
+    Whole groups alone do not bound a skewed table, nor keep its variety: when one feature group
+    holds a large share of the rows, the sample is about the cap or far past it as that group's
+    hash falls, and on a large lake a fixed cap keeps few of the configurations
+    (`bench/train_sample.py`)."""
     import pyspark.sql.functions as F
     from pyspark.sql import Window
 

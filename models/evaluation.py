@@ -112,12 +112,9 @@ def select(results: list[dict], key, checks) -> tuple[dict, str | None, str | No
     key(result) orders them (higher wins). checks: (label, metric, baseline metric, lower_is_better)
     tuples: a model *fails* a check when its mean `metric` is worse than its baseline's on the same
     folds and, where it has `vs_baseline`, the sign test puts that below `VETO_P`
-    (`worse_than_chance`). A mean is not the typical row: one label in 155 is not evidence (the IOR
-    sweep's benchmark without its held-out configurations: random forest 0.897 against always-bb's
-    0.903), and on the 10,000-log corpus lake the file bandwidth model's mean MdAPE (367% against
-    the median rule's 103%) came from 2 of 10 folds (729% and 2,610%); on the other 8 it was 34-55%
-    against the rule's 83-99%, and it was closer in percentage error on 45,221 held-out rows
-    against 35,938. Rows of one configuration group move together, so the p-value is optimistic
+    (`worse_than_chance`). A mean is not the typical row: a difference of one label in a hundred or so is
+    not evidence, and a bandwidth model's mean MdAPE can come from a few folds with huge errors
+    while the model is closer than the baseline on most held-out rows. Rows of one configuration group move together, so the p-value is optimistic
     either way; it weighs the typical row, which is what a champion serves.
 
     The winner is the best by `key` among the models that pass every check. When none passes, it is

@@ -38,7 +38,7 @@ SPEC = TableSpec(
     keys=("log_id", "source", "record_id", "rank", "op", "seq"),
     zorder_by=("log_id", "record_id"),
     # min/max statistics only where queries filter (and Z-ORDER needs them): collecting them for
-    # all 14 columns made the commit of 25 M rows 1.26x slower (bench note in README)
+    # all 14 columns slows the commit of a large batch
     properties={**DEFAULT_PROPERTIES, "delta.dataSkippingStatsColumns": "log_id,record_id,rank,start_s"},
     expectations=(
         Expectation("not_null", "log_id"),

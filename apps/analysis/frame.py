@@ -291,7 +291,7 @@ class IOFrame:
           job, and rank -1 (records Darshan reduced over all ranks), has the job's run time.
         - `rank io time`: the rank's time in all its I/O (the rank= selection applies, filter=
           not) and `io share` = `<kind> time` / `rank io time`: the share of the rank's I/O time
-          (iolake's percentage before it followed the paper)."""
+          (iolake's own measure, beside the paper's)."""
         if kind not in KINDS:
             raise ValueError(f"kind must be one of {KINDS}, not {kind!r}")
         t = self._timed(rank, filter)

@@ -2,8 +2,8 @@
 
 Ingest's decode tasks write each table's rows to staged Parquet files, one per (task, table,
 job_month), under `_staging/<run>/<table>/job_month=<M>/`. The MERGE path (`delta.merge_new_logs`)
-reads those rows and writes them a second time as the table's files; at 100,000 logs that second
-write of `io_ops` alone took 258 s of ingest's 595. Here the staged files *become* the table's
+reads those rows and writes them a second time as the table's files, a large share of ingest's
+time for `io_ops` alone. Here the staged files *become* the table's
 files: moved into the table's folder and added in one Delta transaction (`AddFile` actions with
 the row counts and min/max statistics the tasks computed), so a log's rows still land in one
 commit or not at all.

@@ -13,7 +13,7 @@
 //! each record's segments ("segments past the region end; stopped") — and every error it can
 //! raise (an inflate error, a negative segment count) come from `scan_dxt`, run in `decode` in
 //! the module's turn: it inflates the region once without keeping it, so a damaged module is
-//! dropped whole with the same note as today, before any of its rows exist. `DxtStream` then
+//! dropped whole with `decode_dxt`'s note, before any of its rows exist. `DxtStream` then
 //! inflates the region again and emits the rows; it can only fail if the bytes changed between
 //! the two passes (a corrupt error then; rows already handed out stay handed out).
 

@@ -44,7 +44,7 @@ def preflight(spark) -> None:
         raise SystemExit("iolake: executors cannot import the project:\n" + "\n".join(lines) +
                          "\nShip it with --archives iolake_app.tar.gz#iolake_app and "
                          "spark.executorEnv.PYTHONPATH=iolake_app (see cluster/standalone.py), and give every node "
-                         "the same Python with the pinned dependencies (README, 'Run on a cluster').")
+                         "the same Python with the pinned dependencies (docs/running-nightly.md).")
     for r in {(r["cwd"], r["origins"]["iolake"], r["origins"]["iolake_native"]): r for r in reports}.values():
         print(f"[preflight] executor in {r['cwd']}: iolake from {r['origins']['iolake']}, "
               f"iolake_native from {r['origins']['iolake_native']}", flush=True)

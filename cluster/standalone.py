@@ -21,7 +21,7 @@
 
 What every node needs is the same Python (PYSPARK_PYTHON, here this interpreter) with the
 pinned third-party stack (pyspark, delta-spark, pyarrow, pandas, mlflow, scikit-learn, …):
-on one machine that is `.venv`; on separate nodes see README, "Run on a cluster".
+on one machine that is `.venv`; on separate nodes see docs/running-nightly.md, "spark-submit on any cluster".
 """
 from __future__ import annotations
 

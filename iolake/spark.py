@@ -1,7 +1,7 @@
 """The one place a SparkSession is built: Delta enabled, lean for one machine, same for tests.
 
 Under `spark-submit` the JVM already exists: Delta must then come from `--packages`
-(see README, "Run on a cluster"), and this only sets SQL extensions if they are missing.
+(see docs/running-nightly.md, "spark-submit on any cluster"), and this only sets SQL extensions if they are missing.
 """
 from __future__ import annotations
 

@@ -4,7 +4,7 @@ Reads one trace folder and returns a `readers.base.Decoded` with `jobs` (1 row),
 (one row per path touched), `io_ops` (one row per traced call, source RECORDER) and the
 roll-ups `posix`, `stdio`, `mpiio` (one row per file and rank). The ranks are decoded one
 after another; only one rank's raw calls are alive at a time. Format facts, the record-id
-hash and the offset rule are in readers/RECORDER.md.
+hash and the offset rule are in docs/formats/recorder.md.
 """
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Binary layer of the Recorder decoder: trace folder -> per-rank streams of `Call`s.
 
-Two on-disk formats are read (facts in readers/RECORDER.md):
+Two on-disk formats are read (facts in docs/formats/recorder.md):
 
 * 2.5.x (Recorder 2.3-2.5): `recorder.mt` (metadata + function names), and per rank
   `<r>.cst` (call-signature table), `<r>.cfg` (Sequitur grammar over signatures) and

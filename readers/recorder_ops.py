@@ -4,7 +4,7 @@
 per-rank state that offsets need (file pointers, MPI-IO views and pointers, a local view of
 each file's end). The offset rule follows the one Recorder's `build_offset_intervals` and
 PrismIO's IOFrame use (open -> 0, O_APPEND/'a' -> end of file, lseek/fseek SET/CUR/END,
-read/write advance the pointer, pread/pwrite carry their offset); see readers/RECORDER.md.
+read/write advance the pointer, pread/pwrite carry their offset); see docs/formats/recorder.md.
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ rules mimic Darshan's runtime (darshan-posix.c and friends): which calls count a
 reads, writes, seeks, stats and syncs; fsync time is write time; open/close/seek/stat time
 is metadata time; a read is consecutive when it starts one byte after the previous read's
 last byte and sequential when it starts after it. A counter the trace cannot give (memory
-alignment, strides, cross-rank variance, ...) is left null, never 0. See RECORDER.md.
+alignment, strides, cross-rank variance, ...) is left null, never 0. See docs/formats/recorder.md.
 """
 from __future__ import annotations
 

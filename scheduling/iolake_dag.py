@@ -16,7 +16,7 @@ Settings (environment of the Airflow scheduler and workers):
   IOLAKE_SPARK_SUBMIT spark-submit command (default spark-submit)
   IOLAKE_SUBMIT_ARGS  extra spark-submit arguments, e.g. "--master yarn --archives
                       iolake_app.tar.gz#iolake_app --conf spark.executorEnv.PYTHONPATH=iolake_app"
-                      (README, "Run on a cluster")
+                      (docs/running-nightly.md)
   IOLAKE_SCHEDULE     cron schedule (default "30 2 * * *", 02:30 every night)
 
 A task's exit code is the stage's: 0 ok, 2 usage or configuration, 3 a data-quality gate
@@ -43,7 +43,7 @@ if str(ROOT) not in sys.path:  # the DAG folder is not the project: make `iolake
 
 
 def default_submit_args() -> list[str]:
-    """Delta on the JVM's class path, as README "Run on a cluster" shows, plus IOLAKE_SUBMIT_ARGS."""
+    """Delta on the JVM's class path, as docs/running-nightly.md shows, plus IOLAKE_SUBMIT_ARGS."""
     from iolake.spark import DELTA_PACKAGE, DELTA_SQL
 
     args = ["--packages", DELTA_PACKAGE]

@@ -2,14 +2,15 @@
 #   make run    set up .venv if needed, then run the whole pipeline on the sample logs
 #   make test   set up .venv if needed, then run the whole test suite (what CI runs)
 # and one for every commit:
-#   make check  the fast tier: every module's pure logic and one small end-to-end run (about 7 min)
+#   make check  the fast tier: lint, layers, docs, every module's pure logic and one small run
+#   make lint   ruff (lint + format check), the import-linter layers, mkdocs build --strict
 PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.iolake-setup
 NATIVE_SRC := $(wildcard native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src/*.rs native/src/*/*.rs)
 
-.PHONY: setup run test check cluster bench clean
+.PHONY: setup run test check lint docs cluster bench clean
 setup: $(STAMP)
 
 $(STAMP): requirements.lock pyproject.toml $(NATIVE_SRC)
@@ -23,11 +24,22 @@ $(STAMP): requirements.lock pyproject.toml $(NATIVE_SRC)
 run: setup
 	$(BIN)/iolake run $(ARGS)
 
-test: setup
+test: lint
 	$(BIN)/python -m pytest -n 2 $(PYTEST_ARGS)
 
-check: setup
+check: lint
 	$(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+lint: setup
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/lint-imports
+	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
+
+# The docs site on http://127.0.0.1:8000 (regenerate the reference pages first)
+docs: setup
+	$(BIN)/python -m iolake.reference
+	$(BIN)/mkdocs serve --dev-addr 127.0.0.1:8000
 
 # The pipeline on a real Spark standalone cluster (master + 2 workers) started and stopped on this machine
 cluster: setup

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import dataclasses
+import importlib
 import logging
 import sys
 import time
@@ -31,6 +32,24 @@ from pathlib import Path
 
 from iolake.config import load_config
 from iolake.exits import guarded
+from iolake.runinfo import RunInfo
+
+# The commands built on the platform: name -> "module:function" of the app (apps/) that runs it,
+# imported only when the command runs, so that the platform imports no app (`.importlinter`):
+# apps are found the way stages are found through pipeline.yaml's module names.
+APPS = {
+    "predict": "apps.predict:main",
+    "advise": "apps.advise:main",
+    "report": "apps.report:main",
+    "watch": "apps.watch:main",
+    "maintain": "apps.maintain:main",
+}
+
+
+def app(name: str):
+    """The function that runs command `name` (`APPS`), imported now."""
+    module, _, function = APPS[name].partition(":")
+    return getattr(importlib.import_module(module), function)
 
 
 def sample_inputs() -> list[str]:
@@ -139,30 +158,21 @@ def main(argv=None) -> int:
             name = "ingest" if args.cmd == "ingest" else args.stage
             return _stages(conf, [name], getattr(args, "inputs", None) or [], args.verbose, command=args.cmd)
         if args.cmd == "predict":
-            from apps.predict import main as predict_main
             from models.registry import ModelAliasMissing
 
             try:
-                return predict_main(conf, args.inputs)
+                return app("predict")(conf, args.inputs)
             except ModelAliasMissing as e:
                 print(f"iolake predict: {e}", file=sys.stderr)
                 return 2
         if args.cmd == "advise":
-            from apps.advise import main as advise_main
-
-            return advise_main(conf, args.inputs, args.out)
+            return app("advise")(conf, args.inputs, args.out)
         if args.cmd == "report":
-            from apps.report import main as report_main
-
-            return report_main(conf, args.job, args.out)
+            return app("report")(conf, args.job, args.out)
         if args.cmd == "watch":
-            from apps.watch import main as watch_main
-
-            return watch_main(conf, args.history, args.out)
+            return app("watch")(conf, args.history, args.out)
         if args.cmd == "maintain":
-            from apps.maintain import main as maintain_main
-
-            return maintain_main(session(conf, args.verbose), conf, args.table, args.dry_run)
+            return app("maintain")(session(conf, args.verbose), conf, args.table, args.dry_run)
         return _run(conf, args.inputs or sample_inputs(), verbose=args.verbose)
 
     return guarded("iolake", body)
@@ -177,6 +187,24 @@ def stage_main(name: str, argv=None) -> int:
                        command="ingest" if name == "ingest" else "stage")
 
     return guarded(name, body)
+
+
+def entry_points(name: str):
+    """`(run, main)` of the stage module for stage `name`:
+    `run(spark, conf, run_info=None, echo=print, **params)` runs it through `run_stage`;
+    `main(argv=None)` is `iolake stage NAME` with the module's argv (spark-submit-able)."""
+    def run(spark, conf, run_info: RunInfo | None = None, echo=print, **params) -> dict:
+        from iolake.runner import run_stage
+
+        return run_stage(spark, conf, name, run_info, echo, **params)
+
+    def main(argv=None) -> int:
+        return stage_main(name, argv)
+
+    run.__doc__ = (f"Run stage {name!r} through the runner (`iolake.runner.run_stage`); "
+                   "returns its summary.")
+    main.__doc__ = f"`iolake stage {name}` with this argv; returns the exit code."
+    return run, main
 
 
 def session(conf, verbose: bool = False, run_id: str | None = None):

@@ -16,10 +16,13 @@ from __future__ import annotations
 
 import logging
 
-from iolake.lake.delta import GateFailed
 from schemas import Expectation, TableSpec
 
 log = logging.getLogger(__name__)
+
+
+class GateFailed(RuntimeError):
+    """A gate failed: nothing was committed (`iolake.lake` re-exports it for the lake's callers)."""
 
 
 def _ge_expectation(gx, e: Expectation):

@@ -21,7 +21,7 @@ For a stage it
 
 Every stage module has the same command line (`iolake.cli.stage_main`) and the same Python
 entry, `run(spark, conf, run_info=None, echo=print)`, which calls `run_stage` here: both come
-from `entry_points(NAME)`.
+from `iolake.cli.entry_points(NAME)`.
 """
 from __future__ import annotations
 
@@ -301,19 +301,3 @@ def commit_outputs(mod, ctx: StageContext, outputs: dict, facts: dict | None = N
          f"{'new logs' if ctx.n_todo is not None else 'logs'}: {counted}")
     return summary
 
-
-def entry_points(name: str):
-    """`(run, main)` of the stage module for stage `name`:
-    `run(spark, conf, run_info=None, echo=print, **params)` runs it through `run_stage`;
-    `main(argv=None)` is `iolake stage NAME` with the module's argv (spark-submit-able)."""
-    def run(spark, conf, run_info: RunInfo | None = None, echo=print, **params) -> dict:
-        return run_stage(spark, conf, name, run_info, echo, **params)
-
-    def main(argv=None) -> int:
-        from iolake.cli import stage_main
-
-        return stage_main(name, argv)
-
-    run.__doc__ = f"Run stage {name!r} through the runner (`iolake.runner.run_stage`); returns its summary."
-    main.__doc__ = f"`iolake stage {name}` with this argv; returns the exit code."
-    return run, main

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import sys
 
-from iolake.runner import entry_points
+from iolake.cli import entry_points
 
 FF, JF, TAGS, OUT = "silver/file_features", "silver/job_features", "silver/bottleneck_tags", "gold/tuning_advice"
 SUMMARY = ("jobs", "what_if", "stripe", "tag")

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import sys
 
-from iolake.runner import commit_outputs, entry_points, not_at_ingest, read_for
+from iolake.cli import entry_points
+from iolake.runner import commit_outputs, not_at_ingest, read_for
 
 from features import file_features, job_features
 

@@ -23,9 +23,9 @@ import time
 from collections import Counter
 
 from iolake import faults, progress
+from iolake.cli import entry_points
 from iolake.config import Config
 from iolake.runinfo import RunInfo
-from iolake.runner import entry_points
 from readers.fsio import TraceFile, list_traces
 from schemas import BRONZE, DECODED_TABLES
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import sys
 
 from features import placement_labels
+from iolake.cli import entry_points
 from iolake.config import Config
-from iolake.runner import entry_points
 
 FF, LOGS, OUT = "silver/file_features", "bronze/logs", "gold/placement_labels"
 

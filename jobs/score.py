@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 
-from iolake.runner import entry_points
+from iolake.cli import entry_points
 
 FF = "silver/file_features"
 

@@ -29,9 +29,9 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from iolake.cli import entry_points
 from iolake.config import Config
 from iolake.runinfo import RunInfo
-from iolake.runner import entry_points
 
 MIN_LABELS = 10  # label groups (and, per tier, 2) for grouped splits to hold both tiers out
 MIN_JOBS = 20

@@ -18,7 +18,7 @@ from __future__ import annotations
 import sys
 
 from features import regressions
-from iolake.runner import entry_points
+from iolake.cli import entry_points
 
 JF, FF, RUNS, OUT = "silver/job_features", "silver/file_features", "gold/app_runs", "gold/regressions"
 SUMMARY = ("runs", "apps", "regressions")

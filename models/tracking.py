@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import iolake  # noqa: F401  (MLflow telemetry off: iolake/__init__.py)
-
 
 def tracking_uri(conf) -> str:
     if conf.mlflow.tracking_uri:

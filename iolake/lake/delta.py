@@ -26,10 +26,6 @@ CREATE_RACE = ("DELTA_CREATE_TABLE_WITH_NON_EMPTY_LOCATION", "DELTA_TABLE_NOT_FO
 CREATE_RETRYABLE = RETRYABLE + CREATE_RACE
 
 
-class GateFailed(RuntimeError):
-    pass
-
-
 class SchemaConflict(RuntimeError):
     """A write would change the type of an existing column: only additive columns may evolve a table."""
 

@@ -1,7 +1,8 @@
 """Derive the shipped IOR-sweep benchmark table from a lake that ingested the sweep's Darshan logs.
 
-    python -m models.benchmarks.derive LAKE LABELS_CSV [OUT]
+    python -m apps.benchmark_table LAKE LABELS_CSV [OUT]
 
+reads the lake's tables and hands them to `derive` here, which works on pandas frames alone.
 LAKE: a lake where `iolake run` (ingest + features) read `iosweep/darshan/`; LABELS_CSV: the
 sweep's `labels.csv` (per configuration: IOR parameters, per-tier IOR bandwidth, `best_tier`).
 Writes one row per labelled configuration (default OUT: `models/benchmarks/iosweep.csv`):
@@ -23,7 +24,6 @@ No trace, path or time is kept: features and measured bandwidths only.
 """
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pandas as pd
@@ -73,26 +73,3 @@ def derive(ff: pd.DataFrame, logs: pd.DataFrame, jf: pd.DataFrame, labels: pd.Da
         out[f"ior_{p}"] = lab[p]
     return out.reset_index().sort_values("config_id")
 
-
-def main(argv: list[str]) -> int:
-    from iolake.lake import arrow
-    from schemas import TABLES
-
-    if len(argv) not in (2, 3):
-        print(__doc__, file=sys.stderr)
-        return 2
-    lake, labels_csv, *rest = argv
-    out_path = Path(rest[0]) if rest else OUT
-
-    def read(name):
-        return arrow.read(lake, TABLES[name]).to_pandas()
-
-    table = derive(read("file_features"), read("logs"), read("job_features"), pd.read_csv(labels_csv))
-    table.to_csv(out_path, index=False, float_format="%.6g")
-    print(f"{out_path}: {len(table)} configurations, {len(table.columns)} columns, "
-          f"best tier bb {int((table.best_tier == 'bb').sum())} / pfs {int((table.best_tier == 'pfs').sum())}")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))

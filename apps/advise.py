@@ -7,13 +7,14 @@ file with the registry's champions (`models.alias`), DCA-IO's stripe setting aga
 run history (silver/job_features of --lake, when it has one; else the given logs alone), the
 tags' recommendations. Prints one block per log; `--out CSV` writes every row.
 """
+
 from __future__ import annotations
 
 import sys
 from functools import reduce
 
 
-def advise(spark, conf, paths) -> "object":
+def advise(spark, conf, paths) -> object:
     """gold/tuning_advice-shaped pandas rows for the given logs (advised_with = the champion's version)."""
     import pyspark.sql.functions as F
 
@@ -37,9 +38,15 @@ def advise(spark, conf, paths) -> "object":
     tag = union(tags).withColumn("job_month", F.lit("advise")).localCheckpoint()
     hist_jobs, hist_ff = jf, ff
     root = conf.lake.root
-    if table_exists(spark, SILVER["job_features"], root):  # the lake's history, less these logs if it holds them
-        lake_jf = read_or_empty(spark, SILVER["job_features"], root).join(jf.select("log_id"), "log_id", "left_anti")
-        lake_ff = read_or_empty(spark, SILVER["file_features"], root).join(jf.select("log_id"), "log_id", "left_anti")
+    if table_exists(
+        spark, SILVER["job_features"], root
+    ):  # the lake's history, less these logs if it holds them
+        lake_jf = read_or_empty(spark, SILVER["job_features"], root).join(
+            jf.select("log_id"), "log_id", "left_anti"
+        )
+        lake_ff = read_or_empty(spark, SILVER["file_features"], root).join(
+            jf.select("log_id"), "log_id", "left_anti"
+        )
         hist_jobs, hist_ff = lake_jf.unionByName(jf), lake_ff.unionByName(ff)
     bw_mv, pl_mv = champions(conf, print)
     todo = jf.select("log_id", "job_month")
@@ -54,18 +61,29 @@ def advise(spark, conf, paths) -> "object":
 def main(conf, traces, out: str | None = None) -> int:
     from iolake.spark import build_session
 
-    spark = build_session("iolake-advise", "local[1]", {**conf.spark.properties, "spark.ui.enabled": "false",
-                                                        "spark.sql.shuffle.partitions": "1"})
+    spark = build_session(
+        "iolake-advise",
+        "local[1]",
+        {**conf.spark.properties, "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1"},
+    )
     spark.sparkContext.setLogLevel("ERROR")
     rows = advise(spark, conf, traces)
     order = {"what_if": 0, "stripe": 1, "tag": 2, "none": 3}
-    rows = rows.assign(_o=rows.kind.map(order)).sort_values(["trace", "_o", "predicted_speedup"],
-                                                           ascending=[True, True, False]).drop(columns="_o")
+    rows = (
+        rows.assign(_o=rows.kind.map(order))
+        .sort_values(["trace", "_o", "predicted_speedup"], ascending=[True, True, False])
+        .drop(columns="_o")
+    )
     for trace, g in rows.groupby("trace", sort=False):
         print(f"{trace} ({len(g)} piece(s) of advice):")
         for r in g.itertuples():
-            gain = f" [predicted {r.predicted_speedup:.2f}x]" if r.predicted_speedup == r.predicted_speedup and \
-                r.predicted_speedup is not None and r.kind != "what_if" else ""
+            gain = (
+                f" [predicted {r.predicted_speedup:.2f}x]"
+                if r.predicted_speedup == r.predicted_speedup
+                and r.predicted_speedup is not None
+                and r.kind != "what_if"
+                else ""
+            )
             print(f"  {r.kind:<8} {r.message}{gain}")
     if out:
         rows.drop(columns=["advised_at"]).to_csv(out, index=False)

@@ -9,6 +9,7 @@ Spark (`iolake.lake.arrow`), derives one row per labelled configuration with
 (default: `models/benchmarks/iosweep.csv`). This shell reads the lake, so it lives with the
 apps: `models/` does not import the platform (`.importlinter`).
 """
+
 from __future__ import annotations
 
 import sys
@@ -31,12 +32,15 @@ def main(argv: list[str]) -> int:
     def read(name):
         return arrow.read(lake, TABLES[name]).to_pandas()
 
-    table = derive(read("file_features"), read("logs"), read("job_features"),
-                   pd.read_csv(labels_csv))
+    table = derive(
+        read("file_features"), read("logs"), read("job_features"), pd.read_csv(labels_csv)
+    )
     table.to_csv(out_path, index=False, float_format="%.6g")
     bb, pfs = int((table.best_tier == "bb").sum()), int((table.best_tier == "pfs").sum())
-    print(f"{out_path}: {len(table)} configurations, {len(table.columns)} columns, "
-          f"best tier bb {bb} / pfs {pfs}")
+    print(
+        f"{out_path}: {len(table)} configurations, {len(table.columns)} columns, "
+        f"best tier bb {bb} / pfs {pfs}"
+    )
     return 0
 
 

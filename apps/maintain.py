@@ -20,6 +20,7 @@ For every table of `schemas.TABLES` the lake holds (or only `--table NAME`):
 prints the properties it would set.
 Every commit carries the usual `userMetadata` (run id, git sha, config digest; stage `maintain`).
 """
+
 from __future__ import annotations
 
 import time
@@ -48,7 +49,9 @@ class TableReport:
     disk_files_before: int = 0  # data files on storage, referenced or not
     disk_files_after: int = 0
     vacuum_files: int = 0  # deleted (or, dry run, that would be deleted)
-    properties_set: dict = field(default_factory=dict)  # declared properties the table lacked (dry run: would set)
+    properties_set: dict = field(
+        default_factory=dict
+    )  # declared properties the table lacked (dry run: would set)
     optimized: bool = False
     seconds: float = 0.0
 
@@ -57,7 +60,10 @@ def select_tables(names: list[str] | None) -> list[TableSpec]:
     """The specs named by `--table` (`posix` or `bronze/posix`), or every table."""
     if not names:
         return list(TABLES.values())
-    by_name = {**{s.name: s for s in TABLES.values()}, **{f"{s.layer}/{s.name}": s for s in TABLES.values()}}
+    by_name = {
+        **{s.name: s for s in TABLES.values()},
+        **{f"{s.layer}/{s.name}": s for s in TABLES.values()},
+    }
     out = []
     for n in names:
         if n not in by_name:
@@ -87,8 +93,12 @@ def disk_files(path: str) -> int:
     fs, root = resolve(path)
     n = 0
     for i in fs.get_file_info(pafs.FileSelector(root, recursive=True, allow_not_found=True)):
-        rel = i.path[len(root):].lstrip("/")
-        if i.type == pafs.FileType.File and not rel.startswith("_delta_log") and rel.endswith(".parquet"):
+        rel = i.path[len(root) :].lstrip("/")
+        if (
+            i.type == pafs.FileType.File
+            and not rel.startswith("_delta_log")
+            and rel.endswith(".parquet")
+        ):
             n += 1
     return n
 
@@ -98,28 +108,38 @@ def property_drift(spec: TableSpec, have: dict) -> dict:
     return {k: str(v) for k, v in spec.properties.items() if have.get(k) != str(v)}
 
 
-def _sync_properties(spark, spec: TableSpec, path: str, detail, dry_run: bool, name: str, echo) -> dict:
+def _sync_properties(
+    spark, spec: TableSpec, path: str, detail, dry_run: bool, name: str, echo
+) -> dict:
     drift = property_drift(spec, dict(detail["properties"] or {}))
     if drift:
         pairs = ", ".join(f"'{k}' = '{v}'" for k, v in sorted(drift.items()))
         if not dry_run:
             spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ({pairs})")
-        echo(f"[maintain] {name}: {'would set' if dry_run else 'set'} declared table properties: {pairs}")
+        echo(
+            f"[maintain] {name}: {'would set' if dry_run else 'set'} declared table properties: {pairs}"
+        )
     return drift
 
 
-def _vacuum(spark, path: str, hours: float, dry_run: bool, allow_short: bool, table: str, echo) -> int:
+def _vacuum(
+    spark, path: str, hours: float, dry_run: bool, allow_short: bool, table: str, echo
+) -> int:
     sql = f"VACUUM delta.`{path}` RETAIN {hours:g} HOURS" + (" DRY RUN" if dry_run else "")
     lift = allow_short and hours < DELTA_RETENTION_SAFETY_HOURS
     previous = spark.conf.get(RETENTION_CHECK, "true")
     if lift:
-        echo(f"[maintain] {table}: WARNING retention {hours:g} h is below Delta's safety limit "
-             f"({DELTA_RETENTION_SAFETY_HOURS:g} h); its check is lifted for this VACUUM "
-             "(maintain.allow_short_retention: true)")
+        echo(
+            f"[maintain] {table}: WARNING retention {hours:g} h is below Delta's safety limit "
+            f"({DELTA_RETENTION_SAFETY_HOURS:g} h); its check is lifted for this VACUUM "
+            "(maintain.allow_short_retention: true)"
+        )
         spark.conf.set(RETENTION_CHECK, "false")
     try:
         out = spark.sql(sql).collect()
-    except Exception as e:  # Delta's check: the table's own delta.deletedFileRetentionDuration is longer
+    except (
+        Exception
+    ) as e:  # Delta's check: the table's own delta.deletedFileRetentionDuration is longer
         if "retentionDurationCheck" in str(e):
             raise ConfigError(
                 f"maintain.vacuum_retention_hours: {hours:g} h is below {table}'s "
@@ -133,7 +153,9 @@ def _vacuum(spark, path: str, hours: float, dry_run: bool, allow_short: bool, ta
     return len(out) if dry_run else -1
 
 
-def maintain_table(spark, conf: Config, spec: TableSpec, dry_run: bool = False, echo=print) -> TableReport:
+def maintain_table(
+    spark, conf: Config, spec: TableSpec, dry_run: bool = False, echo=print
+) -> TableReport:
     from delta.tables import DeltaTable
 
     t0 = time.monotonic()
@@ -141,8 +163,15 @@ def maintain_table(spark, conf: Config, spec: TableSpec, dry_run: bool = False, 
     name = f"{spec.layer}/{spec.name}"
     zorder = list(spec.zorder_columns)
     before = _detail(spark, path)
-    rep = TableReport(name, path, zorder, _version(spark, path), files_before=int(before["numFiles"]),
-                      bytes_before=int(before["sizeInBytes"]), partition_columns=list(before["partitionColumns"]))
+    rep = TableReport(
+        name,
+        path,
+        zorder,
+        _version(spark, path),
+        files_before=int(before["numFiles"]),
+        bytes_before=int(before["sizeInBytes"]),
+        partition_columns=list(before["partitionColumns"]),
+    )
     rep.disk_files_before = disk_files(path)
     rep.properties_set = _sync_properties(spark, spec, path, before, dry_run, name, echo)
     if not dry_run:
@@ -152,8 +181,10 @@ def maintain_table(spark, conf: Config, spec: TableSpec, dry_run: bool = False, 
         (opt.executeZOrderBy(*zorder) if zorder else opt.executeCompaction()).collect()
         rep.optimized = True
         after = _detail(spark, path)
-        echo(f"[maintain] {name}: {what}: {rep.files_before} -> {int(after['numFiles'])} files "
-             f"({time.monotonic() - t:.1f} s)")
+        echo(
+            f"[maintain] {name}: {what}: {rep.files_before} -> {int(after['numFiles'])} files "
+            f"({time.monotonic() - t:.1f} s)"
+        )
     hours = conf.maintain.vacuum_retention_hours
     t = time.monotonic()
     on_disk = disk_files(path) if rep.optimized else rep.disk_files_before
@@ -161,8 +192,10 @@ def maintain_table(spark, conf: Config, spec: TableSpec, dry_run: bool = False, 
     rep.disk_files_after = disk_files(path)
     rep.vacuum_files = n if dry_run else max(0, on_disk - rep.disk_files_after)
     verb = "would delete" if dry_run else "deleted"
-    echo(f"[maintain] {name}: VACUUM RETAIN {hours:g} HOURS{' DRY RUN' if dry_run else ''}: "
-         f"{verb} {rep.vacuum_files} unreferenced file(s) ({time.monotonic() - t:.1f} s)")
+    echo(
+        f"[maintain] {name}: VACUUM RETAIN {hours:g} HOURS{' DRY RUN' if dry_run else ''}: "
+        f"{verb} {rep.vacuum_files} unreferenced file(s) ({time.monotonic() - t:.1f} s)"
+    )
 
     detail = _detail(spark, path)
     rep.version = _version(spark, path)
@@ -170,13 +203,18 @@ def maintain_table(spark, conf: Config, spec: TableSpec, dry_run: bool = False, 
     rep.bytes = int(detail["sizeInBytes"])
     df = spark.read.format("delta").load(path)
     rep.rows = df.count()
-    rep.partitions = df.select(*rep.partition_columns).distinct().count() if rep.partition_columns else (
-        1 if rep.rows else 0)
+    rep.partitions = (
+        df.select(*rep.partition_columns).distinct().count()
+        if rep.partition_columns
+        else (1 if rep.rows else 0)
+    )
     rep.seconds = round(time.monotonic() - t0, 2)
     return rep
 
 
-def run(spark, conf: Config, tables: list[str] | None = None, dry_run: bool = False, echo=print) -> list[TableReport]:
+def run(
+    spark, conf: Config, tables: list[str] | None = None, dry_run: bool = False, echo=print
+) -> list[TableReport]:
     from delta.tables import DeltaTable
 
     from iolake.lake import commit_metadata
@@ -186,8 +224,10 @@ def run(spark, conf: Config, tables: list[str] | None = None, dry_run: bool = Fa
     info = RunInfo.new(conf)
     commit_metadata(spark, info.run_id, info.config_digest, "maintain", info.git_sha)
     present = [s for s in specs if DeltaTable.isDeltaTable(spark, s.path(conf.lake.root))]
-    echo(f"[maintain] run {info.run_id}: {len(present)} table(s) under {conf.lake.root}"
-         f"{' (dry run: VACUUM DRY RUN only, no OPTIMIZE)' if dry_run else ''}")
+    echo(
+        f"[maintain] run {info.run_id}: {len(present)} table(s) under {conf.lake.root}"
+        f"{' (dry run: VACUUM DRY RUN only, no OPTIMIZE)' if dry_run else ''}"
+    )
     for s in specs:
         if s not in present and tables:
             echo(f"[maintain] {s.layer}/{s.name}: not in the lake, skipped")
@@ -202,8 +242,10 @@ def format_reports(reports: list[TableReport]) -> str:
     head = f"{'table':<28} {'version':>7} {'files':>13} {'rows':>12} {'bytes':>13} {'parts':>5} {'vacuumed':>8}"
     lines = [head]
     for r in reports:
-        lines.append(f"{r.table:<28} {r.version:>7} {f'{r.files_before} -> {r.files_after}':>13} {r.rows:>12,} "
-                     f"{r.bytes:>13,} {r.partitions:>5} {r.vacuum_files:>8}")
+        lines.append(
+            f"{r.table:<28} {r.version:>7} {f'{r.files_before} -> {r.files_after}':>13} {r.rows:>12,} "
+            f"{r.bytes:>13,} {r.partitions:>5} {r.vacuum_files:>8}"
+        )
     return "\n".join(lines)
 
 
@@ -211,4 +253,3 @@ def main(spark, conf: Config, tables: list[str] | None = None, dry_run: bool = F
     reports = run(spark, conf, tables, dry_run)
     print(format_reports(reports))
     return 0
-

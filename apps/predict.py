@@ -5,6 +5,7 @@ local Spark session, featured by the same transform as the `features` stage, and
 are scored by the champions of the registry: predicted tier, its probability, and the predicted
 bandwidth on that tier.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -30,7 +31,9 @@ def bronze_frames(spark, path: str, decoder: str = "native") -> dict:
             out[name] = spark.createDataFrame([], spec.struct)
             continue
         n = tbl.num_rows
-        tbl = tbl.append_column("log_id", pa.array([log_id] * n)).append_column("job_month", pa.array(["predict"] * n))
+        tbl = tbl.append_column("log_id", pa.array([log_id] * n)).append_column(
+            "job_month", pa.array(["predict"] * n)
+        )
         out[name] = spark.createDataFrame(tbl.select(spec.columns).cast(spec.arrow_schema))
     return out
 
@@ -60,23 +63,40 @@ def plan(ff: pd.DataFrame, conf) -> pd.DataFrame:
     p = placement.predict(ff)
     on_pick = ff.assign(tier=p["predicted_tier"].to_numpy())
     b = bandwidth.predict(on_pick)
-    now = bandwidth.predict(ff)  # on the tier each file is on now: every tier's prediction and the speed-up
-    out = pd.DataFrame({
-        "trace": ff["trace"], "file": ff["file_name"], "interface": ff["interface"], "io_type": ff["io_type"],
-        "current_tier": ff["tier"], "predicted_tier": p["predicted_tier"], "probability": p["probability"].round(3),
-        "predicted_bandwidth_mib_s": b["predicted_bandwidth_mib_s"].round(1),
-    })
+    now = bandwidth.predict(
+        ff
+    )  # on the tier each file is on now: every tier's prediction and the speed-up
+    out = pd.DataFrame(
+        {
+            "trace": ff["trace"],
+            "file": ff["file_name"],
+            "interface": ff["interface"],
+            "io_type": ff["io_type"],
+            "current_tier": ff["tier"],
+            "predicted_tier": p["predicted_tier"],
+            "probability": p["probability"].round(3),
+            "predicted_bandwidth_mib_s": b["predicted_bandwidth_mib_s"].round(1),
+        }
+    )
     if "speedup" in now:  # versions trained before per-tier predictions lack it
-        out = out.assign(bandwidth_now_mib_s=now["predicted_bandwidth_mib_s"].round(1).to_numpy(),
-                         fastest_tier=now["best_tier"].to_numpy(), speedup=now["speedup"].round(2).to_numpy())
-    return out.assign(models=f"{conf.models.placement_model} v{pv.version}, {conf.models.bandwidth_model} v{bv.version}")
+        out = out.assign(
+            bandwidth_now_mib_s=now["predicted_bandwidth_mib_s"].round(1).to_numpy(),
+            fastest_tier=now["best_tier"].to_numpy(),
+            speedup=now["speedup"].round(2).to_numpy(),
+        )
+    return out.assign(
+        models=f"{conf.models.placement_model} v{pv.version}, {conf.models.bandwidth_model} v{bv.version}"
+    )
 
 
 def main(conf, traces) -> int:
     from iolake.spark import build_session
 
-    spark = build_session("iolake-predict", "local[1]", {**conf.spark.properties, "spark.ui.enabled": "false",
-                                                          "spark.sql.shuffle.partitions": "1"})
+    spark = build_session(
+        "iolake-predict",
+        "local[1]",
+        {**conf.spark.properties, "spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "1"},
+    )
     ff = features(spark, traces, conf)
     if ff.empty:
         print("iolake predict: no file with reads or writes in the given traces")

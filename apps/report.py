@@ -31,6 +31,7 @@ job's application only), regressions (the job's rows), tuning_advice (its newest
 present, through delta-rs (`iolake.lake.arrow`): no Spark, no JVM, local folder or URI alike.
 Writes the one HTML file.
 """
+
 from __future__ import annotations
 
 import base64
@@ -64,7 +65,9 @@ class LakeReader:
     def __init__(self, conf, storage_options: dict | None = None):
         self.lake = arrow.root(conf.lake)
         self.storage_options = storage_options
-        self.watch = getattr(conf, "watch", None)  # conf `watch:` (the UMAMI panel's metrics and windows)
+        self.watch = getattr(
+            conf, "watch", None
+        )  # conf `watch:` (the UMAMI panel's metrics and windows)
         self._exists: dict[str, bool] = {}
 
     def exists(self, name: str) -> bool:
@@ -72,8 +75,9 @@ class LakeReader:
             self._exists[name] = arrow.exists(self.lake, TABLES[name], self.storage_options)
         return self._exists[name]
 
-    def read(self, name: str, columns: list[str] | None = None, log_id: str | None = None,
-             filter=None) -> pa.Table | None:
+    def read(
+        self, name: str, columns: list[str] | None = None, log_id: str | None = None, filter=None
+    ) -> pa.Table | None:
         """The table's rows (of `log_id` when given, matching `filter`), or None when the lake has
         no such table."""
         if not self.exists(name):
@@ -81,8 +85,13 @@ class LakeReader:
         if log_id is not None:
             by_log = pc.field("log_id") == log_id
             filter = by_log if filter is None else filter & by_log
-        return arrow.read(self.lake, TABLES[name], columns=columns, filter=filter,
-                          storage_options=self.storage_options)
+        return arrow.read(
+            self.lake,
+            TABLES[name],
+            columns=columns,
+            filter=filter,
+            storage_options=self.storage_options,
+        )
 
     def ioframe(self, log_id: str):
         from apps.analysis import IOFrame
@@ -105,20 +114,30 @@ def resolve_job(jobs: list[dict], query: str, ledger: list[dict] = ()) -> str:
     exact = [j for j in jobs if j["log_id"] == q]
     if exact:
         return q
-    hits = [j for j in jobs if j["log_id"].startswith(q) or (q.isdigit() and j.get("jobid") == int(q))]
+    hits = [
+        j for j in jobs if j["log_id"].startswith(q) or (q.isdigit() and j.get("jobid") == int(q))
+    ]
     if len(hits) == 1:
         return hits[0]["log_id"]
     if len(hits) > 1:
         hits.sort(key=lambda j: (j.get("start_time_sec") or 0, j["log_id"]))
-        lines = [f"  {j['log_id']}  jobid {j.get('jobid')}  {j.get('nprocs')} procs  "
-                 f"{_when(j.get('start_time_sec'))}  {j.get('exe') or ''}" for j in hits[:MAX_CANDIDATES]]
+        lines = [
+            f"  {j['log_id']}  jobid {j.get('jobid')}  {j.get('nprocs')} procs  "
+            f"{_when(j.get('start_time_sec'))}  {j.get('exe') or ''}"
+            for j in hits[:MAX_CANDIDATES]
+        ]
         more = f"\n  … and {len(hits) - MAX_CANDIDATES} more" if len(hits) > MAX_CANDIDATES else ""
-        raise JobNotFound(f"{query!r} is ambiguous: {len(hits)} logs match; give a longer log_id prefix:\n"
-                          + "\n".join(lines) + more)
+        raise JobNotFound(
+            f"{query!r} is ambiguous: {len(hits)} logs match; give a longer log_id prefix:\n"
+            + "\n".join(lines)
+            + more
+        )
     for log in ledger:
         if log["log_id"].startswith(q) and log.get("status") == "quarantined":
-            raise JobNotFound(f"log {log['log_id']} ({log.get('source_uri')}) was quarantined: "
-                              f"{log.get('reason') or 'no reason recorded'}; it has no job to report")
+            raise JobNotFound(
+                f"log {log['log_id']} ({log.get('source_uri')}) was quarantined: "
+                f"{log.get('reason') or 'no reason recorded'}; it has no job to report"
+            )
     raise JobNotFound(f"no job matches {query!r} (a log_id, a prefix of one, or a jobid)")
 
 
@@ -127,15 +146,22 @@ def find_job(reader: LakeReader, query: str) -> str:
     if not q:
         return resolve_job([], query)  # raises: JOB is empty
     if not reader.exists("jobs"):
-        raise JobNotFound(f"the lake {reader.lake} has no bronze/jobs table (nothing ingested yet?)")
+        raise JobNotFound(
+            f"the lake {reader.lake} has no bronze/jobs table (nothing ingested yet?)"
+        )
     expr = pc.starts_with(pc.field("log_id"), q)
     if q.isdigit():
         expr = expr | (pc.field("jobid") == int(q))
     jobs = _rows(reader.read("jobs", JOB_COLUMNS, filter=expr))
     ledger = []
     if not jobs:
-        ledger = _rows(reader.read("logs", ["log_id", "status", "reason", "source_uri"],
-                                   filter=pc.starts_with(pc.field("log_id"), q)))
+        ledger = _rows(
+            reader.read(
+                "logs",
+                ["log_id", "status", "reason", "source_uri"],
+                filter=pc.starts_with(pc.field("log_id"), q),
+            )
+        )
     return resolve_job(jobs, query, ledger)
 
 
@@ -163,7 +189,7 @@ class Report:
 ADVICE_ORDER = {"what_if": 0, "stripe": 1, "tag": 2, "none": 3}
 
 
-def _advice(reader: "LakeReader", log_id: str) -> list[dict] | None:
+def _advice(reader: LakeReader, log_id: str) -> list[dict] | None:
     """The job's gold/tuning_advice rows of its newest advice pass (highest `advised_with`):
     what-ifs by predicted speed-up, then the stripe setting, then the tags' recommendations."""
     rows = _rows(reader.read("tuning_advice", log_id=log_id))
@@ -176,13 +202,20 @@ def _advice(reader: "LakeReader", log_id: str) -> list[dict] | None:
 
     newest = max(version(r) for r in rows)
     rows = [r for r in rows if version(r) == newest]
-    return sorted(rows, key=lambda r: (ADVICE_ORDER.get(r["kind"], 9), -(r.get("predicted_speedup") or 0), r["item"]))
+    return sorted(
+        rows,
+        key=lambda r: (
+            ADVICE_ORDER.get(r["kind"], 9),
+            -(r.get("predicted_speedup") or 0),
+            r["item"],
+        ),
+    )
 
 
 def _when(sec) -> str:
     if sec is None:
         return "?"
-    return dt.datetime.fromtimestamp(int(sec), dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return dt.datetime.fromtimestamp(int(sec), dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
 def human_bytes(n) -> str:
@@ -214,6 +247,7 @@ def num(x, digits: int = 3) -> str:
 
 def _latest(rows: list[dict]) -> list[dict]:
     """Rows of the newest model version of each model name."""
+
     def version(r):
         v = r["model_version"]
         return (0, int(v), "") if str(v).isdigit() else (1, 0, str(v))
@@ -225,11 +259,20 @@ def _latest(rows: list[dict]) -> list[dict]:
     return [r for r in rows if r["model_version"] == newest[r["model_name"]]["model_version"]]
 
 
-PLAN_KEYS = ("predicted_tier", "probability", "bandwidth_mib_s", "predicted_bandwidth_mib_s", "by_tier", "speedup",
-             "best_bw_tier")
+PLAN_KEYS = (
+    "predicted_tier",
+    "probability",
+    "bandwidth_mib_s",
+    "predicted_bandwidth_mib_s",
+    "by_tier",
+    "speedup",
+    "best_bw_tier",
+)
 
 
-def placement_plan(place: list[dict], bw: list[dict]) -> tuple[list[dict] | None, list[str], list[str]]:
+def placement_plan(
+    place: list[dict], bw: list[dict]
+) -> tuple[list[dict] | None, list[str], list[str]]:
     """(plan rows, models, tiers) of one job from its gold/placement_predictions and
     gold/bandwidth_predictions rows (newest version of each model). Either may be empty: a lake
     whose placement model was held back still shows its bandwidth plan, and the other way round;
@@ -240,16 +283,26 @@ def placement_plan(place: list[dict], bw: list[dict]) -> tuple[list[dict] | None
     by_file: dict[int, dict] = {}
 
     def file(r):
-        return by_file.setdefault(r["record_id"], {"file_name": r["file_name"], "tier": r["tier"],
-                                                   **dict.fromkeys(PLAN_KEYS)})
+        return by_file.setdefault(
+            r["record_id"],
+            {"file_name": r["file_name"], "tier": r["tier"], **dict.fromkeys(PLAN_KEYS)},
+        )
+
     for r in place:
         file(r).update(predicted_tier=r["predicted_tier"], probability=r["probability"])
     for r in bw:
         by_tier = r.get("bandwidth_by_tier") or {}
-        by_tier = dict(by_tier) if not isinstance(by_tier, dict) else by_tier  # Arrow maps: (key, value) pairs
-        file(r).update(bandwidth_mib_s=r["bandwidth_mib_s"], predicted_bandwidth_mib_s=r["predicted_bandwidth_mib_s"],
-                       by_tier=by_tier, speedup=r.get("speedup"), best_bw_tier=r.get("best_tier"))
-    plan = sorted(by_file.values(), key=lambda r: (r.get("file_name") or ""))
+        by_tier = (
+            dict(by_tier) if not isinstance(by_tier, dict) else by_tier
+        )  # Arrow maps: (key, value) pairs
+        file(r).update(
+            bandwidth_mib_s=r["bandwidth_mib_s"],
+            predicted_bandwidth_mib_s=r["predicted_bandwidth_mib_s"],
+            by_tier=by_tier,
+            speedup=r.get("speedup"),
+            best_bw_tier=r.get("best_tier"),
+        )
+    plan = sorted(by_file.values(), key=lambda r: r.get("file_name") or "")
     for r in plan:
         r["move"] = r["predicted_tier"] is not None and r["predicted_tier"] != r["tier"]
     models = sorted({f"{r['model_name']} v{r['model_version']}" for r in [*place, *bw]})
@@ -264,11 +317,19 @@ def build(reader: LakeReader, log_id: str) -> Report:
     (ledger,) = _rows(reader.read("logs", log_id=log_id))[:1] or [{}]
     (feat,) = _rows(reader.read("job_features", log_id=log_id))[:1] or [None]
     files = reader.read("files", ["record_id", "name"], log_id=log_id)
-    names = dict(zip(files["record_id"].to_pylist(), files["name"].to_pylist())) if files is not None else {}
+    names = (
+        dict(zip(files["record_id"].to_pylist(), files["name"].to_pylist()))
+        if files is not None
+        else {}
+    )
 
     exe = job.get("exe") or ""
-    program = (feat or {}).get("program") or (exe.split()[0].rsplit("/", 1)[-1] if exe.strip() else "")
-    title = f"job {job.get('jobid')}" + (f" · {program}" if program else "") + f" · log {log_id[:12]}"
+    program = (feat or {}).get("program") or (
+        exe.split()[0].rsplit("/", 1)[-1] if exe.strip() else ""
+    )
+    title = (
+        f"job {job.get('jobid')}" + (f" · {program}" if program else "") + f" · log {log_id[:12]}"
+    )
     f = feat or {}
     summary = [
         ("log_id", log_id),
@@ -284,23 +345,41 @@ def build(reader: LakeReader, log_id: str) -> Report:
         summary += [
             ("bytes read", human_bytes(f.get("bytes_read"))),
             ("bytes written", human_bytes(f.get("bytes_written"))),
-            ("read / write / metadata time", " / ".join(secs(f.get(k)) for k in ("read_time_s", "write_time_s",
-                                                                                   "meta_time_s"))),
+            (
+                "read / write / metadata time",
+                " / ".join(secs(f.get(k)) for k in ("read_time_s", "write_time_s", "meta_time_s")),
+            ),
             ("I/O time (slowest process)", secs(f.get("io_time_s"))),
-            ("bandwidth", f"{num(f.get('throughput_mib_s'))} MiB/s" if f.get("throughput_mib_s") is not None
-             else "—"),
-            ("files with I/O (shared)", f"{num(f.get('file_count'))} ({num(f.get('shared_file_count'))} shared)"),
-            ("requests read / write", f"{num(f.get('read_requests'))} / {num(f.get('write_requests'))}"),
-            ("metadata time share", "—" if f.get("meta_time_share") is None
-             else f"{100 * f['meta_time_share']:.2f} %"),
-            ("slowest / fastest rank time", f"{secs(f.get('slowest_rank_time_s'))} / "
-                                            f"{secs(f.get('fastest_rank_time_s'))}"),
+            (
+                "bandwidth",
+                f"{num(f.get('throughput_mib_s'))} MiB/s"
+                if f.get("throughput_mib_s") is not None
+                else "—",
+            ),
+            (
+                "files with I/O (shared)",
+                f"{num(f.get('file_count'))} ({num(f.get('shared_file_count'))} shared)",
+            ),
+            (
+                "requests read / write",
+                f"{num(f.get('read_requests'))} / {num(f.get('write_requests'))}",
+            ),
+            (
+                "metadata time share",
+                "—" if f.get("meta_time_share") is None else f"{100 * f['meta_time_share']:.2f} %",
+            ),
+            (
+                "slowest / fastest rank time",
+                f"{secs(f.get('slowest_rank_time_s'))} / {secs(f.get('fastest_rank_time_s'))}",
+            ),
             ("interfaces", ", ".join(f.get("interfaces") or []) or "—"),
             ("tiers", ", ".join(f.get("tiers") or []) or "—"),
         ]
     else:
-        notes.append("silver/job_features has no row for this log yet: run the features stage for bytes, "
-                     "I/O time and bandwidth")
+        notes.append(
+            "silver/job_features has no row for this log yet: run the features stage for bytes, "
+            "I/O time and bandwidth"
+        )
     summary += [
         ("file records", num(len(names))),
         ("modules", ", ".join(ledger.get("modules") or []) or "—"),
@@ -321,7 +400,9 @@ def build(reader: LakeReader, log_id: str) -> Report:
     if tag_rows is not None and tag_rows.num_rows:
         from schemas.bottleneck_tags import CATALOG
 
-        tags = sorted(_rows(tag_rows), key=lambda r: (SEVERITY_ORDER.get(r["severity"], 9), r["tag"]))
+        tags = sorted(
+            _rows(tag_rows), key=lambda r: (SEVERITY_ORDER.get(r["severity"], 9), r["tag"])
+        )
         for t in tags:  # the stable code and Drishti's equivalent codes, from the one catalogue
             known = CATALOG.get(t["tag"])
             t["code"], t["drishti"] = (known.code, "/".join(known.drishti)) if known else ("", "")
@@ -335,9 +416,13 @@ def build(reader: LakeReader, log_id: str) -> Report:
         for r in cover_rows:
             r["file_name"] = names.get(r["record_id"], f"<record {r['record_id']}>")
         first = cover_rows[0]
-        covering = {"members": cover_rows, "cover_size": first["cover_size"], "n_intervals": first["n_intervals"],
-                    "pure_io_time_s": first["pure_io_time_s"],
-                    "proven": first.get("cover_proven_minimum") is not False}  # null: a row from before the flag
+        covering = {
+            "members": cover_rows,
+            "cover_size": first["cover_size"],
+            "n_intervals": first["n_intervals"],
+            "pure_io_time_s": first["pure_io_time_s"],
+            "proven": first.get("cover_proven_minimum") is not False,
+        }  # null: a row from before the flag
 
     png, note = None, ""
     try:
@@ -345,45 +430,80 @@ def build(reader: LakeReader, log_id: str) -> Report:
         title = f"job {job.get('jobid')} · log {log_id[:12]}"
         with tempfile.TemporaryDirectory() as tmp:
             if frame.timeline_source == "heatmap":
-                png = Path(frame.timeline(os.path.join(tmp, "timeline.png"), title=f"{title} · HEATMAP")).read_bytes()
+                png = Path(
+                    frame.timeline(os.path.join(tmp, "timeline.png"), title=f"{title} · HEATMAP")
+                ).read_bytes()
                 width = float(frame.heatmap["bin_width_s"].iloc[0])
-                note = (f"Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the bytes each "
-                        f"rank moved per {width:g} s bin.")
+                note = (
+                    f"Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the bytes each "
+                    f"rank moved per {width:g} s bin."
+                )
             elif len(frame.ops) or len(frame.covering):
-                png = Path(frame.timeline(os.path.join(tmp, "timeline.png"), title=title)).read_bytes()
-                note = ("Source: the trace's timed operations (DXT or Recorder)." if len(frame.ops) else
-                        "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): the timeline "
-                        "shows the covering-set members, whose intervals come from Darshan's counters.")
+                png = Path(
+                    frame.timeline(os.path.join(tmp, "timeline.png"), title=title)
+                ).read_bytes()
+                note = (
+                    "Source: the trace's timed operations (DXT or Recorder)."
+                    if len(frame.ops)
+                    else "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): the timeline "
+                    "shows the covering-set members, whose intervals come from Darshan's counters."
+                )
             else:
                 note = "Nothing to draw: the trace holds no timed operations and the log has no covering set."
     except Exception as e:  # a report without its picture beats no report
         note = f"The timeline could not be drawn: {type(e).__name__}: {e}"
 
-    plan, models, plan_tiers = placement_plan(_rows(reader.read("placement_predictions", log_id=log_id)),
-                                              _rows(reader.read("bandwidth_predictions", log_id=log_id)))
+    plan, models, plan_tiers = placement_plan(
+        _rows(reader.read("placement_predictions", log_id=log_id)),
+        _rows(reader.read("bandwidth_predictions", log_id=log_id)),
+    )
 
     umami_png = None
     try:
         panel, umami_note = umami(reader, log_id)
     except Exception as e:  # a report without its UMAMI panel beats no report
-        panel, umami_note = None, f"No UMAMI panel: the history could not be read: {type(e).__name__}: {e}"
+        panel, umami_note = (
+            None,
+            f"No UMAMI panel: the history could not be read: {type(e).__name__}: {e}",
+        )
     if panel is not None and any(not m["note"] for m in panel["metrics"]):
         try:
             with tempfile.TemporaryDirectory() as tmp:
-                umami_png = Path(draw_umami(panel["metrics"], os.path.join(tmp, "umami.png"))).read_bytes()
+                umami_png = Path(
+                    draw_umami(panel["metrics"], os.path.join(tmp, "umami.png"))
+                ).read_bytes()
         except Exception as e:
             umami_note = f"The UMAMI panel could not be drawn: {type(e).__name__}: {e}"
-    return Report(log_id=log_id, title=title, summary=summary, metadata=metadata, tags=tags, covering=covering,
-                  timeline_png=png, timeline_note=note, plan=plan, plan_models=models, plan_tiers=plan_tiers, notes=notes,
-                  umami=panel, umami_png=umami_png, umami_note=umami_note, advice=_advice(reader, log_id))
+    return Report(
+        log_id=log_id,
+        title=title,
+        summary=summary,
+        metadata=metadata,
+        tags=tags,
+        covering=covering,
+        timeline_png=png,
+        timeline_note=note,
+        plan=plan,
+        plan_models=models,
+        plan_tiers=plan_tiers,
+        notes=notes,
+        umami=panel,
+        umami_png=umami_png,
+        umami_note=umami_note,
+        advice=_advice(reader, log_id),
+    )
 
 
 # ---- UMAMI: this job against its application's history --------------------------------------
 # pytokio's UMAMI colour scale (tokio/analysis/umami.py), from the worst quarter to the best
 UMAMI_COLOURS = ("#DA0017", "#FD6A07", "#40A43A", "#2C69A9")
 UMAMI_VERDICTS = ("worst quarter", "second-worst quarter", "second-best quarter", "best quarter")
-UMAMI_PLACES = ("at or below their first quartile", "between their first quartile and median",
-                "between their median and third quartile", "above their third quartile")
+UMAMI_PLACES = (
+    "at or below their first quartile",
+    "between their first quartile and median",
+    "between their median and third quartile",
+    "above their third quartile",
+)
 UMAMI_LINE = "#853692"  # pytokio's history line
 UMAMI_METRICS = {  # gold/app_runs column -> (label, unit on the plot's axis, formatter of one value)
     "bandwidth_mib_s": ("I/O bandwidth (slowest process)", "MiB/s", lambda v: f"{v:,.1f} MiB/s"),
@@ -410,8 +530,11 @@ def _stamp(t) -> str:
 
     if t is pd.NaT or (isinstance(t, float) and math.isnan(t)):
         return "—"
-    return pd.Timestamp(t).tz_convert("UTC").strftime("%Y-%m-%d %H:%M UTC") if pd.Timestamp(t).tzinfo else \
-        pd.Timestamp(t).strftime("%Y-%m-%d %H:%M UTC")
+    return (
+        pd.Timestamp(t).tz_convert("UTC").strftime("%Y-%m-%d %H:%M UTC")
+        if pd.Timestamp(t).tzinfo
+        else pd.Timestamp(t).strftime("%Y-%m-%d %H:%M UTC")
+    )
 
 
 def _regression_row(r: dict, metric: str) -> dict:
@@ -420,14 +543,24 @@ def _regression_row(r: dict, metric: str) -> dict:
     if w is None:
         weather = "— (no file system or no peer run known)"
     else:
-        weather = (f"{'yes' if w else 'no'}: {dropped} of {peers} other applications on {r.get('fs')} "
-                   f"dropped in the same window" + (" (the file system's weather)" if w else ""))
-    return {"rule": r["rule"], "value": _fmt(metric, r["value"]), "baseline": _fmt(metric, r["baseline"]),
-            "change": f"{100 * r['change']:+.1f} %", "threshold_name": r["threshold_name"],
-            "threshold": num(r["threshold"]), "score": num(r.get("score")), "since": _stamp(r.get("since")),
-            "baseline_runs": f"{r['baseline_runs']} runs, {_stamp(r['baseline_first'])} – "
-                             f"{_stamp(r['baseline_last'])}",
-            "weather": weather, "weather_flag": "" if w is None else ("yes" if w else "no")}
+        weather = (
+            f"{'yes' if w else 'no'}: {dropped} of {peers} other applications on {r.get('fs')} "
+            f"dropped in the same window" + (" (the file system's weather)" if w else "")
+        )
+    return {
+        "rule": r["rule"],
+        "value": _fmt(metric, r["value"]),
+        "baseline": _fmt(metric, r["baseline"]),
+        "change": f"{100 * r['change']:+.1f} %",
+        "threshold_name": r["threshold_name"],
+        "threshold": num(r["threshold"]),
+        "score": num(r.get("score")),
+        "since": _stamp(r.get("since")),
+        "baseline_runs": f"{r['baseline_runs']} runs, {_stamp(r['baseline_first'])} – "
+        f"{_stamp(r['baseline_last'])}",
+        "weather": weather,
+        "weather_flag": "" if w is None else ("yes" if w else "no"),
+    }
 
 
 def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
@@ -444,66 +577,110 @@ def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
     if watch is None:
         return None, "No UMAMI panel: the configuration has no watch settings."
     if not reader.exists("app_runs"):
-        return None, ("No UMAMI panel: the lake has no gold/app_runs table (the watch stage has not run), "
-                      "so there is no history to place this job in.")
+        return None, (
+            "No UMAMI panel: the lake has no gold/app_runs table (the watch stage has not run), "
+            "so there is no history to place this job in."
+        )
     known = set(TABLES["app_runs"].columns)
     metrics = [(m.name, m.worse) for m in watch.metrics if m.name in known]
     unknown = [m.name for m in watch.metrics if m.name not in known]
     cols = ["log_id", "app", "start", *[m for m, _ in metrics]]
     me = reader.read("app_runs", cols, log_id=log_id).to_pandas()
     if me.empty:
-        return None, ("No UMAMI panel: gold/app_runs has no row for this job (the watch stage has not run since "
-                      "it was ingested, or the job has no start time).")
+        return None, (
+            "No UMAMI panel: gold/app_runs has no row for this job (the watch stage has not run since "
+            "it was ingested, or the job has no start time)."
+        )
     app, at = str(me["app"].iloc[0]), me["start"].iloc[0]
     hist = reader.read("app_runs", cols, filter=pc.field("app") == app).to_pandas()
     earlier = hist[hist["start"] < at]
     need = int(watch.min_history)
     if len(earlier) < need:
-        return None, (f"No UMAMI panel: {len(earlier)} earlier run{'s' if len(earlier) != 1 else ''} of application "
-                      f"{app} in gold/app_runs, fewer than the {need} (watch.min_history) its history needs.")
+        return None, (
+            f"No UMAMI panel: {len(earlier)} earlier run{'s' if len(earlier) != 1 else ''} of application "
+            f"{app} in gold/app_runs, fewer than the {need} (watch.min_history) its history needs."
+        )
     # the job's history: the runs that started before it, then the job ("today")
     h = pd.concat([earlier, me.iloc[:1]], ignore_index=True)
     p = regressions.Params.from_conf(watch)
     panel = regressions.umami_panel(h, metrics, p, app=app)
-    flagged = _rows(reader.read("regressions", log_id=log_id)) if reader.exists("regressions") else None
+    flagged = (
+        _rows(reader.read("regressions", log_id=log_id)) if reader.exists("regressions") else None
+    )
     out = []
     for metric, worse in metrics:
         label, unit, _ = _metric_info(metric)
         d = panel["metrics"][metric]
         own = me[metric].iloc[0]
-        m = {"name": metric, "label": label, "unit": unit, "worse": worse, "note": "", "regressions": [],
-             "better": "higher" if worse == "lower" else "lower"}
+        m = {
+            "name": metric,
+            "label": label,
+            "unit": unit,
+            "worse": worse,
+            "note": "",
+            "regressions": [],
+            "better": "higher" if worse == "lower" else "lower",
+        }
         series = d["series"]
         if own is None or pd.isna(own) or own <= 0:
-            m["note"] = (f"This job has no {label} (none recorded, or no I/O of that kind): it is not placed in "
-                         f"its history.")
+            m["note"] = (
+                f"This job has no {label} (none recorded, or no I/O of that kind): it is not placed in "
+                f"its history."
+            )
         elif len(series) - 1 < need:
-            m["note"] = (f"Only {len(series) - 1} earlier runs of this application have a {label}, fewer than "
-                         f"{need} (watch.min_history).")
+            m["note"] = (
+                f"Only {len(series) - 1} earlier runs of this application have a {label}, fewer than "
+                f"{need} (watch.min_history)."
+            )
         else:
             q = int(d["today_quartile"])
             rank = q if worse == "lower" else 5 - q  # 1 = the worst quarter .. 4 = the best
             m.update(
-                today=float(d["today"]), today_text=_fmt(metric, d["today"]), quartile=q, rank=rank,
-                colour=UMAMI_COLOURS[rank - 1], verdict=UMAMI_VERDICTS[rank - 1], n_past=len(series) - 1,
-                place=UMAMI_PLACES[q - 1], n_short=min(p.short_window, len(series)),
+                today=float(d["today"]),
+                today_text=_fmt(metric, d["today"]),
+                quartile=q,
+                rank=rank,
+                colour=UMAMI_COLOURS[rank - 1],
+                verdict=UMAMI_VERDICTS[rank - 1],
+                n_past=len(series) - 1,
+                place=UMAMI_PLACES[q - 1],
+                n_short=min(p.short_window, len(series)),
                 n_long=min(p.long_window, len(series)),
-                quartiles=[(k, d[k], _fmt(metric, d[k])) for k in ("min", "q1", "median", "q3", "max")],
-                sma_short=float(d["sma_short"][-1]), sma_long=float(d["sma_long"][-1]),
-                short_window=p.short_window, long_window=p.long_window,
+                quartiles=[
+                    (k, d[k], _fmt(metric, d[k])) for k in ("min", "q1", "median", "q3", "max")
+                ],
+                sma_short=float(d["sma_short"][-1]),
+                sma_long=float(d["sma_long"][-1]),
+                short_window=p.short_window,
+                long_window=p.long_window,
                 vs_median=f"{100 * (d['today'] / d['median'] - 1):+.1f} %",
                 sma_cross=f"{100 * (d['sma_short'][-1] / d['sma_long'][-1] - 1):+.1f} %",
-                series=series, sma_short_series=d["sma_short"], sma_long_series=d["sma_long"])
-            m["sma_short_text"], m["sma_long_text"] = _fmt(metric, m["sma_short"]), _fmt(metric, m["sma_long"])
+                series=series,
+                sma_short_series=d["sma_short"],
+                sma_long_series=d["sma_long"],
+            )
+            m["sma_short_text"], m["sma_long_text"] = (
+                _fmt(metric, m["sma_short"]),
+                _fmt(metric, m["sma_long"]),
+            )
         if flagged is not None:
-            m["regressions"] = [_regression_row(r, metric) for r in flagged if r["metric"] == metric]
+            m["regressions"] = [
+                _regression_row(r, metric) for r in flagged if r["metric"] == metric
+            ]
         out.append(m)
     rules = ", ".join(watch.rules)
-    return {"app": app, "n_earlier": len(earlier), "first": _stamp(earlier["start"].min()),
-            "last": _stamp(earlier["start"].max()), "today": _stamp(at), "metrics": out, "rules": rules,
-            "regressions_table": flagged is not None,
-            "other_regressions": sorted({r["metric"] for r in flagged or []} - {m for m, _ in metrics}),
-            "unknown_metrics": unknown}, ""
+    return {
+        "app": app,
+        "n_earlier": len(earlier),
+        "first": _stamp(earlier["start"].min()),
+        "last": _stamp(earlier["start"].max()),
+        "today": _stamp(at),
+        "metrics": out,
+        "rules": rules,
+        "regressions_table": flagged is not None,
+        "other_regressions": sorted({r["metric"] for r in flagged or []} - {m for m, _ in metrics}),
+        "unknown_metrics": unknown,
+    }, ""
 
 
 def draw_umami(metrics: list[dict], path: str) -> str:
@@ -526,11 +703,25 @@ def draw_umami(metrics: list[dict], path: str) -> str:
         x = s["start"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
         y = s["value"].to_numpy(dtype=float)
         ax.plot(x, y, color=UMAMI_LINE, lw=1, marker="o", ms=2.5, label="runs of this application")
-        ax.plot(x, m["sma_short_series"], color="#222222", lw=1.2, ls="--",
-                label=f"moving average, {m['short_window']} runs")
-        ax.plot(x, m["sma_long_series"], color="#8c8c8c", lw=1.6, label=f"moving average, {m['long_window']} runs")
+        ax.plot(
+            x,
+            m["sma_short_series"],
+            color="#222222",
+            lw=1.2,
+            ls="--",
+            label=f"moving average, {m['short_window']} runs",
+        )
+        ax.plot(
+            x,
+            m["sma_long_series"],
+            color="#8c8c8c",
+            lw=1.6,
+            label=f"moving average, {m['long_window']} runs",
+        )
         today = dict(s=110, color=m["colour"], edgecolors="black", linewidths=0.8, zorder=5)
-        ax.scatter(x[-1:], y[-1:], label=f"this job: quartile {m['quartile']} ({m['verdict']})", **today)
+        ax.scatter(
+            x[-1:], y[-1:], label=f"this job: quartile {m['quartile']} ({m['verdict']})", **today
+        )
         if y.max() / y.min() > 30:
             ax.set_yscale("log")
         ax.set_ylabel(m["unit"], fontsize=9)
@@ -542,16 +733,27 @@ def draw_umami(metrics: list[dict], path: str) -> str:
         ax.grid(alpha=0.3)
         ax.legend(loc="best", fontsize=7, framealpha=0.85)
         past = y[:-1]
-        box.boxplot(past, widths=0.6, patch_artist=True, showfliers=True,
-                    boxprops=dict(facecolor="#e8e8e8", edgecolor="#444444"), medianprops=dict(color="#222222"),
-                    whiskerprops=dict(color="#444444"), capprops=dict(color="#444444"),
-                    flierprops=dict(marker="o", markersize=3, markerfacecolor="none", markeredgecolor="#666666"))
+        box.boxplot(
+            past,
+            widths=0.6,
+            patch_artist=True,
+            showfliers=True,
+            boxprops=dict(facecolor="#e8e8e8", edgecolor="#444444"),
+            medianprops=dict(color="#222222"),
+            whiskerprops=dict(color="#444444"),
+            capprops=dict(color="#444444"),
+            flierprops=dict(
+                marker="o", markersize=3, markerfacecolor="none", markeredgecolor="#666666"
+            ),
+        )
         box.scatter([1], y[-1:], **today)
         box.set_xticks([1], [f"{len(past)} earlier"], fontsize=8)
         box.tick_params(axis="y", labelleft=False)
         box.grid(axis="y", alpha=0.3)
     height = fig.get_figheight()
-    fig.subplots_adjust(left=0.08, right=0.98, top=1 - 0.35 / height, bottom=0.5 / height, hspace=0.6)
+    fig.subplots_adjust(
+        left=0.08, right=0.98, top=1 - 0.35 / height, bottom=0.5 / height, hspace=0.6
+    )
     fig.savefig(path)
     return path
 
@@ -705,8 +907,10 @@ def render(report: Report) -> str:
     env.filters.update(num=num, secs=secs)
     b64 = base64.b64encode(report.timeline_png).decode("ascii") if report.timeline_png else ""
     umami_b64 = base64.b64encode(report.umami_png).decode("ascii") if report.umami_png else ""
-    now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return env.from_string(TEMPLATE).render(r=report, timeline_b64=b64, umami_b64=umami_b64, generated=now)
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return env.from_string(TEMPLATE).render(
+        r=report, timeline_b64=b64, umami_b64=umami_b64, generated=now
+    )
 
 
 def output_path(out: str | None, log_id: str) -> Path:
@@ -740,5 +944,14 @@ def main(conf, job: str, out: str | None = None) -> int:
     return 0
 
 
-__all__ = ["JobNotFound", "LakeReader", "Report", "build", "find_job", "main", "render", "resolve_job",
-           "write_report"]
+__all__ = [
+    "JobNotFound",
+    "LakeReader",
+    "Report",
+    "build",
+    "find_job",
+    "main",
+    "render",
+    "resolve_job",
+    "write_report",
+]

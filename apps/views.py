@@ -36,6 +36,7 @@ the file's name:
   `activity_bin_s` (bin width, s) and `activity_read_bytes` / `activity_write_bytes` (bytes per
   bin from job start, bin i covering [i, i + 1) * activity_bin_s).
 """
+
 from __future__ import annotations
 
 from schemas import TABLES
@@ -51,7 +52,9 @@ NO_COUNTERS = """SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS LONG) AS ra
   1 AS level, CAST(NULL AS STRING) AS kind, CAST(NULL AS LONG) AS bytes, CAST(NULL AS DOUBLE) AS time_s WHERE FALSE"""
 # counter prefix and layer level per module table (IOFrame's COUNTERS and LEVEL)
 COUNTER_SQL = {
-    "posix": ("POSIX", 1), "stdio": ("STDIO", 1), "mpiio": ("MPIIO", 2),
+    "posix": ("POSIX", 1),
+    "stdio": ("STDIO", 1),
+    "mpiio": ("MPIIO", 2),
 }
 
 # each file's top-layer ops, named (the CTEs every op view starts from)
@@ -269,9 +272,11 @@ SELECT s.log_id, s.activity_source, s.activity_bin_s,
        TRANSFORM(SEQUENCE(CAST(0 AS BIGINT), x.last), i -> CAST(COALESCE(x.w[i], 0) AS BIGINT)) AS activity_write_bytes
 FROM sources s LEFT JOIN series x ON x.log_id = s.log_id
 """
-NO_ACTIVITY = ("SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS STRING) AS activity_source, "
-               "CAST(NULL AS DOUBLE) AS activity_bin_s, CAST(NULL AS ARRAY<BIGINT>) AS activity_read_bytes, "
-               "CAST(NULL AS ARRAY<BIGINT>) AS activity_write_bytes")
+NO_ACTIVITY = (
+    "SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS STRING) AS activity_source, "
+    "CAST(NULL AS DOUBLE) AS activity_bin_s, CAST(NULL AS ARRAY<BIGINT>) AS activity_read_bytes, "
+    "CAST(NULL AS ARRAY<BIGINT>) AS activity_write_bytes"
+)
 TAG_COUNTS = """
 SELECT log_id, SUM(n) AS n_tags, MAP_FROM_ENTRIES(COLLECT_LIST(STRUCT(tag, n))) AS tags
 FROM (SELECT log_id, tag, COUNT(*) AS n FROM silver_bottleneck_tags GROUP BY log_id, tag) GROUP BY log_id
@@ -292,11 +297,15 @@ def _counters(have: set[str]) -> str:
     parts = []
     for module, (p, level) in COUNTER_SQL.items():
         if f"bronze_{module}" in have:
-            for kind, nbytes, time in (("read", f"{p}_BYTES_READ", f"{p}_F_READ_TIME"),
-                                       ("write", f"{p}_BYTES_WRITTEN", f"{p}_F_WRITE_TIME"),
-                                       ("meta", "CAST(0 AS BIGINT)", f"{p}_F_META_TIME")):
-                parts.append(f"SELECT log_id, rank, record_id, {level} AS level, '{kind}' AS kind, "
-                             f"{nbytes} AS bytes, CAST({time} AS DOUBLE) AS time_s FROM bronze_{module}")
+            for kind, nbytes, time in (
+                ("read", f"{p}_BYTES_READ", f"{p}_F_READ_TIME"),
+                ("write", f"{p}_BYTES_WRITTEN", f"{p}_F_WRITE_TIME"),
+                ("meta", "CAST(0 AS BIGINT)", f"{p}_F_META_TIME"),
+            ):
+                parts.append(
+                    f"SELECT log_id, rank, record_id, {level} AS level, '{kind}' AS kind, "
+                    f"{nbytes} AS bytes, CAST({time} AS DOUBLE) AS time_s FROM bronze_{module}"
+                )
     return "\n  UNION ALL ".join(parts) or NO_COUNTERS
 
 
@@ -312,7 +321,9 @@ def _prismio_views(have: set[str]) -> dict[str, str]:
     return {
         "v_io_bandwidth": IO_BANDWIDTH.format(**fmt),
         "v_io_time": IO_TIME.format(**fmt),
-        "v_access_pattern": ACCESS_PATTERN.format(**fmt, darshan=DARSHAN_ACCESS if "bronze_posix" in have else ""),
+        "v_access_pattern": ACCESS_PATTERN.format(
+            **fmt, darshan=DARSHAN_ACCESS if "bronze_posix" in have else ""
+        ),
         "v_readwrite_pattern": READWRITE_PATTERN.format(**fmt),
     }
 
@@ -320,10 +331,15 @@ def _prismio_views(have: set[str]) -> dict[str, str]:
 def _activity(have: set[str]) -> str:
     if "bronze_io_ops" not in have and "bronze_heatmap" not in have:
         return NO_ACTIVITY
-    heatmap = "bronze_heatmap" if "bronze_heatmap" in have else (
-        "(SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS STRING) AS module, CAST(NULL AS DOUBLE) AS bin_width_s, "
-        "CAST(NULL AS BIGINT) AS nbins, CAST(NULL AS ARRAY<BIGINT>) AS read_bytes, "
-        "CAST(NULL AS ARRAY<BIGINT>) AS write_bytes WHERE FALSE)")
+    heatmap = (
+        "bronze_heatmap"
+        if "bronze_heatmap" in have
+        else (
+            "(SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS STRING) AS module, CAST(NULL AS DOUBLE) AS bin_width_s, "
+            "CAST(NULL AS BIGINT) AS nbins, CAST(NULL AS ARRAY<BIGINT>) AS read_bytes, "
+            "CAST(NULL AS ARRAY<BIGINT>) AS write_bytes WHERE FALSE)"
+        )
+    )
     io_ops = "bronze_io_ops" if "bronze_io_ops" in have else f"({NO_OPS})"
     jobs = "bronze_jobs" if "bronze_jobs" in have else NO_JOBS
     return ACTIVITY.format(io_ops=io_ops, heatmap=heatmap, jobs=jobs)
@@ -341,7 +357,9 @@ def register_views(spark, lake: str) -> list[str]:
         if _is_delta(spark, spec.path(lake)):
             view(f"{spec.layer}_{table}", spark.read.format("delta").load(spec.path(lake)))
     tags_path = f"{lake.rstrip('/')}/silver/bottleneck_tags"
-    if "silver_bottleneck_tags" not in made and _is_delta(spark, tags_path):  # before schemas knew it
+    if "silver_bottleneck_tags" not in made and _is_delta(
+        spark, tags_path
+    ):  # before schemas knew it
         view("silver_bottleneck_tags", spark.read.format("delta").load(tags_path))
 
     have = set(made)
@@ -349,17 +367,32 @@ def register_views(spark, lake: str) -> list[str]:
         view(name, spark.sql(sql))
     if {"bronze_io_ops", "bronze_heatmap"} & have:
         view("v_job_activity", spark.sql(_activity(have)))
-    touched = [f"SELECT log_id, record_id, rank FROM bronze_{t}" for t in ("io_ops", "posix", "mpiio", "stdio")
-               if f"bronze_{t}" in have]
+    touched = [
+        f"SELECT log_id, record_id, rank FROM bronze_{t}"
+        for t in ("io_ops", "posix", "mpiio", "stdio")
+        if f"bronze_{t}" in have
+    ]
     if touched and "bronze_files" in have:
-        jobs = "bronze_jobs" if "bronze_jobs" in have else "(SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS LONG) AS nprocs)"
+        jobs = (
+            "bronze_jobs"
+            if "bronze_jobs" in have
+            else "(SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS LONG) AS nprocs)"
+        )
         union = " UNION ALL ".join(touched)
-        view("v_shared_files", spark.sql(SHARED_FILES.format(
-            touched=f"SELECT * FROM ({union}) WHERE record_id IS NOT NULL", jobs=jobs)))
+        view(
+            "v_shared_files",
+            spark.sql(
+                SHARED_FILES.format(
+                    touched=f"SELECT * FROM ({union}) WHERE record_id IS NOT NULL", jobs=jobs
+                )
+            ),
+        )
     if "silver_job_features" in have:
         tags = NO_TAGS
         if "silver_bottleneck_tags" in have:
-            tags = TAG_COUNTS if "tag" in spark.table("silver_bottleneck_tags").columns else ROW_COUNTS
+            tags = (
+                TAG_COUNTS if "tag" in spark.table("silver_bottleneck_tags").columns else ROW_COUNTS
+            )
         activity = "SELECT * FROM v_job_activity" if "v_job_activity" in made else NO_ACTIVITY
         view("v_job_summary", spark.sql(JOB_SUMMARY.format(tags=tags, activity=activity)))
     return made

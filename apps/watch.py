@@ -12,6 +12,7 @@ first; `--out FILE` writes them as CSV (gold/regressions' columns).
 understanding I/O load") draws for one job: per metric the application's history, short and
 long moving averages, the quartiles of its past runs and the quartile of the job's own value.
 """
+
 from __future__ import annotations
 
 import sys
@@ -35,7 +36,9 @@ def lake_history(conf) -> pd.DataFrame:
     from iolake.lake import arrow
     from schemas import GOLD
 
-    return arrow.read(conf.lake.root, GOLD["app_runs"], regressions.history_columns(conf.watch)).to_pandas()
+    return arrow.read(
+        conf.lake.root, GOLD["app_runs"], regressions.history_columns(conf.watch)
+    ).to_pandas()
 
 
 def watch(conf, history: str | None = None) -> pd.DataFrame:
@@ -44,7 +47,9 @@ def watch(conf, history: str | None = None) -> pd.DataFrame:
     return regressions.find_regressions_conf(h, conf.watch)
 
 
-def umami_panel_data(conf, log_id: str | None = None, app: str | None = None, history: str | None = None) -> dict:
+def umami_panel_data(
+    conf, log_id: str | None = None, app: str | None = None, history: str | None = None
+) -> dict:
     """UMAMI panel data for a job (`log_id`, in the lake) or for an application's latest run (`app`):
     `features.regressions.umami_panel` over the runs up to and including the job's start."""
     h = read_history(history) if history else lake_history(conf)
@@ -54,20 +59,31 @@ def umami_panel_data(conf, log_id: str | None = None, app: str | None = None, hi
         if row.empty:
             raise KeyError(f"no run {log_id!r} in the history")
         app, at = row["app"].iloc[0], row["start"].iloc[0]
-    return regressions.umami_panel(h, [(m.name, m.worse) for m in conf.watch.metrics],
-                                   regressions.Params.from_conf(conf.watch), app=app, at=at)
+    return regressions.umami_panel(
+        h,
+        [(m.name, m.worse) for m in conf.watch.metrics],
+        regressions.Params.from_conf(conf.watch),
+        app=app,
+        at=at,
+    )
 
 
 def _show(flagged: pd.DataFrame, limit: int = 30) -> str:
     if flagged.empty:
         return "no regressions"
     f = flagged.sort_values("start", ascending=False).head(limit)
-    lines = [f"{'start':<20} {'app':<48} {'metric':<16} {'value':>11} {'baseline':>11} {'change':>7} "
-             f"{'rule':<9} weather"]
+    lines = [
+        f"{'start':<20} {'app':<48} {'metric':<16} {'value':>11} {'baseline':>11} {'change':>7} "
+        f"{'rule':<9} weather"
+    ]
     for r in f.itertuples(index=False):
-        weather = "-" if r.weather is None or r.weather != r.weather else ("yes" if r.weather else "no")
-        lines.append(f"{pd.Timestamp(r.start).strftime('%Y-%m-%d %H:%M'):<20} {str(r.app)[:48]:<48} "
-                     f"{r.metric:<16} {r.value:>11.4g} {r.baseline:>11.4g} {100 * r.change:>6.0f}% {r.rule:<9} {weather}")
+        weather = (
+            "-" if r.weather is None or r.weather != r.weather else ("yes" if r.weather else "no")
+        )
+        lines.append(
+            f"{pd.Timestamp(r.start).strftime('%Y-%m-%d %H:%M'):<20} {str(r.app)[:48]:<48} "
+            f"{r.metric:<16} {r.value:>11.4g} {r.baseline:>11.4g} {100 * r.change:>6.0f}% {r.rule:<9} {weather}"
+        )
     if len(flagged) > limit:
         lines.append(f"... {len(flagged) - limit} more (--out FILE writes them all)")
     return "\n".join(lines)
@@ -81,8 +97,10 @@ def main(conf, history: str | None = None, out: str | None = None) -> int:
         return 2
     apps = flagged["app"].nunique() if len(flagged) else 0
     weather = int(flagged["weather"].eq(True).sum()) if len(flagged) else 0
-    print(f"iolake watch: {len(flagged)} regressions in {apps} applications ({weather} with file-system weather), "
-          f"rules {', '.join(conf.watch.rules)}; history {history or conf.lake.root + '/gold/app_runs'}")
+    print(
+        f"iolake watch: {len(flagged)} regressions in {apps} applications ({weather} with file-system weather), "
+        f"rules {', '.join(conf.watch.rules)}; history {history or conf.lake.root + '/gold/app_runs'}"
+    )
     print(_show(flagged))
     if out:
         Path(out).parent.mkdir(parents=True, exist_ok=True)

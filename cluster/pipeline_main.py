@@ -11,6 +11,7 @@ instead of quarantining every log as undecodable.
 (This file lives outside the packages on purpose: spark-submit puts the script's folder first on
 sys.path, and jobs/ or iolake/ would shadow top-level packages such as `features`.)
 """
+
 from __future__ import annotations
 
 import argparse
@@ -30,8 +31,13 @@ def _probe(_):
             origins[m] = importlib.import_module(m).__file__
         except Exception as e:  # noqa: BLE001 - reported to the driver as text
             missing[m] = f"{type(e).__name__}: {e}"
-    yield {"host": socket.gethostname(), "cwd": os.getcwd(), "python": sys.executable,
-           "origins": origins, "missing": missing}
+    yield {
+        "host": socket.gethostname(),
+        "cwd": os.getcwd(),
+        "python": sys.executable,
+        "origins": origins,
+        "missing": missing,
+    }
 
 
 def preflight(spark) -> None:
@@ -40,14 +46,26 @@ def preflight(spark) -> None:
     reports = sc.parallelize(range(n), n).mapPartitions(_probe).collect()
     bad = [r for r in reports if r["missing"]]
     if bad:
-        lines = [f"  {r['host']} ({r['python']}): {m}: {err}" for r in bad for m, err in r["missing"].items()]
-        raise SystemExit("iolake: executors cannot import the project:\n" + "\n".join(lines) +
-                         "\nShip it with --archives iolake_app.tar.gz#iolake_app and "
-                         "spark.executorEnv.PYTHONPATH=iolake_app (see cluster/standalone.py), and give every node "
-                         "the same Python with the pinned dependencies (docs/running-nightly.md).")
-    for r in {(r["cwd"], r["origins"]["iolake"], r["origins"]["iolake_native"]): r for r in reports}.values():
-        print(f"[preflight] executor in {r['cwd']}: iolake from {r['origins']['iolake']}, "
-              f"iolake_native from {r['origins']['iolake_native']}", flush=True)
+        lines = [
+            f"  {r['host']} ({r['python']}): {m}: {err}"
+            for r in bad
+            for m, err in r["missing"].items()
+        ]
+        raise SystemExit(
+            "iolake: executors cannot import the project:\n"
+            + "\n".join(lines)
+            + "\nShip it with --archives iolake_app.tar.gz#iolake_app and "
+            "spark.executorEnv.PYTHONPATH=iolake_app (see cluster/standalone.py), and give every node "
+            "the same Python with the pinned dependencies (docs/running-nightly.md)."
+        )
+    for r in {
+        (r["cwd"], r["origins"]["iolake"], r["origins"]["iolake_native"]): r for r in reports
+    }.values():
+        print(
+            f"[preflight] executor in {r['cwd']}: iolake from {r['origins']['iolake']}, "
+            f"iolake_native from {r['origins']['iolake_native']}",
+            flush=True,
+        )
 
 
 def main(argv=None) -> int:
@@ -62,7 +80,9 @@ def main(argv=None) -> int:
     p.add_argument("--lake")
     known, _ = p.parse_known_args(argv)
     try:
-        conf = load_config(known.env, known.conf_dir, {"lake": {"root": known.lake}} if known.lake else None)
+        conf = load_config(
+            known.env, known.conf_dir, {"lake": {"root": known.lake}} if known.lake else None
+        )
     except ConfigError as e:
         print(f"iolake: configuration error: {e}", file=sys.stderr)
         return 2

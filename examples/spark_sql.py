@@ -8,6 +8,7 @@ and the bottleneck tags of each program.
 SQL, the same text `examples/without_spark.py` runs in DuckDB. Prints three tables, or with
 --json one JSON object {"top_jobs": [...], "quarantined": [...], "tags_per_program": [...]}.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -15,7 +16,9 @@ import json
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run from a checkout without installing
+sys.path.insert(
+    0, str(Path(__file__).resolve().parents[1])
+)  # run from a checkout without installing
 
 # Bytes at the POSIX and STDIO layers (MPI-IO and HDF5 reach the file system through POSIX, so
 # adding them would count the same bytes twice). A job with neither module moved 0 bytes here.
@@ -33,8 +36,10 @@ FROM bronze_jobs j LEFT JOIN per_log p ON p.log_id = j.log_id
 ORDER BY total_bytes DESC, j.log_id
 LIMIT {top}
 """
-IO = {"bronze_posix": "SELECT log_id, POSIX_BYTES_READ AS rd, POSIX_BYTES_WRITTEN AS wr FROM bronze_posix",
-      "bronze_stdio": "SELECT log_id, STDIO_BYTES_READ AS rd, STDIO_BYTES_WRITTEN AS wr FROM bronze_stdio"}
+IO = {
+    "bronze_posix": "SELECT log_id, POSIX_BYTES_READ AS rd, POSIX_BYTES_WRITTEN AS wr FROM bronze_posix",
+    "bronze_stdio": "SELECT log_id, STDIO_BYTES_READ AS rd, STDIO_BYTES_WRITTEN AS wr FROM bronze_stdio",
+}
 NO_IO = "SELECT CAST(NULL AS STRING) AS log_id, CAST(0 AS BIGINT) AS rd, CAST(0 AS BIGINT) AS wr"
 
 QUARANTINED = """
@@ -60,7 +65,8 @@ def queries(views: set[str], top: int) -> dict[str, str | None]:
         "top_jobs": TOP_JOBS.format(io=io, top=int(top)) if "bronze_jobs" in views else None,
         "quarantined": QUARANTINED if "bronze_logs" in views else None,
         "tags_per_program": TAGS_PER_PROGRAM
-        if {"silver_bottleneck_tags", "silver_job_features"} <= views else None,
+        if {"silver_bottleneck_tags", "silver_job_features"} <= views
+        else None,
     }
 
 
@@ -68,8 +74,10 @@ def run(spark, lake: str, top: int = 10) -> dict[str, list[dict] | None]:
     from apps.views import register_views
 
     views = set(register_views(spark, lake))
-    return {name: None if sql is None else [r.asDict() for r in spark.sql(sql).collect()]
-            for name, sql in queries(views, top).items()}
+    return {
+        name: None if sql is None else [r.asDict() for r in spark.sql(sql).collect()]
+        for name, sql in queries(views, top).items()
+    }
 
 
 def show(results: dict[str, list[dict] | None]) -> None:
@@ -94,7 +102,7 @@ def _cell(v, width: int = 60) -> str:
     """A value for the terminal: long ones (paths, log_ids, reasons) lose their middle, so a path
     keeps its file name and a log_id its first 20 characters (prefix enough for `iolake report`)."""
     s = "" if v is None else str(v)
-    return s if len(s) <= width else s[:20] + "…" + s[-(width - 21):]
+    return s if len(s) <= width else s[:20] + "…" + s[-(width - 21) :]
 
 
 def main(argv=None) -> dict:
@@ -105,9 +113,14 @@ def main(argv=None) -> dict:
     args = p.parse_args(argv)
     from iolake.spark import build_session
 
-    spark = build_session("iolake-example", "local[2]", {"spark.ui.enabled": "false",
-                                                          "spark.sql.shuffle.partitions": "2"})
-    results = run(spark, str(Path(args.lake).resolve()) if "://" not in args.lake else args.lake, args.top)
+    spark = build_session(
+        "iolake-example",
+        "local[2]",
+        {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2"},
+    )
+    results = run(
+        spark, str(Path(args.lake).resolve()) if "://" not in args.lake else args.lake, args.top
+    )
     if args.json:
         print(json.dumps(results, default=str))
     else:

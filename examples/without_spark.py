@@ -10,6 +10,7 @@ download: `DeltaTable(path).to_pyarrow_dataset()` is registered as a view and Du
 column selections and filters into it. Works on local folders and on any URI pyarrow.fs and
 delta-rs both understand (s3://, ...; credentials from the environment).
 """
+
 from __future__ import annotations
 
 import argparse

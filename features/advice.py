@@ -12,6 +12,7 @@ Recommendations (one text per tag, kept with its stable code in `schemas.bottlen
 follow Drishti's (hpc-io/drishti-io, its `recommendation` texts per trigger) and the keynote's common
 fixes; every text names what to set.
 """
+
 from __future__ import annotations
 
 import os
@@ -28,8 +29,13 @@ from schemas.placement_labels import FEATURES
 OUT = GOLD["tuning_advice"]
 
 RECOMMENDATIONS = {tag: t.recommendation for tag, t in CATALOG.items() if tag != "no_issue"}
-TAG_DIMENSION = {"small_reads": "transfer_size", "small_writes": "transfer_size",
-                 "no_collective_shared": "api", "rank0_heavy": "api", "metadata_heavy": "layout"}
+TAG_DIMENSION = {
+    "small_reads": "transfer_size",
+    "small_writes": "transfer_size",
+    "no_collective_shared": "api",
+    "rank0_heavy": "api",
+    "metadata_heavy": "layout",
+}
 
 CHUNK_FILES = 500  # files (or keys) searched per model call on an executor
 
@@ -40,19 +46,30 @@ CHUNK_FILES = 500  # files (or keys) searched per model call on an executor
 KEY = (*FEATURES, "tier")
 PER_FILE = ("log_id", "job_month", "record_id", "file_name")
 
-ANSWER = T.StructType([
-    T.StructField("current", T.StringType()), T.StructField("advised", T.StringType()),
-    T.StructField("change", T.StringType()),
-    T.StructField("now", T.DoubleType()), T.StructField("best", T.DoubleType()),
-    T.StructField("speedup", T.DoubleType()), T.StructField("evidence", T.ArrayType(T.StringType())),
-    T.StructField("message", T.StringType()), T.StructField("is_advice", T.BooleanType()),
-    T.StructField("alone", T.MapType(T.StringType(), T.DoubleType())),
-])
-WHAT_IF_SCHEMA = T.StructType([
-    T.StructField("log_id", T.StringType()), T.StructField("job_month", T.StringType()),
-    T.StructField("record_id", T.LongType()), T.StructField("file_name", T.StringType()),
-    *ANSWER.fields, T.StructField("bytes", T.LongType()),
-])
+ANSWER = T.StructType(
+    [
+        T.StructField("current", T.StringType()),
+        T.StructField("advised", T.StringType()),
+        T.StructField("change", T.StringType()),
+        T.StructField("now", T.DoubleType()),
+        T.StructField("best", T.DoubleType()),
+        T.StructField("speedup", T.DoubleType()),
+        T.StructField("evidence", T.ArrayType(T.StringType())),
+        T.StructField("message", T.StringType()),
+        T.StructField("is_advice", T.BooleanType()),
+        T.StructField("alone", T.MapType(T.StringType(), T.DoubleType())),
+    ]
+)
+WHAT_IF_SCHEMA = T.StructType(
+    [
+        T.StructField("log_id", T.StringType()),
+        T.StructField("job_month", T.StringType()),
+        T.StructField("record_id", T.LongType()),
+        T.StructField("file_name", T.StringType()),
+        *ANSWER.fields,
+        T.StructField("bytes", T.LongType()),
+    ]
+)
 
 
 def ship_model(spark, uri: str) -> str:
@@ -66,7 +83,9 @@ def ship_model(spark, uri: str) -> str:
 
     workdir = tempfile.mkdtemp(prefix="iolake-model-")  # removed when the driver exits
     atexit.register(shutil.rmtree, workdir, True)
-    local = mlflow.artifacts.download_artifacts(artifact_uri=uri, dst_path=os.path.join(workdir, "model"))
+    local = mlflow.artifacts.download_artifacts(
+        artifact_uri=uri, dst_path=os.path.join(workdir, "model")
+    )
     archive = shutil.make_archive(os.path.join(workdir, os.path.basename(workdir)), "zip", local)
     shutil.rmtree(local, ignore_errors=True)
     spark.sparkContext.addFile(archive)
@@ -93,8 +112,13 @@ def _load(name: str):
     return _LOADED[name]
 
 
-def what_if_rows(files: DataFrame, space: what_if.Space, bandwidth_file: str, placement_file: str | None,
-                 per_key: bool = True) -> DataFrame:
+def what_if_rows(
+    files: DataFrame,
+    space: what_if.Space,
+    bandwidth_file: str,
+    placement_file: str | None,
+    per_key: bool = True,
+) -> DataFrame:
     """Per file of `files` (silver/file_features rows), the what-if search's answer; `is_advice` marks
     the rows worth telling, `alone` holds each dimension's speed-up when changed alone.
 
@@ -104,7 +128,9 @@ def what_if_rows(files: DataFrame, space: what_if.Space, bandwidth_file: str, pl
     bench/score_advise_keys.py). Both give the same rows."""
     from iolake.per_key import KEY_ID, in_pandas, join_answers
 
-    bytes_ = (F.coalesce(F.col("bytes_read"), F.lit(0)) + F.coalesce(F.col("bytes_written"), F.lit(0))).cast("long")
+    bytes_ = (
+        F.coalesce(F.col("bytes_read"), F.lit(0)) + F.coalesce(F.col("bytes_written"), F.lit(0))
+    ).cast("long")
     rows = files.select(*PER_FILE, *KEY, bytes_.alias("bytes"))
     if per_key:
         run = _searcher([KEY_ID], space, bandwidth_file, placement_file, check_key=True)
@@ -116,8 +142,13 @@ def what_if_rows(files: DataFrame, space: what_if.Space, bandwidth_file: str, pl
     return out.select(*WHAT_IF_SCHEMA.fieldNames())
 
 
-def _searcher(carry: list[str], space: what_if.Space, bandwidth_file: str, placement_file: str | None,
-              check_key: bool):
+def _searcher(
+    carry: list[str],
+    space: what_if.Space,
+    bandwidth_file: str,
+    placement_file: str | None,
+    check_key: bool,
+):
     """The `mapInPandas` function searching every row of its batches: `carry` (passed through as it
     is) and the `ANSWER` columns; `check_key`: refuse models that read a column outside `KEY`."""
 
@@ -130,16 +161,28 @@ def _searcher(carry: list[str], space: what_if.Space, bandwidth_file: str, place
             for m, f in ((bw, bandwidth_file), (pl, placement_file)):
                 outside = [c for c in getattr(m, "features", ()) if c not in KEY]
                 if outside:
-                    raise ValueError(f"model {f} reads {outside}, outside the what-if's key {list(KEY)}: files alike "
-                                     f"in the key could differ in its answer; run what_if_rows with per_key=False")
+                    raise ValueError(
+                        f"model {f} reads {outside}, outside the what-if's key {list(KEY)}: files alike "
+                        f"in the key could differ in its answer; run what_if_rows with per_key=False"
+                    )
         predict = lambda f: bw.predict(None, f)["predicted_bandwidth_mib_s"].to_numpy(dtype=float)  # noqa: E731
         place = (lambda f: pl.predict(None, f)) if pl is not None else None  # noqa: E731
         for batch in batches:
-            for start in range(0, len(batch), CHUNK_FILES):  # bounded memory: <= 84 candidate rows a file
-                pdf = batch.iloc[start:start + CHUNK_FILES]
-                answers = [_answer(res, space.min_speedup) for res in what_if.search(pdf, predict, space, place)]
-                yield pd.concat([pdf[carry].reset_index(drop=True),
-                                 pd.DataFrame(answers, columns=ANSWER.fieldNames())], axis=1)
+            for start in range(
+                0, len(batch), CHUNK_FILES
+            ):  # bounded memory: <= 84 candidate rows a file
+                pdf = batch.iloc[start : start + CHUNK_FILES]
+                answers = [
+                    _answer(res, space.min_speedup)
+                    for res in what_if.search(pdf, predict, space, place)
+                ]
+                yield pd.concat(
+                    [
+                        pdf[carry].reset_index(drop=True),
+                        pd.DataFrame(answers, columns=ANSWER.fieldNames()),
+                    ],
+                    axis=1,
+                )
 
     return run
 
@@ -148,15 +191,27 @@ def _answer(res: what_if.Result, min_speedup: float) -> dict:
     """One search result in the `ANSWER` columns."""
     import numpy as np
 
-    ev = [f"{what_if.HINTS_SHORT[d]} alone: {v if d != 'transfer_size' else what_if.human_size(v)} "
-          f"-> {s:.2f}x" for d, (v, s) in res.by_dimension.items() if np.isfinite(s)]
+    ev = [
+        f"{what_if.HINTS_SHORT[d]} alone: {v if d != 'transfer_size' else what_if.human_size(v)} "
+        f"-> {s:.2f}x"
+        for d, (v, s) in res.by_dimension.items()
+        if np.isfinite(s)
+    ]
     if res.placement is not None:
         ev.append(f"placement model: {res.placement[0]} (probability {res.placement[1]:.2f})")
     ok = what_if.advised(res, min_speedup)
-    return {"current": what_if.describe(res.current), "advised": what_if.describe(res.best),
-            "change": what_if.change(res), "now": _f(res.bandwidth_now), "best": _f(res.bandwidth_best),
-            "speedup": _f(res.speedup), "evidence": ev, "message": what_if.message(res) if ok else "",
-            "is_advice": ok, "alone": {d: float(s) for d, (_, s) in res.by_dimension.items() if np.isfinite(s)}}
+    return {
+        "current": what_if.describe(res.current),
+        "advised": what_if.describe(res.best),
+        "change": what_if.change(res),
+        "now": _f(res.bandwidth_now),
+        "best": _f(res.bandwidth_best),
+        "speedup": _f(res.speedup),
+        "evidence": ev,
+        "message": what_if.message(res) if ok else "",
+        "is_advice": ok,
+        "alone": {d: float(s) for d, (_, s) in res.by_dimension.items() if np.isfinite(s)},
+    }
 
 
 def _f(x) -> float | None:
@@ -170,7 +225,8 @@ def io_procs(ff: DataFrame) -> DataFrame:
     data = ff.where((F.col("reads") + F.col("writes") > 0) & (F.col("interface") != "STDIO"))
     return data.groupBy("log_id").agg(
         F.max((~F.col("file_per_process")).cast("int")).cast("boolean").alias("shared"),
-        F.max(F.when(~F.col("file_per_process"), F.col("n_ranks"))).alias("io_procs"))
+        F.max(F.when(~F.col("file_per_process"), F.col("n_ranks"))).alias("io_procs"),
+    )
 
 
 def stripe_rows(spark, jobs: DataFrame, ff: DataFrame, todo: DataFrame, aconf) -> DataFrame:
@@ -181,28 +237,65 @@ def stripe_rows(spark, jobs: DataFrame, ff: DataFrame, todo: DataFrame, aconf) -
     from features import stripe_advice
 
     key = list(aconf.stripe_key)
-    hist = (jobs.select("log_id", "job_month", *[k for k in key if k != "log_id"], "start_time", "nprocs",
-                        "stripe_count", "stripe_size", "throughput_mib_s")
-            .join(io_procs(ff), "log_id", "left").toPandas())
+    hist = (
+        jobs.select(
+            "log_id",
+            "job_month",
+            *[k for k in key if k != "log_id"],
+            "start_time",
+            "nprocs",
+            "stripe_count",
+            "stripe_size",
+            "throughput_mib_s",
+        )
+        .join(io_procs(ff), "log_id", "left")
+        .toPandas()
+    )
     empty = spark.createDataFrame([], OUT.struct).drop("advised_with", "advised_at")
     if hist.empty:
         return empty
     hist["shared"] = hist["shared"].astype("boolean").fillna(False).astype(bool)
-    adv = stripe_advice.advise_runs(hist, key=key, max_osts=aconf.lustre_osts or None, growth=aconf.stripe_growth)
+    adv = stripe_advice.advise_runs(
+        hist, key=key, max_osts=aconf.lustre_osts or None, growth=aconf.stripe_growth
+    )
     wanted = {r.log_id for r in todo.select("log_id").collect()}
-    adv = adv[adv.log_id.isin(wanted) & adv.current_count.notna()].merge(hist[["log_id", "job_month"]], on="log_id")
+    adv = adv[adv.log_id.isin(wanted) & adv.current_count.notna()].merge(
+        hist[["log_id", "job_month"]], on="log_id"
+    )
     if adv.empty:
         return empty
     rows = []
     for a in adv.itertuples():
-        now = f"-c {int(a.current_count)} -S {stripe_advice.size_text(int(a.current_size))}" \
-            if pd.notna(a.current_size) else f"-c {int(a.current_count)}"
+        now = (
+            f"-c {int(a.current_count)} -S {stripe_advice.size_text(int(a.current_size))}"
+            if pd.notna(a.current_size)
+            else f"-c {int(a.current_count)}"
+        )
         new = f"-c {int(a.stripe_count)} -S {stripe_advice.size_text(int(a.stripe_size))}"
         same = now == new
-        msg = (f"DCA-IO ({a.phase} phase, run {a.run_number} of this application): "
-               + (f"keep {now}" if same else f"{a.command} (this run used {now})"))
-        rows.append((a.log_id, a.job_month, "stripe", "job", None, None, now, new, None, None, None, None, None, None,
-                     list(a.evidence), msg))
+        msg = f"DCA-IO ({a.phase} phase, run {a.run_number} of this application): " + (
+            f"keep {now}" if same else f"{a.command} (this run used {now})"
+        )
+        rows.append(
+            (
+                a.log_id,
+                a.job_month,
+                "stripe",
+                "job",
+                None,
+                None,
+                now,
+                new,
+                None,
+                None,
+                None,
+                None,
+                None,
+                None,
+                list(a.evidence),
+                msg,
+            )
+        )
     return spark.createDataFrame(rows, empty.schema)
 
 
@@ -210,27 +303,64 @@ def tag_rows(tags: DataFrame, what_ifs: DataFrame) -> DataFrame:
     """A row per bottleneck tag (not `no_issue`) with its recommendation and, where a what-if dimension
     addresses it, the best predicted speed-up of changing that dimension alone on one of the job's files."""
     recs = tags.sparkSession.createDataFrame(
-        [(t, r, TAG_DIMENSION.get(t)) for t, r in RECOMMENDATIONS.items()], "tag string, rec string, dim string")
-    gains = (what_ifs.select("log_id", F.explode("alone").alias("dim", "gain"))
-             .groupBy("log_id", "dim").agg(F.max("gain").alias("gain")))
-    t = tags.where(F.col("tag") != "no_issue").join(recs, "tag").join(gains, ["log_id", "dim"], "left")
-    msg = F.concat(F.col("tag"), F.lit(": "), F.col("message"), F.lit(" -> "), F.col("rec"),
-                   F.when(F.col("gain") > 1, F.format_string(" (predicted %.2fx changing the %s alone)",
-                                                             F.col("gain"), F.regexp_replace("dim", "_", " ")))
-                   .otherwise(F.lit("")))
-    evidence = F.concat(F.array(F.format_string("%s = %.3g (threshold %s = %s)", F.col("metric"), F.col("value"),
-                                                F.coalesce(F.col("threshold_name"), F.lit("-")),
-                                                F.coalesce(F.col("threshold").cast("string"), F.lit("-")))),
-                        F.col("evidence"))
-    return t.select("log_id", "job_month", F.lit("tag").alias("kind"), F.col("tag").alias("item"),
-                    F.lit(None).cast("long").alias("record_id"), F.lit(None).cast("string").alias("file_name"),
-                    F.lit(None).cast("string").alias("current"), F.lit(None).cast("string").alias("advised"),
-                    F.lit(None).cast("double").alias("predicted_bandwidth_now_mib_s"),
-                    F.lit(None).cast("double").alias("predicted_bandwidth_advised_mib_s"),
-                    F.when(F.col("gain") > 0, F.col("gain")).alias("predicted_speedup"),
-                    F.lit(None).cast("double").alias("measured_speedup"),
-                    F.lit(None).cast("string").alias("model_name"), F.lit(None).cast("string").alias("model_version"),
-                    evidence.alias("evidence"), msg.alias("message"))
+        [(t, r, TAG_DIMENSION.get(t)) for t, r in RECOMMENDATIONS.items()],
+        "tag string, rec string, dim string",
+    )
+    gains = (
+        what_ifs.select("log_id", F.explode("alone").alias("dim", "gain"))
+        .groupBy("log_id", "dim")
+        .agg(F.max("gain").alias("gain"))
+    )
+    t = (
+        tags.where(F.col("tag") != "no_issue")
+        .join(recs, "tag")
+        .join(gains, ["log_id", "dim"], "left")
+    )
+    msg = F.concat(
+        F.col("tag"),
+        F.lit(": "),
+        F.col("message"),
+        F.lit(" -> "),
+        F.col("rec"),
+        F.when(
+            F.col("gain") > 1,
+            F.format_string(
+                " (predicted %.2fx changing the %s alone)",
+                F.col("gain"),
+                F.regexp_replace("dim", "_", " "),
+            ),
+        ).otherwise(F.lit("")),
+    )
+    evidence = F.concat(
+        F.array(
+            F.format_string(
+                "%s = %.3g (threshold %s = %s)",
+                F.col("metric"),
+                F.col("value"),
+                F.coalesce(F.col("threshold_name"), F.lit("-")),
+                F.coalesce(F.col("threshold").cast("string"), F.lit("-")),
+            )
+        ),
+        F.col("evidence"),
+    )
+    return t.select(
+        "log_id",
+        "job_month",
+        F.lit("tag").alias("kind"),
+        F.col("tag").alias("item"),
+        F.lit(None).cast("long").alias("record_id"),
+        F.lit(None).cast("string").alias("file_name"),
+        F.lit(None).cast("string").alias("current"),
+        F.lit(None).cast("string").alias("advised"),
+        F.lit(None).cast("double").alias("predicted_bandwidth_now_mib_s"),
+        F.lit(None).cast("double").alias("predicted_bandwidth_advised_mib_s"),
+        F.when(F.col("gain") > 0, F.col("gain")).alias("predicted_speedup"),
+        F.lit(None).cast("double").alias("measured_speedup"),
+        F.lit(None).cast("string").alias("model_name"),
+        F.lit(None).cast("string").alias("model_version"),
+        evidence.alias("evidence"),
+        msg.alias("message"),
+    )
 
 
 def what_if_advice(what_ifs: DataFrame, model_name: str, model_version: str) -> DataFrame:
@@ -238,23 +368,52 @@ def what_if_advice(what_ifs: DataFrame, model_name: str, model_version: str) -> 
     (e.g. "tier bb; transfer size 1 MiB") make one row — a file-per-process job has thousands alike —
     shown by its file moving the most bytes, with the number of files and bytes it covers."""
     w = what_ifs.where("is_advice")
-    top = F.max_by(F.struct("record_id", "file_name", "current", "advised", "now", "best", "speedup", "evidence",
-                            "message"), "bytes")
+    top = F.max_by(
+        F.struct(
+            "record_id",
+            "file_name",
+            "current",
+            "advised",
+            "now",
+            "best",
+            "speedup",
+            "evidence",
+            "message",
+        ),
+        "bytes",
+    )
     g = w.groupBy("log_id", "job_month", "change").agg(
-        top.alias("t"), F.count(F.lit(1)).alias("files"), F.sum("bytes").alias("bytes"))
-    more = F.when(F.col("files") > 1, F.format_string(" and %d more file(s) with the same setting",
-                                                      F.col("files") - 1)).otherwise(F.lit(""))
-    return g.select("log_id", "job_month", F.lit("what_if").alias("kind"), F.col("t.record_id").cast("string").alias("item"),
-                    F.col("t.record_id").alias("record_id"), F.col("t.file_name").alias("file_name"),
-                    F.col("t.current").alias("current"), F.col("t.advised").alias("advised"),
-                    F.col("t.now").alias("predicted_bandwidth_now_mib_s"),
-                    F.col("t.best").alias("predicted_bandwidth_advised_mib_s"),
-                    F.col("t.speedup").alias("predicted_speedup"),
-                    F.lit(None).cast("double").alias("measured_speedup"), F.lit(model_name).alias("model_name"),
-                    F.lit(model_version).alias("model_version"),
-                    F.concat(F.array(F.format_string("%d file(s), %d bytes with this setting", F.col("files"),
-                                                     F.col("bytes"))), F.col("t.evidence")).alias("evidence"),
-                    F.concat(F.col("t.message"), F.lit(" — "), F.col("t.file_name"), more).alias("message"))
+        top.alias("t"), F.count(F.lit(1)).alias("files"), F.sum("bytes").alias("bytes")
+    )
+    more = F.when(
+        F.col("files") > 1,
+        F.format_string(" and %d more file(s) with the same setting", F.col("files") - 1),
+    ).otherwise(F.lit(""))
+    return g.select(
+        "log_id",
+        "job_month",
+        F.lit("what_if").alias("kind"),
+        F.col("t.record_id").cast("string").alias("item"),
+        F.col("t.record_id").alias("record_id"),
+        F.col("t.file_name").alias("file_name"),
+        F.col("t.current").alias("current"),
+        F.col("t.advised").alias("advised"),
+        F.col("t.now").alias("predicted_bandwidth_now_mib_s"),
+        F.col("t.best").alias("predicted_bandwidth_advised_mib_s"),
+        F.col("t.speedup").alias("predicted_speedup"),
+        F.lit(None).cast("double").alias("measured_speedup"),
+        F.lit(model_name).alias("model_name"),
+        F.lit(model_version).alias("model_version"),
+        F.concat(
+            F.array(
+                F.format_string(
+                    "%d file(s), %d bytes with this setting", F.col("files"), F.col("bytes")
+                )
+            ),
+            F.col("t.evidence"),
+        ).alias("evidence"),
+        F.concat(F.col("t.message"), F.lit(" — "), F.col("t.file_name"), more).alias("message"),
+    )
 
 
 def measured_gain(advice: DataFrame, ff: DataFrame) -> DataFrame:
@@ -263,45 +422,113 @@ def measured_gain(advice: DataFrame, ff: DataFrame) -> DataFrame:
     tier, when the lake traced both (`ff`: silver/file_features, whole); null elsewhere."""
     from features.placement_labels import data_files
 
-    means = data_files(ff).groupBy(*FEATURES, "tier").agg(F.avg("bandwidth_mib_s").alias("bw"),
-                                                          F.count(F.lit(1)).alias("n"))
-    moves = (advice.where(F.col("kind") == "what_if").select("log_id", "record_id", "advised")
-             .join(ff.select("log_id", "record_id", *FEATURES, F.col("tier").alias("tier_now")), ["log_id", "record_id"])
-             .withColumn("tier_to", F.regexp_extract("advised", r", on (\S+)$", 1)))
+    means = (
+        data_files(ff)
+        .groupBy(*FEATURES, "tier")
+        .agg(F.avg("bandwidth_mib_s").alias("bw"), F.count(F.lit(1)).alias("n"))
+    )
+    moves = (
+        advice.where(F.col("kind") == "what_if")
+        .select("log_id", "record_id", "advised")
+        .join(
+            ff.select("log_id", "record_id", *FEATURES, F.col("tier").alias("tier_now")),
+            ["log_id", "record_id"],
+        )
+        .withColumn("tier_to", F.regexp_extract("advised", r", on (\S+)$", 1))
+    )
 
-    def side(name: str) -> DataFrame:  # the means under other column names: a self-join needs them apart
-        return means.select(*[F.col(c).alias(f"{name}_{c}") for c in FEATURES], F.col("tier").alias(f"{name}_tier"),
-                            F.col("bw").alias(f"bw_{name}"), F.col("n").alias(f"n_{name}"))
+    def side(
+        name: str,
+    ) -> DataFrame:  # the means under other column names: a self-join needs them apart
+        return means.select(
+            *[F.col(c).alias(f"{name}_{c}") for c in FEATURES],
+            F.col("tier").alias(f"{name}_tier"),
+            F.col("bw").alias(f"bw_{name}"),
+            F.col("n").alias(f"n_{name}"),
+        )
 
     now, to = side("now"), side("to")
-    m = moves.join(now, [moves[c].eqNullSafe(now[f"now_{c}"]) for c in FEATURES] + [moves.tier_now == now.now_tier])
+    m = moves.join(
+        now,
+        [moves[c].eqNullSafe(now[f"now_{c}"]) for c in FEATURES] + [moves.tier_now == now.now_tier],
+    )
     m = m.join(to, [m[c].eqNullSafe(to[f"to_{c}"]) for c in FEATURES] + [m.tier_to == to.to_tier])
-    gains = m.select("log_id", "record_id", (F.col("bw_to") / F.col("bw_now")).alias("measured_speedup"),
-                     F.format_string("measured in this lake: %.1f MiB/s on the advised tier (%d files) vs %.1f MiB/s "
-                                     "on this one (%d files)", "bw_to", "n_to", "bw_now", "n_now").alias("fact"))
-    only_tier = (F.col("kind") == "what_if") & F.col("current").isNotNull() & (
-        F.regexp_replace("current", r", on \S+$", "") == F.regexp_replace("advised", r", on \S+$", ""))
+    gains = m.select(
+        "log_id",
+        "record_id",
+        (F.col("bw_to") / F.col("bw_now")).alias("measured_speedup"),
+        F.format_string(
+            "measured in this lake: %.1f MiB/s on the advised tier (%d files) vs %.1f MiB/s "
+            "on this one (%d files)",
+            "bw_to",
+            "n_to",
+            "bw_now",
+            "n_now",
+        ).alias("fact"),
+    )
+    only_tier = (
+        (F.col("kind") == "what_if")
+        & F.col("current").isNotNull()
+        & (
+            F.regexp_replace("current", r", on \S+$", "")
+            == F.regexp_replace("advised", r", on \S+$", "")
+        )
+    )
     out = advice.drop("measured_speedup").join(gains, ["log_id", "record_id"], "left")
-    return out.withColumn("measured_speedup", F.when(only_tier, F.col("measured_speedup"))).withColumn(
-        "evidence", F.when(only_tier & F.col("fact").isNotNull(), F.concat("evidence", F.array("fact")))
-        .otherwise(F.col("evidence"))).drop("fact")
+    return (
+        out.withColumn("measured_speedup", F.when(only_tier, F.col("measured_speedup")))
+        .withColumn(
+            "evidence",
+            F.when(
+                only_tier & F.col("fact").isNotNull(), F.concat("evidence", F.array("fact"))
+            ).otherwise(F.col("evidence")),
+        )
+        .drop("fact")
+    )
 
 
 def none_rows(todo: DataFrame, advice: DataFrame) -> DataFrame:
     """A `none` row for every job of `todo` (log_id, job_month) no advice row names."""
     bare = todo.join(advice.select("log_id").distinct(), "log_id", "left_anti")
-    return bare.select("log_id", "job_month", F.lit("none").alias("kind"), F.lit("job").alias("item"),
-                       *[F.lit(None).cast(OUT.struct[c].dataType).alias(c) for c in
-                         ("record_id", "file_name", "current", "advised", "predicted_bandwidth_now_mib_s",
-                          "predicted_bandwidth_advised_mib_s", "predicted_speedup", "measured_speedup", "model_name",
-                          "model_version")],
-                       F.array().cast("array<string>").alias("evidence"),
-                       F.lit("nothing to change: no what-if reaches the threshold, no tag fired, no Lustre stripe "
-                             "advice").alias("message"))
+    return bare.select(
+        "log_id",
+        "job_month",
+        F.lit("none").alias("kind"),
+        F.lit("job").alias("item"),
+        *[
+            F.lit(None).cast(OUT.struct[c].dataType).alias(c)
+            for c in (
+                "record_id",
+                "file_name",
+                "current",
+                "advised",
+                "predicted_bandwidth_now_mib_s",
+                "predicted_bandwidth_advised_mib_s",
+                "predicted_speedup",
+                "measured_speedup",
+                "model_name",
+                "model_version",
+            )
+        ],
+        F.array().cast("array<string>").alias("evidence"),
+        F.lit(
+            "nothing to change: no what-if reaches the threshold, no tag fired, no Lustre stripe "
+            "advice"
+        ).alias("message"),
+    )
 
 
-def assemble(spark, conf, todo: DataFrame, ff: DataFrame, tags: DataFrame, history_jobs: DataFrame,
-             history_ff: DataFrame, bandwidth_mv=None, placement_mv=None) -> DataFrame:
+def assemble(
+    spark,
+    conf,
+    todo: DataFrame,
+    ff: DataFrame,
+    tags: DataFrame,
+    history_jobs: DataFrame,
+    history_ff: DataFrame,
+    bandwidth_mv=None,
+    placement_mv=None,
+) -> DataFrame:
     """Every advice row of the jobs in `todo` (log_id, job_month), in gold/tuning_advice's columns:
     what-ifs of their data files in `ff` (with the bandwidth champion `bandwidth_mv`; the placement
     champion `placement_mv` picks tiers under `advise.tier_from: placement`), DCA-IO stripe rows from
@@ -312,12 +539,24 @@ def assemble(spark, conf, todo: DataFrame, ff: DataFrame, tags: DataFrame, histo
     parts = []
     if bandwidth_mv is not None:
         bw = ship_model(spark, f"models:/{bandwidth_mv.name}/{bandwidth_mv.version}")
-        space = what_if.Space.from_conf(conf.advise, model_tiers(bandwidth_mv) or what_if.Space().tiers)
+        space = what_if.Space.from_conf(
+            conf.advise, model_tiers(bandwidth_mv) or what_if.Space().tiers
+        )
         use_place = placement_mv is not None and conf.advise.tier_from == "placement"
-        pl = ship_model(spark, f"models:/{placement_mv.name}/{placement_mv.version}") if use_place else None
-        files = data_files(ff, need_bandwidth=False).join(todo.select("log_id"), "log_id", "left_semi")
+        pl = (
+            ship_model(spark, f"models:/{placement_mv.name}/{placement_mv.version}")
+            if use_place
+            else None
+        )
+        files = data_files(ff, need_bandwidth=False).join(
+            todo.select("log_id"), "log_id", "left_semi"
+        )
         what_ifs = what_if_rows(files.where(F.col("transfer_size") > 0), space, bw, pl).cache()
-        parts.append(measured_gain(what_if_advice(what_ifs, bandwidth_mv.name, str(bandwidth_mv.version)), history_ff))
+        parts.append(
+            measured_gain(
+                what_if_advice(what_ifs, bandwidth_mv.name, str(bandwidth_mv.version)), history_ff
+            )
+        )
     else:
         what_ifs = spark.createDataFrame([], WHAT_IF_SCHEMA)
     parts.append(stripe_rows(spark, history_jobs, history_ff, todo, conf.advise))
@@ -336,5 +575,8 @@ def model_tiers(mv) -> list[str]:
 
 
 def finish(advice: DataFrame, advised_with: str) -> DataFrame:
-    return (advice.withColumn("advised_with", F.lit(advised_with)).withColumn("advised_at", F.current_timestamp())
-            .select(*[F.col(f.name).cast(f.dataType) for f in OUT.struct.fields]))
+    return (
+        advice.withColumn("advised_with", F.lit(advised_with))
+        .withColumn("advised_at", F.current_timestamp())
+        .select(*[F.col(f.name).cast(f.dataType) for f in OUT.struct.fields])
+    )

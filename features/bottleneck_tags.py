@@ -79,6 +79,7 @@ tag: the ranking keeps an item's first (largest) occurrence, so the lists are th
 row. `bench/tags_cost.py` checks the rows against a plain implementation (one DataFrame branch per
 rule).
 """
+
 from __future__ import annotations
 
 from functools import reduce
@@ -96,9 +97,17 @@ if TYPE_CHECKING:
 OUT = [f.name for f in SILVER["bottleneck_tags"].struct.fields]
 KEY = ["log_id", "job_month"]
 # Darshan's access-size histogram bins and their upper bounds in bytes
-SIZE_BINS = (("0_100", 100), ("100_1K", 1024), ("1K_10K", 10240), ("10K_100K", 102400),
-             ("100K_1M", 1048576), ("1M_4M", 4194304), ("4M_10M", 10485760), ("10M_100M", 104857600),
-             ("100M_1G", 1073741824))
+SIZE_BINS = (
+    ("0_100", 100),
+    ("100_1K", 1024),
+    ("1K_10K", 10240),
+    ("10K_100K", 102400),
+    ("100K_1M", 1048576),
+    ("1M_4M", 4194304),
+    ("4M_10M", 10485760),
+    ("10M_100M", 104857600),
+    ("100M_1G", 1073741824),
+)
 COL = F.col
 
 
@@ -127,10 +136,12 @@ def human_bytes(n: float) -> str:
 
 def _bytes_str(c: Column) -> Column:
     c = c.cast("double")
-    return (F.when(c >= 1024**3, F.format_string("%.1f GiB", c / 1024**3))
-            .when(c >= 1024**2, F.format_string("%.1f MiB", c / 1024**2))
-            .when(c >= 1024, F.format_string("%.1f KiB", c / 1024))
-            .otherwise(F.format_string("%.0f bytes", c)))
+    return (
+        F.when(c >= 1024**3, F.format_string("%.1f GiB", c / 1024**3))
+        .when(c >= 1024**2, F.format_string("%.1f MiB", c / 1024**2))
+        .when(c >= 1024, F.format_string("%.1f KiB", c / 1024))
+        .otherwise(F.format_string("%.0f bytes", c))
+    )
 
 
 def small_bins(small_bytes: int) -> list[str]:
@@ -148,32 +159,50 @@ def _aliased(cols: dict[str, Column]) -> list[Column]:
 
 # --- one row per (log, record) of posix, stdio, mpiio, lustre, files and file_features ----------------
 
+
 def _posix_rows(posix: DataFrame, jobs: DataFrame, c) -> DataFrame:
     """Per POSIX record row, every quantity a rule sums or ranks (nprocs joined for single_reader_shared)."""
     small = small_bins(c.small_bytes)
     shared = COL("rank") == -1
-    imb_b = F.try_divide(F.abs(_z("POSIX_SLOWEST_RANK_BYTES") - _z("POSIX_FASTEST_RANK_BYTES")),
-                         _z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN"))
-    imb_t = F.try_divide(F.abs(_z("POSIX_F_SLOWEST_RANK_TIME") - _z("POSIX_F_FASTEST_RANK_TIME")),
-                         _z("POSIX_F_READ_TIME") + _z("POSIX_F_WRITE_TIME") + _z("POSIX_F_META_TIME"))
+    imb_b = F.try_divide(
+        F.abs(_z("POSIX_SLOWEST_RANK_BYTES") - _z("POSIX_FASTEST_RANK_BYTES")),
+        _z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN"),
+    )
+    imb_t = F.try_divide(
+        F.abs(_z("POSIX_F_SLOWEST_RANK_TIME") - _z("POSIX_F_FASTEST_RANK_TIME")),
+        _z("POSIX_F_READ_TIME") + _z("POSIX_F_WRITE_TIME") + _z("POSIX_F_META_TIME"),
+    )
     b, share = _single_reader(c)
     share = F.when(shared & (COL("nprocs") > 1) & (_z("POSIX_BYTES_WRITTEN") == 0) & (b > 0), share)
     reader = share > c.single_reader_share
     rows = posix.join(F.broadcast(jobs.select("log_id", "nprocs")), "log_id", "left")
-    return rows.select(*KEY, "record_id", *_aliased({
-        "reads": _z("POSIX_READS"), "writes": _z("POSIX_WRITES"),
-        "small_r": _sum(*[f"POSIX_SIZE_READ_{k}" for k in small]),
-        "small_w": _sum(*[f"POSIX_SIZE_WRITE_{k}" for k in small]),
-        "seq_r": _z("POSIX_SEQ_READS"), "seq_w": _z("POSIX_SEQ_WRITES"),
-        "file_na": _z("POSIX_FILE_NOT_ALIGNED"), "mem_na": _z("POSIX_MEM_NOT_ALIGNED"),
-        "file_alignment": COL("POSIX_FILE_ALIGNMENT"),
-        "br": _z("POSIX_BYTES_READ"), "bw": _z("POSIX_BYTES_WRITTEN"),
-        "max_byte_read": COL("POSIX_MAX_BYTE_READ"), "max_byte_written": COL("POSIX_MAX_BYTE_WRITTEN"),
-        "px_shared": shared.cast("int"),
-        "imb_bytes": F.when(shared & (imb_b > c.imbalance_stragglers), imb_b),
-        "imb_time": F.when(shared & (imb_t > c.imbalance_stragglers), imb_t),
-        "sr_share": F.when(reader, share), "sr_b": F.when(reader, b),
-        **_rank0_parts("POSIX")}))
+    return rows.select(
+        *KEY,
+        "record_id",
+        *_aliased(
+            {
+                "reads": _z("POSIX_READS"),
+                "writes": _z("POSIX_WRITES"),
+                "small_r": _sum(*[f"POSIX_SIZE_READ_{k}" for k in small]),
+                "small_w": _sum(*[f"POSIX_SIZE_WRITE_{k}" for k in small]),
+                "seq_r": _z("POSIX_SEQ_READS"),
+                "seq_w": _z("POSIX_SEQ_WRITES"),
+                "file_na": _z("POSIX_FILE_NOT_ALIGNED"),
+                "mem_na": _z("POSIX_MEM_NOT_ALIGNED"),
+                "file_alignment": COL("POSIX_FILE_ALIGNMENT"),
+                "br": _z("POSIX_BYTES_READ"),
+                "bw": _z("POSIX_BYTES_WRITTEN"),
+                "max_byte_read": COL("POSIX_MAX_BYTE_READ"),
+                "max_byte_written": COL("POSIX_MAX_BYTE_WRITTEN"),
+                "px_shared": shared.cast("int"),
+                "imb_bytes": F.when(shared & (imb_b > c.imbalance_stragglers), imb_b),
+                "imb_time": F.when(shared & (imb_t > c.imbalance_stragglers), imb_t),
+                "sr_share": F.when(reader, share),
+                "sr_b": F.when(reader, b),
+                **_rank0_parts("POSIX"),
+            }
+        ),
+    )
 
 
 def _single_reader(c) -> tuple[Column, Column]:
@@ -183,10 +212,16 @@ def _single_reader(c) -> tuple[Column, Column]:
     B^2 (n - 1) / n^2 when f = 1 (Darshan keeps the population variance)."""
     n = COL("nprocs").cast("double")
     b = _z("POSIX_BYTES_READ").cast("double")
-    ratio = F.least(F.lit(1.0), F.greatest(F.lit(0.0), F.try_divide(_z("POSIX_F_VARIANCE_RANK_BYTES") * n * n,
-                                                                     b * b * (n - 1))))
+    ratio = F.least(
+        F.lit(1.0),
+        F.greatest(
+            F.lit(0.0), F.try_divide(_z("POSIX_F_VARIANCE_RANK_BYTES") * n * n, b * b * (n - 1))
+        ),
+    )
     from_var = (F.lit(1.0) + (n - 1) * F.sqrt(ratio)) / n
-    direct = F.try_divide(F.greatest(_z("POSIX_SLOWEST_RANK_BYTES"), _z("POSIX_FASTEST_RANK_BYTES")).cast("double"), b)
+    direct = F.try_divide(
+        F.greatest(_z("POSIX_SLOWEST_RANK_BYTES"), _z("POSIX_FASTEST_RANK_BYTES")).cast("double"), b
+    )
     return b, F.greatest(from_var, direct)
 
 
@@ -200,40 +235,77 @@ def _rank0_parts(m: str) -> dict[str, Column]:
     and a shared record's slowest rank with its time (straggler evidence)."""
     b = _z(f"{m}_BYTES_READ") + _z(f"{m}_BYTES_WRITTEN")
     shared = COL("rank") == -1
-    b0 = (F.when(COL("rank") == 0, b)
-          .when(shared & (COL(f"{m}_SLOWEST_RANK") == 0), _z(f"{m}_SLOWEST_RANK_BYTES"))
-          .when(shared & (COL(f"{m}_FASTEST_RANK") == 0), _z(f"{m}_FASTEST_RANK_BYTES"))
-          .otherwise(F.lit(0)))
+    b0 = (
+        F.when(COL("rank") == 0, b)
+        .when(shared & (COL(f"{m}_SLOWEST_RANK") == 0), _z(f"{m}_SLOWEST_RANK_BYTES"))
+        .when(shared & (COL(f"{m}_FASTEST_RANK") == 0), _z(f"{m}_FASTEST_RANK_BYTES"))
+        .otherwise(F.lit(0))
+    )
     slow = shared & COL(f"{m}_SLOWEST_RANK").isNotNull()
     p = _SLOW[m]
-    return {"rk_b": b, "rk_b0": b0, f"{p}_slow_rank": F.when(slow, COL(f"{m}_SLOWEST_RANK")),
-            f"{p}_slow_t": F.when(slow, _z(f"{m}_F_SLOWEST_RANK_TIME"))}
+    return {
+        "rk_b": b,
+        "rk_b0": b0,
+        f"{p}_slow_rank": F.when(slow, COL(f"{m}_SLOWEST_RANK")),
+        f"{p}_slow_t": F.when(slow, _z(f"{m}_F_SLOWEST_RANK_TIME")),
+    }
 
 
 def _stdio_rows(stdio: DataFrame) -> DataFrame:
-    return stdio.select(*KEY, "record_id", *_aliased({
-        "stdio_b": _z("STDIO_BYTES_READ") + _z("STDIO_BYTES_WRITTEN"), **_rank0_parts("STDIO")}))
+    return stdio.select(
+        *KEY,
+        "record_id",
+        *_aliased(
+            {"stdio_b": _z("STDIO_BYTES_READ") + _z("STDIO_BYTES_WRITTEN"), **_rank0_parts("STDIO")}
+        ),
+    )
 
 
 def _mpiio_rows(mpiio: DataFrame) -> DataFrame:
-    return mpiio.select(*KEY, "record_id", *_aliased({
-        "mpi_rank": COL("rank"), "mpi_m1": (COL("rank") == -1).cast("int"),
-        "indep": _sum("MPIIO_INDEP_READS", "MPIIO_INDEP_WRITES"), "coll": _sum("MPIIO_COLL_READS", "MPIIO_COLL_WRITES"),
-        "block_r": _sum("MPIIO_INDEP_READS", "MPIIO_COLL_READS"), "nb_r": _sum("MPIIO_NB_READS", "MPIIO_SPLIT_READS"),
-        "block_w": _sum("MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES"), "nb_w": _sum("MPIIO_NB_WRITES", "MPIIO_SPLIT_WRITES")}))
+    return mpiio.select(
+        *KEY,
+        "record_id",
+        *_aliased(
+            {
+                "mpi_rank": COL("rank"),
+                "mpi_m1": (COL("rank") == -1).cast("int"),
+                "indep": _sum("MPIIO_INDEP_READS", "MPIIO_INDEP_WRITES"),
+                "coll": _sum("MPIIO_COLL_READS", "MPIIO_COLL_WRITES"),
+                "block_r": _sum("MPIIO_INDEP_READS", "MPIIO_COLL_READS"),
+                "nb_r": _sum("MPIIO_NB_READS", "MPIIO_SPLIT_READS"),
+                "block_w": _sum("MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES"),
+                "nb_w": _sum("MPIIO_NB_WRITES", "MPIIO_SPLIT_WRITES"),
+            }
+        ),
+    )
 
 
 def _ff_rows(ff: DataFrame, lustre: DataFrame) -> DataFrame:
     b = COL("bytes_read") + COL("bytes_written")
     raw = COL("io_type") == "RAW"
-    files = ff.select(*KEY, "record_id", *_aliased({
-        "ff_b": b, "ff_raw": raw.cast("long"), "ff_raw_b": F.when(raw, b).otherwise(0),
-        "ff_n_ranks": COL("n_ranks"), "ff_meta": COL("meta_time_s")}))
-    return files.unionByName(lustre.select(*KEY, "record_id", COL("LUSTRE_COMP_STRIPE_COUNT").alias("stripes")),
-                             allowMissingColumns=True)
+    files = ff.select(
+        *KEY,
+        "record_id",
+        *_aliased(
+            {
+                "ff_b": b,
+                "ff_raw": raw.cast("long"),
+                "ff_raw_b": F.when(raw, b).otherwise(0),
+                "ff_n_ranks": COL("n_ranks"),
+                "ff_meta": COL("meta_time_s"),
+            }
+        ),
+    )
+    return files.unionByName(
+        lustre.select(*KEY, "record_id", COL("LUSTRE_COMP_STRIPE_COUNT").alias("stripes")),
+        allowMissingColumns=True,
+    )
 
 
-_REDUNDANT = (("read", "br", "max_byte_read"), ("write", "bw", "max_byte_written"))  # rw, bytes, highest offset
+_REDUNDANT = (
+    ("read", "br", "max_byte_read"),
+    ("write", "bw", "max_byte_written"),
+)  # rw, bytes, highest offset
 
 
 def _union(frames: list[DataFrame]) -> DataFrame:
@@ -244,32 +316,100 @@ def _records(t: dict[str, DataFrame], ff: DataFrame, jobs: DataFrame, c) -> Data
     """One row per (log, record) over every record table: what any rule sums, maxes or names (the file's name
     from bronze files, joined after the aggregation: with only numbers to aggregate Spark plans a hash
     aggregation, not the sort-based one a string or a list buffer needs)."""
-    feed = _union([_posix_rows(t["posix"], jobs, c), _stdio_rows(t["stdio"]), _mpiio_rows(t["mpiio"]),
-                   _ff_rows(ff, t["lustre"])])
-    sums = ("reads", "writes", "small_r", "small_w", "seq_r", "seq_w", "file_na", "mem_na", "br", "bw", "rk_b", "rk_b0",
-            "stdio_b", "indep", "coll", "block_r", "nb_r", "block_w", "nb_w", "ff_b", "ff_raw", "ff_raw_b")
-    maxes = ("file_alignment", "max_byte_read", "max_byte_written", "imb_bytes", "imb_time", "sr_share", "sr_b",
-             "stripes", "ff_n_ranks", "ff_meta")
+    feed = _union(
+        [
+            _posix_rows(t["posix"], jobs, c),
+            _stdio_rows(t["stdio"]),
+            _mpiio_rows(t["mpiio"]),
+            _ff_rows(ff, t["lustre"]),
+        ]
+    )
+    sums = (
+        "reads",
+        "writes",
+        "small_r",
+        "small_w",
+        "seq_r",
+        "seq_w",
+        "file_na",
+        "mem_na",
+        "br",
+        "bw",
+        "rk_b",
+        "rk_b0",
+        "stdio_b",
+        "indep",
+        "coll",
+        "block_r",
+        "nb_r",
+        "block_w",
+        "nb_w",
+        "ff_b",
+        "ff_raw",
+        "ff_raw_b",
+    )
+    maxes = (
+        "file_alignment",
+        "max_byte_read",
+        "max_byte_written",
+        "imb_bytes",
+        "imb_time",
+        "sr_share",
+        "sr_b",
+        "stripes",
+        "ff_n_ranks",
+        "ff_meta",
+    )
     recs = feed.groupBy(*KEY, "record_id").agg(
-        *[F.sum(x).alias(x) for x in sums], *[F.max(x).alias(x) for x in maxes],
+        *[F.sum(x).alias(x) for x in sums],
+        *[F.max(x).alias(x) for x in maxes],
         *[F.count(x).alias(f"n_{x}") for x in ("imb_bytes", "imb_time", "sr_share")],
-        F.max("px_shared").cast("boolean").alias("shared"), F.max("rk_b0").alias("rk_b0_max"),
-        F.max("stdio_b").alias("stdio_b_max"), *[F.max(f"{p}_slow_{x}").alias(f"{p}_slow_{x}")
-                                                 for p in _SLOW.values() for x in ("rank", "t")],
-        ((F.max("mpi_m1") == 1) | (F.min("mpi_rank") != F.max("mpi_rank"))).alias("mpi_shared"))
+        F.max("px_shared").cast("boolean").alias("shared"),
+        F.max("rk_b0").alias("rk_b0_max"),
+        F.max("stdio_b").alias("stdio_b_max"),
+        *[
+            F.max(f"{p}_slow_{x}").alias(f"{p}_slow_{x}")
+            for p in _SLOW.values()
+            for x in ("rank", "t")
+        ],
+        ((F.max("mpi_m1") == 1) | (F.min("mpi_rank") != F.max("mpi_rank"))).alias("mpi_shared"),
+    )
     # a shared record's slowest rank with its time, per module (POSIX, STDIO): straggler evidence
-    slow = F.filter(F.array(*[F.when(COL(f"{p}_slow_rank").isNotNull(), F.struct(
-        COL(f"{p}_slow_rank").alias("rank"), COL(f"{p}_slow_t").alias("t"))) for p in _SLOW.values()]),
-        lambda x: x.isNotNull())
-    recs = recs.withColumn("slow", slow).join(t["files"].select(*KEY, "record_id", "name"),
-                                              [*KEY, "record_id"], "left")
+    slow = F.filter(
+        F.array(
+            *[
+                F.when(
+                    COL(f"{p}_slow_rank").isNotNull(),
+                    F.struct(COL(f"{p}_slow_rank").alias("rank"), COL(f"{p}_slow_t").alias("t")),
+                )
+                for p in _SLOW.values()
+            ]
+        ),
+        lambda x: x.isNotNull(),
+    )
+    recs = recs.withColumn("slow", slow).join(
+        t["files"].select(*KEY, "record_id", "name"), [*KEY, "record_id"], "left"
+    )
     ratio = {rw: F.try_divide(COL(b), COL(mx) + 1) for rw, b, mx in _REDUNDANT}
-    red = {rw: (COL(mx) >= 0) & (COL(b) > 0) & (ratio[rw] > getattr(c, f"redundant_{rw}_ratio"))
-           for rw, b, mx in _REDUNDANT}
-    return recs.select("*", *_aliased({
-        **{f"ratio_{rw}": r for rw, r in ratio.items()}, **{f"red_{rw}": r for rw, r in red.items()},
-        "ss_b": F.when((COL("stripes") == 1) & (COL("ff_n_ranks") > 1) & (COL("ff_b") > c.single_stripe_min_bytes),
-                       COL("ff_b"))}))
+    red = {
+        rw: (COL(mx) >= 0) & (COL(b) > 0) & (ratio[rw] > getattr(c, f"redundant_{rw}_ratio"))
+        for rw, b, mx in _REDUNDANT
+    }
+    return recs.select(
+        "*",
+        *_aliased(
+            {
+                **{f"ratio_{rw}": r for rw, r in ratio.items()},
+                **{f"red_{rw}": r for rw, r in red.items()},
+                "ss_b": F.when(
+                    (COL("stripes") == 1)
+                    & (COL("ff_n_ranks") > 1)
+                    & (COL("ff_b") > c.single_stripe_min_bytes),
+                    COL("ff_b"),
+                ),
+            }
+        ),
+    )
 
 
 def _record_aggs(c) -> list[Column]:
@@ -278,72 +418,148 @@ def _record_aggs(c) -> list[Column]:
     red = {}
     for rw, b, mx in _REDUNDANT:
         r = COL(f"red_{rw}")
-        red |= {f"red_{rw}_max": F.max(when(r, COL(f"ratio_{rw}"))), f"red_{rw}_n": F.count(when(r, 1)),
-                f"red_{rw}_extra": F.sum(when(r, COL(b) - COL(mx) - 1))}
-    return _aliased({
-        **{x: F.sum(x) for x in ("reads", "writes", "small_r", "small_w", "seq_r", "seq_w", "file_na", "mem_na", "br",
-                                 "bw", "rk_b", "rk_b0", "stdio_b", "block_r", "nb_r", "block_w", "nb_w", "ff_b",
-                                 "ff_raw", "ff_raw_b")},
-        "file_alignment": F.max("file_alignment"),
-        **{f"sh_{x}": F.sum(when(sh, COL(x))) for x in ("reads", "writes", "small_r", "small_w")},
-        # the requests of the files with small ones (Drishti names the files over half the threshold's share)
-        **{f"ev_{p}{x}": F.sum(when(cond & (COL(s) > 0), COL(x))) for x, s in (("reads", "small_r"), ("writes", "small_w"))
-           for p, cond in (("", F.lit(True)), ("sh_", sh))},
-        **{x: F.max(x) for x in ("imb_bytes", "imb_time", "sr_share")},
-        **{f"n_{x}": F.sum(f"n_{x}") for x in ("imb_bytes", "imb_time", "sr_share")},
-        "sr_b": F.max("sr_b"), "rk_files": F.count(when(COL("rk_b0_max") > 0, COL("record_id"))),
-        "mpi_indep": F.sum(when(COL("mpi_shared"), COL("indep"))), "mpi_coll": F.sum(when(COL("mpi_shared"), COL("coll"))),
-        "ss_max": F.max("ss_b"), "ss_n": F.count("ss_b"), **red})
+        red |= {
+            f"red_{rw}_max": F.max(when(r, COL(f"ratio_{rw}"))),
+            f"red_{rw}_n": F.count(when(r, 1)),
+            f"red_{rw}_extra": F.sum(when(r, COL(b) - COL(mx) - 1)),
+        }
+    return _aliased(
+        {
+            **{
+                x: F.sum(x)
+                for x in (
+                    "reads",
+                    "writes",
+                    "small_r",
+                    "small_w",
+                    "seq_r",
+                    "seq_w",
+                    "file_na",
+                    "mem_na",
+                    "br",
+                    "bw",
+                    "rk_b",
+                    "rk_b0",
+                    "stdio_b",
+                    "block_r",
+                    "nb_r",
+                    "block_w",
+                    "nb_w",
+                    "ff_b",
+                    "ff_raw",
+                    "ff_raw_b",
+                )
+            },
+            "file_alignment": F.max("file_alignment"),
+            **{
+                f"sh_{x}": F.sum(when(sh, COL(x)))
+                for x in ("reads", "writes", "small_r", "small_w")
+            },
+            # the requests of the files with small ones (Drishti names the files over half the threshold's share)
+            **{
+                f"ev_{p}{x}": F.sum(when(cond & (COL(s) > 0), COL(x)))
+                for x, s in (("reads", "small_r"), ("writes", "small_w"))
+                for p, cond in (("", F.lit(True)), ("sh_", sh))
+            },
+            **{x: F.max(x) for x in ("imb_bytes", "imb_time", "sr_share")},
+            **{f"n_{x}": F.sum(f"n_{x}") for x in ("imb_bytes", "imb_time", "sr_share")},
+            "sr_b": F.max("sr_b"),
+            "rk_files": F.count(when(COL("rk_b0_max") > 0, COL("record_id"))),
+            "mpi_indep": F.sum(when(COL("mpi_shared"), COL("indep"))),
+            "mpi_coll": F.sum(when(COL("mpi_shared"), COL("coll"))),
+            "ss_max": F.max("ss_b"),
+            "ss_n": F.count("ss_b"),
+            **red,
+        }
+    )
 
 
 # --- per rank, per OST, per I/O phase ------------------------------------------------------------------
 
+
 def _ranks(t: dict[str, DataFrame]) -> DataFrame:
     """Per (log, rank) over POSIX and STDIO: POSIX bytes and metadata time, POSIX + STDIO I/O time. Rank -1
     (the shared records) holds the shared records' POSIX metadata time."""
-    rows = [t[name].where(COL("rank") >= -1).select(
-        *KEY, "rank",
-        (_z(f"{m}_BYTES_READ") + _z(f"{m}_BYTES_WRITTEN") if m == "POSIX" else F.lit(0)).alias("b"),
-        (_z(f"{m}_F_META_TIME") if m == "POSIX" else F.lit(0.0)).alias("meta"),
-        (_z(f"{m}_F_READ_TIME") + _z(f"{m}_F_WRITE_TIME") + _z(f"{m}_F_META_TIME")).alias("t"))
-        for name, m in (("posix", "POSIX"), ("stdio", "STDIO"))]
-    return rows[0].unionByName(rows[1]).groupBy(*KEY, "rank").agg(
-        F.sum("b").alias("b"), F.sum("meta").alias("meta"), F.sum("t").alias("t"))
+    rows = [
+        t[name]
+        .where(COL("rank") >= -1)
+        .select(
+            *KEY,
+            "rank",
+            (_z(f"{m}_BYTES_READ") + _z(f"{m}_BYTES_WRITTEN") if m == "POSIX" else F.lit(0)).alias(
+                "b"
+            ),
+            (_z(f"{m}_F_META_TIME") if m == "POSIX" else F.lit(0.0)).alias("meta"),
+            (_z(f"{m}_F_READ_TIME") + _z(f"{m}_F_WRITE_TIME") + _z(f"{m}_F_META_TIME")).alias("t"),
+        )
+        for name, m in (("posix", "POSIX"), ("stdio", "STDIO"))
+    ]
+    return (
+        rows[0]
+        .unionByName(rows[1])
+        .groupBy(*KEY, "rank")
+        .agg(F.sum("b").alias("b"), F.sum("meta").alias("meta"), F.sum("t").alias("t"))
+    )
 
 
 def _rank_aggs() -> list[Column]:
     own, moved = COL("rank") >= 0, (COL("rank") >= 0) & (COL("b") > 0)
-    return _aliased({
-        "max_own": F.max(F.when(own, COL("meta"))), "n_own": F.count(F.when(own, 1)),
-        "own": F.collect_list(F.when(own, F.struct("rank", "meta"))),
-        "shared_meta": F.max(F.when(COL("rank") == -1, COL("meta"))),
-        # the ranks that moved bytes on their own files
-        "rs_n": F.count(F.when(moved, 1)), "rs_max": F.max(F.when(moved, COL("b"))),
-        "rs_min": F.min(F.when(moved, COL("b"))), "rs_avg": F.avg(F.when(moved, COL("b"))),
-        "rs": F.collect_list(F.when(moved, F.struct("rank", "b")))})
+    return _aliased(
+        {
+            "max_own": F.max(F.when(own, COL("meta"))),
+            "n_own": F.count(F.when(own, 1)),
+            "own": F.collect_list(F.when(own, F.struct("rank", "meta"))),
+            "shared_meta": F.max(F.when(COL("rank") == -1, COL("meta"))),
+            # the ranks that moved bytes on their own files
+            "rs_n": F.count(F.when(moved, 1)),
+            "rs_max": F.max(F.when(moved, COL("b"))),
+            "rs_min": F.min(F.when(moved, COL("b"))),
+            "rs_avg": F.avg(F.when(moved, COL("b"))),
+            "rs": F.collect_list(F.when(moved, F.struct("rank", "b"))),
+        }
+    )
 
 
 def _osts(lustre: DataFrame) -> DataFrame:
     """Stripes per (log, OST), one layout per (file, component): Darshan may repeat it on several ranks' records."""
     comps = lustre.dropDuplicates(["log_id", "record_id", "component"])
-    return comps.select(*KEY, F.explode("LUSTRE_OST_IDS").alias("ost")).groupBy(*KEY, "ost").agg(
-        F.count("*").alias("ost_stripes"))
+    return (
+        comps.select(*KEY, F.explode("LUSTRE_OST_IDS").alias("ost"))
+        .groupBy(*KEY, "ost")
+        .agg(F.count("*").alias("ost_stripes"))
+    )
 
 
 def _ost_aggs() -> list[Column]:
-    return [F.sum("ost_stripes").alias("ost_total"), F.count("ost_stripes").alias("ost_distinct"),
-            F.max("ost").alias("ost_max")]
+    return [
+        F.sum("ost_stripes").alias("ost_total"),
+        F.count("ost_stripes").alias("ost_distinct"),
+        F.max("ost").alias("ost_max"),
+    ]
 
 
 def _heatmap_ops(heatmap: DataFrame) -> DataFrame:
     """HEATMAP bins that moved bytes, as timed pseudo-ops (start and end of the bin, bytes summed
     over ranks and over POSIX, STDIO and DFS; MPI-IO's and DAOS's bytes reach those layers)."""
     h = heatmap.where(COL("module").isin("POSIX", "STDIO", "DFS")).select(
-        *KEY, "bin_width_s", F.posexplode(F.arrays_zip("read_bytes", "write_bytes")).alias("bin", "b"))
-    h = h.groupBy(*KEY, "bin").agg(F.sum(_z("b.read_bytes") + _z("b.write_bytes")).alias("length"),
-                                   F.max("bin_width_s").alias("w")).where(COL("length") > 0)
-    return h.select(*KEY, (COL("bin") * COL("w")).alias("start_s"), ((COL("bin") + 1) * COL("w")).alias("end_s"),
-                    "length")
+        *KEY,
+        "bin_width_s",
+        F.posexplode(F.arrays_zip("read_bytes", "write_bytes")).alias("bin", "b"),
+    )
+    h = (
+        h.groupBy(*KEY, "bin")
+        .agg(
+            F.sum(_z("b.read_bytes") + _z("b.write_bytes")).alias("length"),
+            F.max("bin_width_s").alias("w"),
+        )
+        .where(COL("length") > 0)
+    )
+    return h.select(
+        *KEY,
+        (COL("bin") * COL("w")).alias("start_s"),
+        ((COL("bin") + 1) * COL("w")).alias("end_s"),
+        "length",
+    )
 
 
 def _split_phases(ops: DataFrame, gap: float) -> DataFrame:
@@ -353,9 +569,12 @@ def _split_phases(ops: DataFrame, gap: float) -> DataFrame:
     order = Window.partitionBy("log_id").orderBy("start_s", "end_s")
     prev_end = F.max("end_s").over(order.rowsBetween(Window.unboundedPreceding, -1))
     ops = ops.withColumn("new", (prev_end.isNull() | (COL("start_s") - prev_end > gap)).cast("int"))
-    ops = ops.withColumn("phase", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, Window.currentRow)))
-    return ops.groupBy(*KEY, "phase").agg(F.min("start_s").alias("t0"), F.max("end_s").alias("t1"),
-                                          F.sum("length").alias("bytes"))
+    ops = ops.withColumn(
+        "phase", F.sum("new").over(order.rowsBetween(Window.unboundedPreceding, Window.currentRow))
+    )
+    return ops.groupBy(*KEY, "phase").agg(
+        F.min("start_s").alias("t0"), F.max("end_s").alias("t1"), F.sum("length").alias("bytes")
+    )
 
 
 def traced_phases(io_ops: DataFrame, gap: float) -> DataFrame:
@@ -374,12 +593,21 @@ def traced_phases(io_ops: DataFrame, gap: float) -> DataFrame:
     half the gap, whatever the rounding of the division."""
     start = COL("start_s")
     ops = io_ops.where(COL("op").isin("read", "write") & start.isNotNull()).select(
-        *KEY, "start_s", F.greatest(F.coalesce("end_s", "start_s"), start).alias("end_s"),
-        _z("length").alias("length"))
+        *KEY,
+        "start_s",
+        F.greatest(F.coalesce("end_s", "start_s"), start).alias("end_s"),
+        _z("length").alias("length"),
+    )
     # bins half the gap wide (rint: no overflow on a hostile start), so rounding cannot stretch one past it
-    ops = ops.groupBy(*KEY, (F.rint(start / F.lit(gap / 2)) if gap > 0 else start).alias("bin")).agg(
-        F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s"), F.sum("length").alias("length")
-    ).drop("bin")
+    ops = (
+        ops.groupBy(*KEY, (F.rint(start / F.lit(gap / 2)) if gap > 0 else start).alias("bin"))
+        .agg(
+            F.min("start_s").alias("start_s"),
+            F.max("end_s").alias("end_s"),
+            F.sum("length").alias("length"),
+        )
+        .drop("bin")
+    )
     return _split_phases(ops, gap)
 
 
@@ -399,11 +627,18 @@ def _phases(t: dict[str, DataFrame], c, traced: DataFrame | None = None) -> Data
     # without traced ops (no DXT, the production default), Darshan 3.4+'s HEATMAP bins time the I/O
     heat = _split_phases(_heatmap_ops(t["heatmap"]), gap)
     cols = [*KEY, "phase", "source", "t0", "t1", "bytes"]
-    both = traced.withColumn("source", F.lit("traced")).select(*cols).unionByName(
-        heat.withColumn("source", F.lit("HEATMAP")).select(*cols))
+    both = (
+        traced.withColumn("source", F.lit("traced"))
+        .select(*cols)
+        .unionByName(heat.withColumn("source", F.lit("HEATMAP")).select(*cols))
+    )
     is_traced = COL("source") == "traced"
     has_traced = F.max(is_traced.cast("int")).over(Window.partitionBy(*KEY))
-    return both.withColumn("_traced", has_traced).where(is_traced | (COL("_traced") == 0)).select(*cols)
+    return (
+        both.withColumn("_traced", has_traced)
+        .where(is_traced | (COL("_traced") == 0))
+        .select(*cols)
+    )
 
 
 # the rows of `log_phases`, in this order (the caller adds log_id and job_month)
@@ -417,14 +652,16 @@ def _first_zero_sign(x: np.ndarray, starts: np.ndarray, out: np.ndarray) -> np.n
     if zero.any():
         at = np.flatnonzero(x == 0)
         group = np.searchsorted(starts, at, side="right") - 1
-        g, first = np.unique(group, return_index=True)  # at is ascending: the first zero of each group
+        g, first = np.unique(
+            group, return_index=True
+        )  # at is ascending: the first zero of each group
         out = out.copy()
         hit = zero[g]
         out[g[hit]] = x[at[first[hit]]]
     return out
 
 
-def log_phases(io_ops, gap: float) -> "pa.Table":
+def log_phases(io_ops, gap: float) -> pa.Table:
     """One log's traced I/O phases from its decoded `io_ops` (Arrow): the per-log twin of `traced_phases`,
     computed at ingest, whose rows (`phase, t0, t1, bytes`, in phase order; no log_id, job_month) it gives
     bit for bit; none when the log (or None) has no timed read or write. Spark's rules, kept in numpy:
@@ -461,13 +698,21 @@ def phases_of(io_ops, gap: float, log=None) -> tuple:
     none = (schema.empty_table(), np.zeros(0, np.int64))
     if io_ops is None or io_ops.num_rows == 0:
         return none
-    keep = pc.fill_null(pc.and_kleene(pc.is_in(io_ops["op"], value_set=pa.array(["read", "write"])),
-                                      pc.is_valid(io_ops["start_s"])), False)
+    keep = pc.fill_null(
+        pc.and_kleene(
+            pc.is_in(io_ops["op"], value_set=pa.array(["read", "write"])),
+            pc.is_valid(io_ops["start_s"]),
+        ),
+        False,
+    )
     ops = io_ops.select(["start_s", "end_s", "length"]).filter(keep)
     if ops.num_rows == 0:
         return none
-    log = (np.zeros(ops.num_rows, np.int64) if log is None
-           else np.asarray(log, np.int64)[keep.to_numpy(zero_copy_only=False)])
+    log = (
+        np.zeros(ops.num_rows, np.int64)
+        if log is None
+        else np.asarray(log, np.int64)[keep.to_numpy(zero_copy_only=False)]
+    )
 
     def floats(col):  # nulls as NaN: read validity first where it matters
         return np.asarray(col.to_numpy(), dtype=np.float64)
@@ -475,15 +720,24 @@ def phases_of(io_ops, gap: float, log=None) -> tuple:
     start = floats(ops["start_s"])
     end_valid = np.asarray(pc.is_valid(ops["end_s"]).to_numpy(), dtype=bool)
     end = np.where(end_valid, floats(ops["end_s"]), start)  # coalesce(end_s, start_s)
-    end = np.where((np.isnan(start) & ~np.isnan(end)) | (start > end), start, end)  # greatest(end, start)
+    end = np.where(
+        (np.isnan(start) & ~np.isnan(end)) | (start > end), start, end
+    )  # greatest(end, start)
     length = np.asarray(pc.fill_null(ops["length"], 0).to_numpy(), dtype=np.int64)
 
     with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
         bins = (np.rint(start / (gap / 2)) if gap > 0 else start) + 0.0  # -0.0 + 0.0 is 0.0
-        by_bin = np.lexsort((bins, log))  # ops of a bin together, in their order (lexsort is stable); NaN last
+        by_bin = np.lexsort(
+            (bins, log)
+        )  # ops of a bin together, in their order (lexsort is stable); NaN last
         sb, lb = bins[by_bin], log[by_bin]
-        cuts = np.flatnonzero(np.r_[True, (lb[1:] != lb[:-1])
-                                    | ((sb[1:] != sb[:-1]) & ~(np.isnan(sb[1:]) & np.isnan(sb[:-1])))])
+        cuts = np.flatnonzero(
+            np.r_[
+                True,
+                (lb[1:] != lb[:-1])
+                | ((sb[1:] != sb[:-1]) & ~(np.isnan(sb[1:]) & np.isnan(sb[:-1]))),
+            ]
+        )
         s, e = start[by_bin], end[by_bin]
         b_start = _first_zero_sign(s, cuts, np.fmin.reduceat(s, cuts))
         b_end = _first_zero_sign(e, cuts, np.maximum.reduceat(e, cuts))
@@ -495,15 +749,21 @@ def phases_of(io_ops, gap: float, log=None) -> tuple:
         first = np.r_[True, b_log[1:] != b_log[:-1]]  # a log's first bin
         prev_end = _running_max(b_end, np.flatnonzero(first))[:-1]  # NaN once any is
         idle = b_start[1:] - prev_end
-        new = np.r_[True, first[1:] | (idle > gap) | (np.isnan(idle) & ~np.isnan(gap))]  # NaN is over every number
+        new = np.r_[
+            True, first[1:] | (idle > gap) | (np.isnan(idle) & ~np.isnan(gap))
+        ]  # NaN is over every number
         cuts = np.flatnonzero(new)
         t0 = _first_zero_sign(b_start, cuts, np.fmin.reduceat(b_start, cuts))
         t1 = _first_zero_sign(b_end, cuts, np.maximum.reduceat(b_end, cuts))
         nbytes = np.add.reduceat(b_len, cuts)
         p_log = b_log[cuts]
         k = np.arange(len(cuts), dtype=np.int64)
-        opens = np.maximum.accumulate(np.where(np.r_[True, p_log[1:] != p_log[:-1]], k, 0))  # a log's first phase
-    return pa.table([pa.array(k - opens + 1), pa.array(t0), pa.array(t1), pa.array(nbytes)], schema=schema), p_log
+        opens = np.maximum.accumulate(
+            np.where(np.r_[True, p_log[1:] != p_log[:-1]], k, 0)
+        )  # a log's first phase
+    return pa.table(
+        [pa.array(k - opens + 1), pa.array(t0), pa.array(t1), pa.array(nbytes)], schema=schema
+    ), p_log
 
 
 def _running_max(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
@@ -518,15 +778,21 @@ def _running_max(x: np.ndarray, starts: np.ndarray) -> np.ndarray:
 
 
 def _phase_aggs() -> list[Column]:
-    return [F.count("source").alias("n_phases"), F.first("source", ignorenulls=True).alias("phase_source")]
+    return [
+        F.count("source").alias("n_phases"),
+        F.first("source", ignorenulls=True).alias("phase_source"),
+    ]
 
 
 def _job_aggs() -> list[Column]:
-    return [*[F.max(x).alias(x) for x in ("nprocs", "io_time_s", "rank_time_ratio", "meta_time_share")],
-            (F.count("has_job") > 0).alias("has_job")]
+    return [
+        *[F.max(x).alias(x) for x in ("nprocs", "io_time_s", "rank_time_ratio", "meta_time_share")],
+        (F.count("has_job") > 0).alias("has_job"),
+    ]
 
 
 # --- the rules: column expressions on the one row per log -------------------------------------------------
+
 
 class Rule(NamedTuple):
     fires: Column
@@ -537,7 +803,9 @@ class Rule(NamedTuple):
     threshold: float | Column
     message: Column
     ev_min: Column | None = None  # evidence keeps the candidates whose `need` is above this
-    evidence: Column | None = None  # candidates from the row per log (ranks), beside those of the rows it sums
+    evidence: Column | None = (
+        None  # candidates from the row per log (ranks), beside those of the rows it sums
+    )
 
 
 def _small(c, rw: str, shared: bool = False) -> Rule:
@@ -546,82 +814,173 @@ def _small(c, rw: str, shared: bool = False) -> Rule:
     n, s = COL(p + total), COL(p + small)
     value = F.try_divide(s, n)
     on, kind = (" on shared files", "shared_") if shared else ("", "")
-    msg = F.format_string(f"%d of %d POSIX {rw}s{on} (%.1f%%) are smaller than {human_bytes(c.small_bytes)}",
-                          s, n, _pct(value))
+    msg = F.format_string(
+        f"%d of %d POSIX {rw}s{on} (%.1f%%) are smaller than {human_bytes(c.small_bytes)}",
+        s,
+        n,
+        _pct(value),
+    )
     # Drishti's detail: the files holding more than half the threshold's share of the requests of those with small ones
-    return Rule((s > c.small_requests_absolute) & (value > c.small_requests), value, "high",
-                f"small_{kind}{rw}_share", "small_requests", c.small_requests, msg,
-                COL(f"ev_{p}{total}") * c.small_requests / 2)
+    return Rule(
+        (s > c.small_requests_absolute) & (value > c.small_requests),
+        value,
+        "high",
+        f"small_{kind}{rw}_share",
+        "small_requests",
+        c.small_requests,
+        msg,
+        COL(f"ev_{p}{total}") * c.small_requests / 2,
+    )
 
 
 def _misaligned(c, kind: str) -> Rule:
     col = COL("file_na" if kind == "file" else "mem_na")
     ops = COL("reads") + COL("writes")
     value = F.try_divide(col, ops)
-    what = ("file offsets not aligned to the file system's %d-byte boundary" if kind == "file"
-            else "memory buffers not aligned")
+    what = (
+        "file offsets not aligned to the file system's %d-byte boundary"
+        if kind == "file"
+        else "memory buffers not aligned"
+    )
     args = [col, ops, _pct(value)] + ([_z("file_alignment")] if kind == "file" else [])
     msg = F.format_string(f"%d of %d POSIX requests (%.1f%%) have {what}", *args)
-    return Rule((ops > 0) & (value > c.misaligned_requests), value, "high", f"{kind}_not_aligned_share",
-                "misaligned_requests", c.misaligned_requests, msg)
+    return Rule(
+        (ops > 0) & (value > c.misaligned_requests),
+        value,
+        "high",
+        f"{kind}_not_aligned_share",
+        "misaligned_requests",
+        c.misaligned_requests,
+        msg,
+    )
 
 
 def _random(c, rw: str) -> Rule:
     total, seq = ("reads", "seq_r") if rw == "read" else ("writes", "seq_w")
     rnd = COL(total) - COL(seq)
     value = F.try_divide(rnd, COL(total))
-    msg = F.format_string(f"%d of %d POSIX {rw}s (%.1f%%) are random (neither consecutive nor sequential)",
-                          rnd, COL(total), _pct(value))
-    return Rule((rnd > c.random_operations_absolute) & (value > c.random_operations), value, "high",
-                f"random_{rw}_share", "random_operations", c.random_operations, msg)
+    msg = F.format_string(
+        f"%d of %d POSIX {rw}s (%.1f%%) are random (neither consecutive nor sequential)",
+        rnd,
+        COL(total),
+        _pct(value),
+    )
+    return Rule(
+        (rnd > c.random_operations_absolute) & (value > c.random_operations),
+        value,
+        "high",
+        f"random_{rw}_share",
+        "random_operations",
+        c.random_operations,
+        msg,
+    )
 
 
 def _shared_file_imbalance(c, of: str) -> Rule:
     """Drishti's P18 (`of` = "bytes") and P19 ("time"): per shared record, |slowest - fastest rank| over its total."""
     value, n = COL(f"imb_{of}"), COL(f"n_imb_{of}")
-    tag, metric = (("shared_file_imbalance", "shared_file_byte_imbalance") if of == "bytes"
-                   else ("shared_file_time_imbalance", "shared_file_time_imbalance"))
-    what = "bytes differ by %.1f%% of the file's bytes" if of == "bytes" else \
-        "I/O times differ by %.1f%% of the file's I/O time (all ranks' read, write and metadata time)"
-    msg = F.format_string(f"%d shared file(s) with rank load imbalance: on the worst, the slowest and fastest "
-                          f"ranks' {what}", n, _pct(value))
+    tag, metric = (
+        ("shared_file_imbalance", "shared_file_byte_imbalance")
+        if of == "bytes"
+        else ("shared_file_time_imbalance", "shared_file_time_imbalance")
+    )
+    what = (
+        "bytes differ by %.1f%% of the file's bytes"
+        if of == "bytes"
+        else "I/O times differ by %.1f%% of the file's I/O time (all ranks' read, write and metadata time)"
+    )
+    msg = F.format_string(
+        f"%d shared file(s) with rank load imbalance: on the worst, the slowest and fastest "
+        f"ranks' {what}",
+        n,
+        _pct(value),
+    )
     return Rule(n > 0, value, "high", metric, "imbalance_stragglers", c.imbalance_stragglers, msg)
 
 
 def _rank_size_imbalance(c) -> Rule:
     mx, mn, n = COL("rs_max"), COL("rs_min"), COL("rs_n")
     value = F.try_divide(mx - mn, mx)
-    msg = F.format_string("ranks' own POSIX bytes range from %s to %s over %d ranks ((max - min) / max = %.1f%%)",
-                          _bytes_str(mn), _bytes_str(mx), n, _pct(value))
-    return Rule((n > 1) & (value > c.imbalance_size), value, "high", "rank_byte_imbalance", "imbalance_size",
-                c.imbalance_size, msg, evidence=F.transform(COL("rs"), lambda r: _cand(
-                    "rank_size_imbalance", F.abs(r["b"] - COL("rs_avg")), _rank(r["rank"]))))
+    msg = F.format_string(
+        "ranks' own POSIX bytes range from %s to %s over %d ranks ((max - min) / max = %.1f%%)",
+        _bytes_str(mn),
+        _bytes_str(mx),
+        n,
+        _pct(value),
+    )
+    return Rule(
+        (n > 1) & (value > c.imbalance_size),
+        value,
+        "high",
+        "rank_byte_imbalance",
+        "imbalance_size",
+        c.imbalance_size,
+        msg,
+        evidence=F.transform(
+            COL("rs"),
+            lambda r: _cand("rank_size_imbalance", F.abs(r["b"] - COL("rs_avg")), _rank(r["rank"])),
+        ),
+    )
 
 
 def _stragglers(c) -> Rule:
     value = COL("rank_time_ratio")
-    msg = F.format_string("the slowest rank spends %.1f times the fastest rank's I/O time (%.1f s of I/O)",
-                          value, COL("io_time_s"))
-    return Rule((COL("io_time_s") >= c.min_io_time_s) & (value > c.straggler_time_ratio), value, "warn",
-                "rank_time_ratio", "straggler_time_ratio", c.straggler_time_ratio, msg)
+    msg = F.format_string(
+        "the slowest rank spends %.1f times the fastest rank's I/O time (%.1f s of I/O)",
+        value,
+        COL("io_time_s"),
+    )
+    return Rule(
+        (COL("io_time_s") >= c.min_io_time_s) & (value > c.straggler_time_ratio),
+        value,
+        "warn",
+        "rank_time_ratio",
+        "straggler_time_ratio",
+        c.straggler_time_ratio,
+        msg,
+    )
 
 
 def _rank0_heavy(c) -> Rule:
     b0, total = COL("rk_b0"), COL("rk_b")
     value = F.try_divide(b0, total)
-    msg = F.format_string("rank 0 moves %.1f%% of the job's bytes (%s of %s, %d files) among %d ranks",
-                          _pct(value), _bytes_str(b0), _bytes_str(total), COL("rk_files"), COL("nprocs"))
-    return Rule((COL("nprocs") > 1) & (total > 0) & (value > c.rank0_bytes_share), value, "warn",
-                "rank0_bytes_share", "rank0_bytes_share", c.rank0_bytes_share, msg)
+    msg = F.format_string(
+        "rank 0 moves %.1f%% of the job's bytes (%s of %s, %d files) among %d ranks",
+        _pct(value),
+        _bytes_str(b0),
+        _bytes_str(total),
+        COL("rk_files"),
+        COL("nprocs"),
+    )
+    return Rule(
+        (COL("nprocs") > 1) & (total > 0) & (value > c.rank0_bytes_share),
+        value,
+        "warn",
+        "rank0_bytes_share",
+        "rank0_bytes_share",
+        c.rank0_bytes_share,
+        msg,
+    )
 
 
 def _no_collective_shared(c) -> Rule:
     indep, ops = COL("mpi_indep"), COL("mpi_indep") + COL("mpi_coll")
     value = F.try_divide(indep, ops)
-    msg = F.format_string("%d of %d MPI-IO operations on shared files (%.1f%%) are independent, not collective",
-                          indep, ops, _pct(value))
-    return Rule((indep > c.collective_operations_absolute) & (value > c.collective_operations), value, "high",
-                "independent_op_share", "collective_operations", c.collective_operations, msg)
+    msg = F.format_string(
+        "%d of %d MPI-IO operations on shared files (%.1f%%) are independent, not collective",
+        indep,
+        ops,
+        _pct(value),
+    )
+    return Rule(
+        (indep > c.collective_operations_absolute) & (value > c.collective_operations),
+        value,
+        "high",
+        "independent_op_share",
+        "collective_operations",
+        c.collective_operations,
+        msg,
+    )
 
 
 def _shared_avg() -> Column:
@@ -632,105 +991,214 @@ def _shared_avg() -> Column:
 def _meta_ranks_over(c) -> Column:
     """The own-record ranks whose metadata time, with their share of the shared records', exceeds metadata_time_rank."""
     avg = _shared_avg()
-    return F.filter(F.when(COL("n_own") > 0, COL("own")), lambda r: r["meta"] + avg > c.metadata_time_rank)
+    return F.filter(
+        F.when(COL("n_own") > 0, COL("own")), lambda r: r["meta"] + avg > c.metadata_time_rank
+    )
 
 
 def _metadata_heavy(c) -> Rule:
     avg = _shared_avg()
     max_rank = _z("max_own") + avg
-    n_over = F.when(avg > c.metadata_time_rank, COL("nprocs")).otherwise(F.size(_meta_ranks_over(c)))
+    n_over = F.when(avg > c.metadata_time_rank, COL("nprocs")).otherwise(
+        F.size(_meta_ranks_over(c))
+    )
     a = max_rank > c.metadata_time_rank
     share = (COL("io_time_s") >= c.min_io_time_s) & (COL("meta_time_share") > c.metadata_time_share)
     value = F.when(a, max_rank).otherwise(COL("meta_time_share"))
-    msg = F.when(a, F.format_string(f"%d rank(s) spend over {c.metadata_time_rank:g} s in POSIX metadata "
-                                    "operations (slowest: %.1f s)", n_over, value)).otherwise(
-        F.format_string("metadata operations take %.1f%% of the job's I/O time (%.1f s of I/O)",
-                        _pct(value), COL("io_time_s")))
-    return Rule(COL("has_job") & (a | share), value, F.when(a, "high").otherwise("warn"),
-                F.when(a, "max_rank_meta_time_s").otherwise("meta_time_share"),
-                F.when(a, "metadata_time_rank").otherwise("metadata_time_share"),
-                F.when(a, F.lit(float(c.metadata_time_rank))).otherwise(F.lit(float(c.metadata_time_share))), msg,
-                # the ranks over the per-rank threshold first (prio 1), then the files by metadata time
-                evidence=F.transform(_meta_ranks_over(c), lambda r: _cand("metadata_heavy", r["meta"], _rank(r["rank"]), 1)))
+    msg = F.when(
+        a,
+        F.format_string(
+            f"%d rank(s) spend over {c.metadata_time_rank:g} s in POSIX metadata "
+            "operations (slowest: %.1f s)",
+            n_over,
+            value,
+        ),
+    ).otherwise(
+        F.format_string(
+            "metadata operations take %.1f%% of the job's I/O time (%.1f s of I/O)",
+            _pct(value),
+            COL("io_time_s"),
+        )
+    )
+    return Rule(
+        COL("has_job") & (a | share),
+        value,
+        F.when(a, "high").otherwise("warn"),
+        F.when(a, "max_rank_meta_time_s").otherwise("meta_time_share"),
+        F.when(a, "metadata_time_rank").otherwise("metadata_time_share"),
+        F.when(a, F.lit(float(c.metadata_time_rank))).otherwise(
+            F.lit(float(c.metadata_time_share))
+        ),
+        msg,
+        # the ranks over the per-rank threshold first (prio 1), then the files by metadata time
+        evidence=F.transform(
+            _meta_ranks_over(c), lambda r: _cand("metadata_heavy", r["meta"], _rank(r["rank"]), 1)
+        ),
+    )
 
 
 def _stdio_heavy(c) -> Rule:
     stdio, both = _z("stdio_b"), _z("stdio_b") + _z(COL("br") + COL("bw"))
     value = F.try_divide(stdio, both)
-    msg = F.format_string("%.1f%% of the job's bytes (%s) go through STDIO, a low-performance interface",
-                          _pct(value), _bytes_str(stdio))
-    return Rule((both > 0) & (value > c.interface_stdio), value, "high", "stdio_bytes_share", "interface_stdio",
-                c.interface_stdio, msg)
+    msg = F.format_string(
+        "%.1f%% of the job's bytes (%s) go through STDIO, a low-performance interface",
+        _pct(value),
+        _bytes_str(stdio),
+    )
+    return Rule(
+        (both > 0) & (value > c.interface_stdio),
+        value,
+        "high",
+        "stdio_bytes_share",
+        "interface_stdio",
+        c.interface_stdio,
+        msg,
+    )
 
 
 def _single_stripe_shared(c) -> Rule:
     value = COL("ss_max")
-    msg = F.format_string(f"%d shared file(s) moving over {human_bytes(c.single_stripe_min_bytes)} sit on a single "
-                          "Lustre stripe (largest: %s)", COL("ss_n"), _bytes_str(value))
-    return Rule(COL("ss_n") > 0, value, "warn", "single_stripe_shared_file_bytes", "single_stripe_min_bytes",
-                c.single_stripe_min_bytes, msg)
+    msg = F.format_string(
+        f"%d shared file(s) moving over {human_bytes(c.single_stripe_min_bytes)} sit on a single "
+        "Lustre stripe (largest: %s)",
+        COL("ss_n"),
+        _bytes_str(value),
+    )
+    return Rule(
+        COL("ss_n") > 0,
+        value,
+        "warn",
+        "single_stripe_shared_file_bytes",
+        "single_stripe_min_bytes",
+        c.single_stripe_min_bytes,
+        msg,
+    )
 
 
 def _few_osts(c) -> Rule:
     fs_osts = F.lit(c.ost_count) if c.ost_count > 0 else COL("ost_max") + 1
     could = F.least(COL("ost_total"), fs_osts)
     value = F.try_divide(COL("ost_distinct"), could)
-    msg = F.format_string("the job's %d Lustre stripes sit on %d distinct OSTs of the %d they could spread over",
-                          COL("ost_total"), COL("ost_distinct"), could)
-    return Rule((COL("ost_distinct") > 0) & (value < c.ost_coverage), value, "warn", "ost_coverage", "ost_coverage",
-                c.ost_coverage, msg)
+    msg = F.format_string(
+        "the job's %d Lustre stripes sit on %d distinct OSTs of the %d they could spread over",
+        COL("ost_total"),
+        COL("ost_distinct"),
+        could,
+    )
+    return Rule(
+        (COL("ost_distinct") > 0) & (value < c.ost_coverage),
+        value,
+        "warn",
+        "ost_coverage",
+        "ost_coverage",
+        c.ost_coverage,
+        msg,
+    )
 
 
 def _many_io_phases(c) -> Rule:
     n = COL("n_phases")
-    msg = F.format_string(f"%s I/O comes in %d phases separated by idle gaps over {c.io_phase_gap_s:g} s",
-                          COL("phase_source"), n)
+    msg = F.format_string(
+        f"%s I/O comes in %d phases separated by idle gaps over {c.io_phase_gap_s:g} s",
+        COL("phase_source"),
+        n,
+    )
     return Rule((n > 0) & (n > c.io_phases), n, "warn", "io_phases", "io_phases", c.io_phases, msg)
 
 
 def _read_after_write(c) -> Rule:
     value = F.try_divide(COL("ff_raw_b"), COL("ff_b"))
-    msg = F.format_string("%d file(s) are read after being written, %.1f%% of the job's bytes",
-                          COL("ff_raw"), _pct(value))
-    return Rule((COL("ff_b") > 0) & (COL("ff_raw") > 0) & (value > c.read_after_write_share), value, "info",
-                "raw_bytes_share", "read_after_write_share", c.read_after_write_share, msg)
+    msg = F.format_string(
+        "%d file(s) are read after being written, %.1f%% of the job's bytes",
+        COL("ff_raw"),
+        _pct(value),
+    )
+    return Rule(
+        (COL("ff_b") > 0) & (COL("ff_raw") > 0) & (value > c.read_after_write_share),
+        value,
+        "info",
+        "raw_bytes_share",
+        "read_after_write_share",
+        c.read_after_write_share,
+        msg,
+    )
 
 
 def _redundant(c, rw: str) -> Rule:
     value, n = COL(f"red_{rw}_max"), COL(f"red_{rw}_n")
     done = "read" if rw == "read" else "written"
-    msg = F.format_string(f"%d file(s) are {done} beyond their highest offset {done} (%s {done} again; worst "
-                          "%.1f times)", n, _bytes_str(COL(f"red_{rw}_extra")), value)
+    msg = F.format_string(
+        f"%d file(s) are {done} beyond their highest offset {done} (%s {done} again; worst "
+        "%.1f times)",
+        n,
+        _bytes_str(COL(f"red_{rw}_extra")),
+        value,
+    )
     setting = f"redundant_{rw}_ratio"
     return Rule(n > 0, value, "warn", f"{rw}_amplification", setting, getattr(c, setting), msg)
 
 
 def _blocking_mpiio(c, rw: str) -> Rule:
     value = COL(f"block_{rw[0]}")
-    msg = F.format_string(f"all %d MPI-IO {rw}s are blocking: none is non-blocking (MPI_File_i{rw}*) or "
-                          f"split-collective, so no {rw} overlaps computation", value)
-    return Rule((COL(f"nb_{rw[0]}") == 0) & (value > c.blocking_operations_absolute), value, "warn",
-                f"blocking_mpiio_{rw}s", "blocking_operations_absolute", c.blocking_operations_absolute, msg)
+    msg = F.format_string(
+        f"all %d MPI-IO {rw}s are blocking: none is non-blocking (MPI_File_i{rw}*) or "
+        f"split-collective, so no {rw} overlaps computation",
+        value,
+    )
+    return Rule(
+        (COL(f"nb_{rw[0]}") == 0) & (value > c.blocking_operations_absolute),
+        value,
+        "warn",
+        f"blocking_mpiio_{rw}s",
+        "blocking_operations_absolute",
+        c.blocking_operations_absolute,
+        msg,
+    )
 
 
 def _single_reader_shared(c) -> Rule:
     """The keynote's "all ranks open, one rank reads": a read-only shared record (Darshan keeps one for a
     file every rank opened) whose bytes one rank moved (see `_single_reader`)."""
     value, n = COL("sr_share"), COL("n_sr_share")
-    msg = F.format_string("%d read-only file(s) opened by all %d ranks are read by one rank (largest: %s; one rank "
-                          "moved %.1f%% of the bytes)", n, COL("nprocs"), _bytes_str(COL("sr_b")), _pct(value))
-    return Rule(n > 0, value, "warn", "single_reader_share", "single_reader_share", c.single_reader_share, msg)
+    msg = F.format_string(
+        "%d read-only file(s) opened by all %d ranks are read by one rank (largest: %s; one rank "
+        "moved %.1f%% of the bytes)",
+        n,
+        COL("nprocs"),
+        _bytes_str(COL("sr_b")),
+        _pct(value),
+    )
+    return Rule(
+        n > 0,
+        value,
+        "warn",
+        "single_reader_share",
+        "single_reader_share",
+        c.single_reader_share,
+        msg,
+    )
 
 
 RULES = {  # tag -> rule (conf's `tags:` -> Rule on the row per log)
-    "small_reads": lambda c: _small(c, "read"), "small_writes": lambda c: _small(c, "write"),
-    "misaligned_file": lambda c: _misaligned(c, "file"), "misaligned_memory": lambda c: _misaligned(c, "memory"),
-    "random_reads": lambda c: _random(c, "read"), "random_writes": lambda c: _random(c, "write"),
-    "shared_file_imbalance": lambda c: _shared_file_imbalance(c, "bytes"), "rank_size_imbalance": _rank_size_imbalance,
-    "stragglers": _stragglers, "rank0_heavy": _rank0_heavy, "no_collective_shared": _no_collective_shared,
-    "metadata_heavy": _metadata_heavy, "stdio_heavy": _stdio_heavy, "single_stripe_shared": _single_stripe_shared,
-    "few_osts": _few_osts, "many_io_phases": _many_io_phases, "read_after_write": _read_after_write,
-    "redundant_reads": lambda c: _redundant(c, "read"), "redundant_writes": lambda c: _redundant(c, "write"),
+    "small_reads": lambda c: _small(c, "read"),
+    "small_writes": lambda c: _small(c, "write"),
+    "misaligned_file": lambda c: _misaligned(c, "file"),
+    "misaligned_memory": lambda c: _misaligned(c, "memory"),
+    "random_reads": lambda c: _random(c, "read"),
+    "random_writes": lambda c: _random(c, "write"),
+    "shared_file_imbalance": lambda c: _shared_file_imbalance(c, "bytes"),
+    "rank_size_imbalance": _rank_size_imbalance,
+    "stragglers": _stragglers,
+    "rank0_heavy": _rank0_heavy,
+    "no_collective_shared": _no_collective_shared,
+    "metadata_heavy": _metadata_heavy,
+    "stdio_heavy": _stdio_heavy,
+    "single_stripe_shared": _single_stripe_shared,
+    "few_osts": _few_osts,
+    "many_io_phases": _many_io_phases,
+    "read_after_write": _read_after_write,
+    "redundant_reads": lambda c: _redundant(c, "read"),
+    "redundant_writes": lambda c: _redundant(c, "write"),
     "small_shared_reads": lambda c: _small(c, "read", shared=True),
     "small_shared_writes": lambda c: _small(c, "write", shared=True),
     "shared_file_time_imbalance": lambda c: _shared_file_imbalance(c, "time"),
@@ -738,7 +1206,11 @@ RULES = {  # tag -> rule (conf's `tags:` -> Rule on the row per log)
     "blocking_mpiio_writes": lambda c: _blocking_mpiio(c, "write"),
     "single_reader_shared": _single_reader_shared,
 }
-RANK_TAGS = {"rank_size_imbalance", "stragglers", "metadata_heavy"}  # the rules that need the per-rank rows
+RANK_TAGS = {
+    "rank_size_imbalance",
+    "stragglers",
+    "metadata_heavy",
+}  # the rules that need the per-rank rows
 
 # --- evidence: candidates (prio, weight, item, tag, need) of every source, collected on the row per log ------
 
@@ -749,13 +1221,19 @@ def _no_cands() -> Column:
     return F.array().cast(f"array<{_CAND}>")
 
 
-def _cand(tag: str, weight: Column, item: Column | None = None, prio: int = 0, need: Column | None = None) -> Column:
+def _cand(
+    tag: str, weight: Column, item: Column | None = None, prio: int = 0, need: Column | None = None
+) -> Column:
     """One evidence candidate; without `item`, the record's file (its name in bronze files, else `record <id>`)."""
     if item is None:
         item = F.coalesce(COL("name"), F.concat(F.lit("record "), COL("record_id").cast("string")))
-    return F.struct(F.lit(prio).alias("prio"), F.coalesce(weight.cast("double"), F.lit(0.0)).alias("weight"),
-                    item.cast("string").alias("item"), F.lit(tag).alias("tag"),
-                    (F.lit(None) if need is None else need).cast("double").alias("need"))
+    return F.struct(
+        F.lit(prio).alias("prio"),
+        F.coalesce(weight.cast("double"), F.lit(0.0)).alias("weight"),
+        item.cast("string").alias("item"),
+        F.lit(tag).alias("tag"),
+        (F.lit(None) if need is None else need).cast("double").alias("need"),
+    )
 
 
 def _record_cands(c, tags: set[str]) -> Column:
@@ -765,65 +1243,129 @@ def _record_cands(c, tags: set[str]) -> Column:
     out = {}
     for (rw, b, mx), k in zip(_REDUNDANT, "rw"):
         small, rnd = COL(f"small_{k}"), COL(f"{rw}s") - COL(f"seq_{k}")
-        out |= {f"small_{rw}s": when(small > 0, _cand(f"small_{rw}s", small, need=small)),
-                f"small_shared_{rw}s": when(sh & (small > 0), _cand(f"small_shared_{rw}s", small, need=small)),
-                f"random_{rw}s": when(rnd > 0, _cand(f"random_{rw}s", rnd)),
-                f"redundant_{rw}s": when(COL(f"red_{rw}"), _cand(f"redundant_{rw}s", COL(b) - COL(mx) - 1)),
-                f"blocking_mpiio_{rw}s": when(COL(f"block_{k}") > 0, _cand(f"blocking_mpiio_{rw}s", COL(f"block_{k}")))}
-    for tag, col in (("misaligned_file", "file_na"), ("misaligned_memory", "mem_na"), ("rank0_heavy", "rk_b0_max"),
-                     ("stdio_heavy", "stdio_b_max"), ("metadata_heavy", "ff_meta")):
+        out |= {
+            f"small_{rw}s": when(small > 0, _cand(f"small_{rw}s", small, need=small)),
+            f"small_shared_{rw}s": when(
+                sh & (small > 0), _cand(f"small_shared_{rw}s", small, need=small)
+            ),
+            f"random_{rw}s": when(rnd > 0, _cand(f"random_{rw}s", rnd)),
+            f"redundant_{rw}s": when(
+                COL(f"red_{rw}"), _cand(f"redundant_{rw}s", COL(b) - COL(mx) - 1)
+            ),
+            f"blocking_mpiio_{rw}s": when(
+                COL(f"block_{k}") > 0, _cand(f"blocking_mpiio_{rw}s", COL(f"block_{k}"))
+            ),
+        }
+    for tag, col in (
+        ("misaligned_file", "file_na"),
+        ("misaligned_memory", "mem_na"),
+        ("rank0_heavy", "rk_b0_max"),
+        ("stdio_heavy", "stdio_b_max"),
+        ("metadata_heavy", "ff_meta"),
+    ):
         out[tag] = when(COL(col) > 0, _cand(tag, COL(col)))
-    for tag, col in (("shared_file_imbalance", "imb_bytes"), ("shared_file_time_imbalance", "imb_time"),
-                     ("single_reader_shared", "sr_b"), ("single_stripe_shared", "ss_b")):
+    for tag, col in (
+        ("shared_file_imbalance", "imb_bytes"),
+        ("shared_file_time_imbalance", "imb_time"),
+        ("single_reader_shared", "sr_b"),
+        ("single_stripe_shared", "ss_b"),
+    ):
         out[tag] = when(COL(col).isNotNull(), _cand(tag, COL(col)))
-    out["no_collective_shared"] = when(COL("mpi_shared") & (COL("indep") > 0), _cand("no_collective_shared", COL("indep")))
+    out["no_collective_shared"] = when(
+        COL("mpi_shared") & (COL("indep") > 0), _cand("no_collective_shared", COL("indep"))
+    )
     out["read_after_write"] = when(COL("ff_raw") > 0, _cand("read_after_write", COL("ff_b")))
     picked = [col for tag, col in out.items() if tag in tags]
-    cands = F.filter(F.array(*picked), lambda x: x.isNotNull()).cast(f"array<{_CAND}>") if picked else _no_cands()
+    cands = (
+        F.filter(F.array(*picked), lambda x: x.isNotNull()).cast(f"array<{_CAND}>")
+        if picked
+        else _no_cands()
+    )
     if "stragglers" in tags:  # the slowest rank of each shared record
-        cands = F.concat(cands, F.transform("slow", lambda s: _cand("stragglers", s["t"], _rank(s["rank"]))))
+        cands = F.concat(
+            cands, F.transform("slow", lambda s: _cand("stragglers", s["t"], _rank(s["rank"])))
+        )
     return cands.cast(f"array<{_CAND}>")
 
 
 def _evidence(n: int) -> Column:
     """A tag row's top `n` items among its log's candidates (`cands`), most significant first (prio, weight,
     then item); those of the small-request rules need more than the row's `ev_min`."""
+
     def keep(x):
-        return ((x["tag"] == COL("tag")) & x["item"].isNotNull()
-                & (COL("ev_min").isNull() | (x["need"] > COL("ev_min"))))
+        return (
+            (x["tag"] == COL("tag"))
+            & x["item"].isNotNull()
+            & (COL("ev_min").isNull() | (x["need"] > COL("ev_min")))
+        )
 
     ranked = F.sort_array(F.filter("cands", keep), asc=False)
     return F.slice(F.array_distinct(F.transform(ranked, lambda x: x["item"])), 1, n)
 
 
 def _tag_row(tag: str, r: Rule) -> Column:
-    return F.when(r.fires, F.struct(
-        F.lit(tag).alias("tag"), _lit(r.severity).alias("severity"), _lit(r.metric).alias("metric"),
-        r.value.cast("double").alias("value"), F.concat(F.lit("tags."), _lit(r.setting)).alias("threshold_name"),
-        _lit(r.threshold).cast("double").alias("threshold"), r.message.alias("message"),
-        (F.lit(None) if r.ev_min is None else r.ev_min).cast("double").alias("ev_min")))
+    return F.when(
+        r.fires,
+        F.struct(
+            F.lit(tag).alias("tag"),
+            _lit(r.severity).alias("severity"),
+            _lit(r.metric).alias("metric"),
+            r.value.cast("double").alias("value"),
+            F.concat(F.lit("tags."), _lit(r.setting)).alias("threshold_name"),
+            _lit(r.threshold).cast("double").alias("threshold"),
+            r.message.alias("message"),
+            (F.lit(None) if r.ev_min is None else r.ev_min).cast("double").alias("ev_min"),
+        ),
+    )
 
 
-_TAG = ("struct<tag:string,severity:string,metric:string,value:double,threshold_name:string,threshold:double,"
-        "message:string,ev_min:double>")
+_TAG = (
+    "struct<tag:string,severity:string,metric:string,value:double,threshold_name:string,threshold:double,"
+    "message:string,ev_min:double>"
+)
 
 
 def _fired(per_log: DataFrame, rules: dict[str, Rule], n: int) -> DataFrame:
     """Every rule on the row per log: the rows of the tags that fire (or one `no_issue` row for a job none fires
     on), then each one's evidence from the log's candidates."""
-    fired = F.filter(F.array(*[_tag_row(tag, r) for tag, r in rules.items()]), lambda x: x.isNotNull())
-    none = F.struct(F.lit("no_issue").alias("tag"), F.lit("info").alias("severity"), F.lit("tags_fired").alias("metric"),
-                    F.lit(0.0).alias("value"), F.lit(None).cast("string").alias("threshold_name"),
-                    F.lit(None).cast("double").alias("threshold"), F.lit("no bottleneck rule fired").alias("message"),
-                    F.lit(None).cast("double").alias("ev_min"))
-    rows = F.when((F.size(fired) == 0) & COL("has_job"), F.array(none)).otherwise(fired).cast(f"array<{_TAG}>")
-    cands = F.concat(COL("cands"), *[F.coalesce(r.evidence, _no_cands()) for r in rules.values() if r.evidence is not None])
-    return per_log.select(*KEY, cands.alias("cands"), F.explode(rows).alias("t")).select(
-        *KEY, "cands", "t.*").withColumn("evidence", _evidence(n)).select(*OUT)
+    fired = F.filter(
+        F.array(*[_tag_row(tag, r) for tag, r in rules.items()]), lambda x: x.isNotNull()
+    )
+    none = F.struct(
+        F.lit("no_issue").alias("tag"),
+        F.lit("info").alias("severity"),
+        F.lit("tags_fired").alias("metric"),
+        F.lit(0.0).alias("value"),
+        F.lit(None).cast("string").alias("threshold_name"),
+        F.lit(None).cast("double").alias("threshold"),
+        F.lit("no bottleneck rule fired").alias("message"),
+        F.lit(None).cast("double").alias("ev_min"),
+    )
+    rows = (
+        F.when((F.size(fired) == 0) & COL("has_job"), F.array(none))
+        .otherwise(fired)
+        .cast(f"array<{_TAG}>")
+    )
+    cands = F.concat(
+        COL("cands"),
+        *[F.coalesce(r.evidence, _no_cands()) for r in rules.values() if r.evidence is not None],
+    )
+    return (
+        per_log.select(*KEY, cands.alias("cands"), F.explode(rows).alias("t"))
+        .select(*KEY, "cands", "t.*")
+        .withColumn("evidence", _evidence(n))
+        .select(*OUT)
+    )
 
 
-def transform(tables: dict[str, DataFrame], file_features: DataFrame, job_features: DataFrame, tconf,
-              only: tuple[str, ...] | None = None, traced: DataFrame | None = None) -> DataFrame:
+def transform(
+    tables: dict[str, DataFrame],
+    file_features: DataFrame,
+    job_features: DataFrame,
+    tconf,
+    only: tuple[str, ...] | None = None,
+    traced: DataFrame | None = None,
+) -> DataFrame:
     """bronze tables + silver file/job features -> silver/bottleneck_tags rows (one per log and tag).
 
     `only` evaluates just those tags' rules (a job none of them fires on gets `no_issue`). `traced`: the
@@ -837,20 +1379,45 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame, job_featur
     if RANK_TAGS & tags:
         ranks = _ranks(tables)
         if "stragglers" in tags:
-            ranks = ranks.withColumn("cands", F.when(COL("rank") >= 0, F.array(
-                _cand("stragglers", COL("t"), _rank(COL("rank"))))).cast(f"array<{_CAND}>"))
+            ranks = ranks.withColumn(
+                "cands",
+                F.when(
+                    COL("rank") >= 0, F.array(_cand("stragglers", COL("t"), _rank(COL("rank"))))
+                ).cast(f"array<{_CAND}>"),
+            )
         feed.append((ranks, _rank_aggs()))
     if "few_osts" in tags:
-        osts = _osts(tables["lustre"]).withColumn("cands", F.array(_cand(
-            "few_osts", COL("ost_stripes"), F.concat(F.lit("OST "), COL("ost").cast("string")))).cast(f"array<{_CAND}>"))
+        osts = _osts(tables["lustre"]).withColumn(
+            "cands",
+            F.array(
+                _cand(
+                    "few_osts",
+                    COL("ost_stripes"),
+                    F.concat(F.lit("OST "), COL("ost").cast("string")),
+                )
+            ).cast(f"array<{_CAND}>"),
+        )
         feed.append((osts, _ost_aggs()))
     if "many_io_phases" in tags:
-        phases = _phases(tables, c, traced).withColumn("cands", F.array(_cand(
-            "many_io_phases", COL("bytes"), F.format_string("phase %d: %.2f-%.2f s", "phase", "t0", "t1"))
-        ).cast(f"array<{_CAND}>"))
+        phases = _phases(tables, c, traced).withColumn(
+            "cands",
+            F.array(
+                _cand(
+                    "many_io_phases",
+                    COL("bytes"),
+                    F.format_string("phase %d: %.2f-%.2f s", "phase", "t0", "t1"),
+                )
+            ).cast(f"array<{_CAND}>"),
+        )
         feed.append((phases, _phase_aggs()))
     feed.append((jobs.withColumn("has_job", F.lit(1)), _job_aggs()))
     # one row per log: every source's rows in one union, one aggregation; the candidates collected alongside
-    per_log = _union([df for df, _ in feed]).groupBy(*KEY).agg(
-        *[a for _, aggs in feed for a in aggs], F.flatten(F.collect_list("cands")).alias("cands"))
+    per_log = (
+        _union([df for df, _ in feed])
+        .groupBy(*KEY)
+        .agg(
+            *[a for _, aggs in feed for a in aggs],
+            F.flatten(F.collect_list("cands")).alias("cands"),
+        )
+    )
     return _fired(per_log, rules, c.evidence_max)

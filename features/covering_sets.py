@@ -59,11 +59,13 @@ member is the part of the union it covers that no member before it covers. Share
 non-negative and sum to the pure I/O time, a partition of it by member. With one interval per
 member this is end - max(start, previous member's end), as before.
 """
+
 from __future__ import annotations
 
 import heapq
+from collections.abc import Sequence
 from functools import reduce
-from typing import NamedTuple, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -276,7 +278,9 @@ def _exact(masks: list[int], full: int, upper: list[int], budget: list[int]) -> 
                 bound += 1
         if len(chosen) + bound >= len(best):
             return
-        options = sorted(_bits(cov[pick] & allowed), key=lambda i: (-(masks[i] & rem).bit_count(), i))
+        options = sorted(
+            _bits(cov[pick] & allowed), key=lambda i: (-(masks[i] & rem).bit_count(), i)
+        )
         for i in options:
             rec(rem & ~masks[i], allowed, chosen + [i])
             allowed &= ~(1 << i)  # later branches do without i: the covers with i are explored
@@ -294,8 +298,14 @@ def _solve(masks: list[int], full: int, budget: int) -> tuple[list[int], bool]:
         # dominated members go (an equal one keeps its lower index): some minimum cover avoids them
         if len(alive) <= EXACT_CAP[0]:
             cut = {i: masks[i] & rem for i in alive}
-            alive = [i for i in alive if cut[i] and not any(
-                j != i and cut[i] & ~cut[j] == 0 and (cut[i] != cut[j] or j < i) for j in alive)]
+            alive = [
+                i
+                for i in alive
+                if cut[i]
+                and not any(
+                    j != i and cut[i] & ~cut[j] == 0 and (cut[i] != cut[j] or j < i) for j in alive
+                )
+            ]
         # a sole coverer of any element is in every cover
         once = twice = 0
         for i in alive:
@@ -339,7 +349,9 @@ def _solve(masks: list[int], full: int, budget: int) -> tuple[list[int], bool]:
     return sorted(chosen), proven
 
 
-def cover_arrays(member: np.ndarray, start: np.ndarray, end: np.ndarray, budget: int = BUDGET) -> Cover:
+def cover_arrays(
+    member: np.ndarray, start: np.ndarray, end: np.ndarray, budget: int = BUDGET
+) -> Cover:
     """The minimum covering set of members given as one row per interval: `member` (int codes,
     ascending in the caller's time order), `start` <= `end`. See the module docstring."""
     member = np.asarray(member, dtype=np.int64)
@@ -371,7 +383,10 @@ def _set_cover(m, a, b, pos, nseg: int, budget: int) -> tuple[list[int], bool]:
     np.add.at(count, b[pos], -1)
     np.add.at(ids, a[pos], m[pos])
     np.add.at(ids, b[pos], -m[pos])
-    count, ids = np.cumsum(count)[:nseg], np.cumsum(ids)[:nseg]  # coverers and the sum of their codes
+    count, ids = (
+        np.cumsum(count)[:nseg],
+        np.cumsum(ids)[:nseg],
+    )  # coverers and the sum of their codes
     # isolated points: a zero-length piece no positive piece touches (a component of its own)
     touched = np.zeros(nseg + 1, dtype=bool)
     touched[:nseg] |= count > 0
@@ -398,8 +413,14 @@ def _set_cover(m, a, b, pos, nseg: int, budget: int) -> tuple[list[int], bool]:
     x, y, who = number[a[rest]], number[b[rest]], m[rest]
     keep = y > x
     x, y, who = x[keep], y[keep], who[keep]
-    starts = np.flatnonzero(np.r_[True, who[1:] != who[:-1]]) if len(who) else np.array([], dtype=np.int64)
-    for lo_i, hi_i in zip(starts.tolist(), np.r_[starts[1:], len(who)].tolist()):  # one member's pieces
+    starts = (
+        np.flatnonzero(np.r_[True, who[1:] != who[:-1]])
+        if len(who)
+        else np.array([], dtype=np.int64)
+    )
+    for lo_i, hi_i in zip(
+        starts.tolist(), np.r_[starts[1:], len(who)].tolist()
+    ):  # one member's pieces
         xs, ys = x[lo_i:hi_i], y[lo_i:hi_i]
         lo, hi = int(xs.min()), int(ys.max())
         d = np.zeros(hi - lo + 1, dtype=np.int32)
@@ -426,11 +447,15 @@ def _shares(members: list[int], m, s, e) -> list[float]:
     cuts = np.unique(np.r_[cs, ce])
     a, b = np.searchsorted(cuts, cs), np.searchsorted(cuts, ce)
     n = b - a
-    seg = np.repeat(a - np.r_[0, np.cumsum(n)[:-1]], n) + np.arange(int(n.sum()))  # each piece's segments
+    seg = np.repeat(a - np.r_[0, np.cumsum(n)[:-1]], n) + np.arange(
+        int(n.sum())
+    )  # each piece's segments
     first = np.full(len(cuts) - 1, np.iinfo(np.int64).max)
     np.minimum.at(first, seg, np.repeat(cm, n))
     owned = first < np.iinfo(np.int64).max
-    got = np.bincount(np.searchsorted(members, first[owned]), weights=np.diff(cuts)[owned], minlength=len(members))
+    got = np.bincount(
+        np.searchsorted(members, first[owned]), weights=np.diff(cuts)[owned], minlength=len(members)
+    )
     return got.tolist()
 
 
@@ -464,9 +489,12 @@ def _valid():
     import pyspark.sql.functions as F
 
     return (
-        F.col("start_s").isNotNull() & F.col("end_s").isNotNull()
-        & (F.col("start_s") >= 0) & (F.col("end_s") >= F.col("start_s"))
-        & ~F.isnan("start_s") & ~F.isnan("end_s")
+        F.col("start_s").isNotNull()
+        & F.col("end_s").isNotNull()
+        & (F.col("start_s") >= 0)
+        & (F.col("end_s") >= F.col("start_s"))
+        & ~F.isnan("start_s")
+        & ~F.isnan("end_s")
     )
 
 
@@ -474,7 +502,9 @@ def _valid_ops(io_ops):
     """Traced reads and writes of a known record with a valid interval."""
     import pyspark.sql.functions as F
 
-    return io_ops.where(F.col("op").isin("read", "write") & F.col("record_id").isNotNull()).where(_valid())
+    return io_ops.where(F.col("op").isin("read", "write") & F.col("record_id").isNotNull()).where(
+        _valid()
+    )
 
 
 def _counter_spans(posix, mpiio, stdio):
@@ -485,7 +515,11 @@ def _counter_spans(posix, mpiio, stdio):
         lambda a, b: a.unionByName(b),
         [_counter_items(df, m) for m, df in (("posix", posix), ("mpiio", mpiio), ("stdio", stdio))],
     )
-    return counted.groupBy(*ITEM_KEY).agg(F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s")).where(_valid())
+    return (
+        counted.groupBy(*ITEM_KEY)
+        .agg(F.min("start_s").alias("start_s"), F.max("end_s").alias("end_s"))
+        .where(_valid())
+    )
 
 
 def _streams(files):
@@ -507,7 +541,9 @@ def _sources(io_ops, posix, mpiio, stdio, files=None):
         counters = counters.join(streams, ["log_id", "record_id"], "left_anti")
     traced = ops.groupBy("log_id").agg(
         F.when(F.max((F.col("source") == "RECORDER").cast("int")) == 1, F.lit("recorder"))
-        .otherwise(F.lit("dxt")).alias("interval_source"))
+        .otherwise(F.lit("dxt"))
+        .alias("interval_source")
+    )
     return ops, counters, traced
 
 
@@ -515,7 +551,9 @@ def _intervals(ops, counters, traced):
     import pyspark.sql.functions as F
 
     per_op = ops.join(traced, ["log_id"], "inner").drop("source")
-    spans = counters.join(traced.select("log_id"), ["log_id"], "left_anti").withColumn("interval_source", F.lit("counters"))
+    spans = counters.join(traced.select("log_id"), ["log_id"], "left_anti").withColumn(
+        "interval_source", F.lit("counters")
+    )
     return per_op.unionByName(spans).select(*ITEM_KEY, "start_s", "end_s", "interval_source")
 
 
@@ -526,7 +564,8 @@ def _untraced(ops, counters, traced):
     return (
         counters.join(traced.select("log_id"), ["log_id"], "inner")
         .join(with_ops, ["log_id", "record_id"], "left_anti")
-        .groupBy("log_id").agg(F.count(F.lit(1)).alias("n_untraced_items"))
+        .groupBy("log_id")
+        .agg(F.count(F.lit(1)).alias("n_untraced_items"))
     )
 
 
@@ -544,8 +583,17 @@ def untraced_items(io_ops, posix, mpiio, stdio, files=None):
     return _untraced(*_sources(io_ops, posix, mpiio, stdio, files))
 
 
-MEMBER_COLS = ["rank", "record_id", "start_s", "end_s", "share_s", "n_intervals", "pure_io_time_s", "cover_size",
-               "cover_proven_minimum"]  # a cover row's columns besides the log's own (log_id, job_month, source)
+MEMBER_COLS = [
+    "rank",
+    "record_id",
+    "start_s",
+    "end_s",
+    "share_s",
+    "n_intervals",
+    "pure_io_time_s",
+    "cover_size",
+    "cover_proven_minimum",
+]  # a cover row's columns besides the log's own (log_id, job_month, source)
 
 
 def member_arrays(rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.ndarray) -> dict:
@@ -573,10 +621,17 @@ def member_arrays(rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.nd
     cover = cover_arrays(code[item], start, end)
     picked = order[np.asarray(cover.members, dtype=np.int64)]
     k = len(picked)
-    return {"rank": i_rank[picked], "record_id": i_rec[picked], "start_s": i_start[picked], "end_s": i_end[picked],
-            "share_s": np.asarray(cover.shares, dtype=float), "n_intervals": np.repeat(n, k).astype(np.int64),
-            "pure_io_time_s": np.repeat(cover.pure_io_time_s, k), "cover_size": np.repeat(k, k).astype(np.int64),
-            "cover_proven_minimum": np.repeat(cover.proven_minimum, k)}
+    return {
+        "rank": i_rank[picked],
+        "record_id": i_rec[picked],
+        "start_s": i_start[picked],
+        "end_s": i_end[picked],
+        "share_s": np.asarray(cover.shares, dtype=float),
+        "n_intervals": np.repeat(n, k).astype(np.int64),
+        "pure_io_time_s": np.repeat(cover.pure_io_time_s, k),
+        "cover_size": np.repeat(k, k).astype(np.int64),
+        "cover_proven_minimum": np.repeat(cover.proven_minimum, k),
+    }
 
 
 def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
@@ -587,8 +642,14 @@ def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
     cols = [c for c in SPEC.columns if c != "n_untraced_items"]
     if rows.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
-    out = pd.DataFrame(member_arrays(rows["record_id"].to_numpy(), rows["rank"].to_numpy(),
-                                     rows["start_s"].to_numpy(), rows["end_s"].to_numpy()))
+    out = pd.DataFrame(
+        member_arrays(
+            rows["record_id"].to_numpy(),
+            rows["rank"].to_numpy(),
+            rows["start_s"].to_numpy(),
+            rows["end_s"].to_numpy(),
+        )
+    )
     for c in ("log_id", "job_month", "interval_source"):
         out[c] = np.repeat(rows[c].iloc[0], len(out))
     return out[cols]
@@ -602,7 +663,9 @@ OP_DXT, OP_RECORDER, COUNTER_SPAN, STREAM = 0, 1, 2, 3  # `kind` of a row sent t
 ROW_COLS = ["log_id", "job_month", "kind", "record_id", "rank", "start_s", "end_s"]
 
 
-def log_members(kind: np.ndarray, rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.ndarray):
+def log_members(
+    kind: np.ndarray, rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.ndarray
+):
     """(interval_source, n_untraced_items, member arrays) of one log from its rows, or None when it
     has no interval. Rows: traced read/write ops (`OP_DXT`, `OP_RECORDER`), counter spans per
     (record, rank) (`COUNTER_SPAN`) and the records of standard streams (`STREAM`, times unused),
@@ -642,14 +705,21 @@ def cover_batches(batches):
         lid, month = batch.column(0), batch.column(1)
         new = np.zeros(n, dtype=bool)
         if n > 1:
-            new[1:] = pc.or_(pc.not_equal(lid.slice(1), lid.slice(0, n - 1)),
-                             pc.not_equal(month.slice(1), month.slice(0, n - 1))).to_numpy(zero_copy_only=False)
+            new[1:] = pc.or_(
+                pc.not_equal(lid.slice(1), lid.slice(0, n - 1)),
+                pc.not_equal(month.slice(1), month.slice(0, n - 1)),
+            ).to_numpy(zero_copy_only=False)
         new[0] = (lid[0].as_py(), month[0].as_py()) != key
         starts = np.flatnonzero(new)
-        cols = [batch.column(batch.schema.get_field_index(c)).to_numpy(zero_copy_only=False) for c in nums]
+        cols = [
+            batch.column(batch.schema.get_field_index(c)).to_numpy(zero_copy_only=False)
+            for c in nums
+        ]
         keys = list(zip(pc.take(lid, starts).to_pylist(), pc.take(month, starts).to_pylist()))
         done, bounds = [], np.r_[0, starts, n]
-        for k in range(len(bounds) - 1):  # piece k-1 of this batch's logs; piece -1 continues the pending one
+        for k in range(
+            len(bounds) - 1
+        ):  # piece k-1 of this batch's logs; piece -1 continues the pending one
             a, b = bounds[k], bounds[k + 1]
             if k > 0:  # a log starts at a: the pending one is complete
                 if pieces:
@@ -679,7 +749,7 @@ def _cover_parts(logs) -> tuple[list[dict], list[tuple]]:
     return parts, meta
 
 
-def _covers_of(logs) -> "pa.RecordBatch":
+def _covers_of(logs) -> pa.RecordBatch:
     """Covering-set rows (OUT_COLS) of complete logs given as ((log_id, job_month), numeric columns)."""
     import pyarrow as pa
 
@@ -693,8 +763,10 @@ def _covers_of(logs) -> "pa.RecordBatch":
 def _cover_columns(parts: list[dict], meta: list[tuple]) -> dict:
     """`_cover_parts`' answer as one numpy array per OUT_COLS column, a row per member."""
     count = [x[-1] for x in meta]
-    out = {c: np.repeat(np.array([x[i] for x in meta], dtype=object), count)
-           for i, c in enumerate(("log_id", "job_month", "interval_source"))}
+    out = {
+        c: np.repeat(np.array([x[i] for x in meta], dtype=object), count)
+        for i, c in enumerate(("log_id", "job_month", "interval_source"))
+    }
     out.update({c: np.concatenate([p[c] for p in parts]) for c in MEMBER_COLS})
     out["n_untraced_items"] = np.repeat(np.array([x[3] for x in meta], dtype=np.int64), count)
     return out
@@ -714,16 +786,37 @@ def _rows(io_ops, posix, mpiio, stdio, files=None):
     import pyspark.sql.functions as F
 
     ops = _valid_ops(io_ops).select(
-        "log_id", "job_month",
-        F.when(F.col("source") == "RECORDER", OP_RECORDER).otherwise(OP_DXT).cast("byte").alias("kind"),
-        "record_id", "rank", "start_s", "end_s")
+        "log_id",
+        "job_month",
+        F.when(F.col("source") == "RECORDER", OP_RECORDER)
+        .otherwise(OP_DXT)
+        .cast("byte")
+        .alias("kind"),
+        "record_id",
+        "rank",
+        "start_s",
+        "end_s",
+    )
     spans = _counter_spans(posix, mpiio, stdio).select(
-        "log_id", "job_month", F.lit(COUNTER_SPAN).cast("byte").alias("kind"), "record_id", "rank", "start_s", "end_s")
+        "log_id",
+        "job_month",
+        F.lit(COUNTER_SPAN).cast("byte").alias("kind"),
+        "record_id",
+        "rank",
+        "start_s",
+        "end_s",
+    )
     rows = ops.unionByName(spans)
     if files is not None:
         streams = _streams(files).select(
-            "log_id", "job_month", F.lit(STREAM).cast("byte").alias("kind"), "record_id",
-            F.lit(0).cast("long").alias("rank"), F.lit(0.0).alias("start_s"), F.lit(0.0).alias("end_s"))
+            "log_id",
+            "job_month",
+            F.lit(STREAM).cast("byte").alias("kind"),
+            "record_id",
+            F.lit(0).cast("long").alias("rank"),
+            F.lit(0.0).alias("start_s"),
+            F.lit(0.0).alias("end_s"),
+        )
         rows = rows.unionByName(streams)
     return rows
 
@@ -739,11 +832,17 @@ def covering_sets(io_ops, posix, mpiio, stdio, files=None):
 
     from schemas.covering_sets import SPEC
 
-    rows = _rows(io_ops, posix, mpiio, stdio, files).withColumn("_h", F.xxhash64("log_id", "job_month"))
+    rows = _rows(io_ops, posix, mpiio, stdio, files).withColumn(
+        "_h", F.xxhash64("log_id", "job_month")
+    )
     fields = {f.name: f for f in SPEC.struct.fields}
     struct = T.StructType([fields[c] for c in OUT_COLS])
-    covers = (rows.repartition("_h").sortWithinPartitions("_h", "log_id", "job_month").select(*ROW_COLS)
-              .mapInArrow(cover_batches, struct))
+    covers = (
+        rows.repartition("_h")
+        .sortWithinPartitions("_h", "log_id", "job_month")
+        .select(*ROW_COLS)
+        .mapInArrow(cover_batches, struct)
+    )
     return covers.select(*[F.col(f.name).cast(f.dataType) for f in SPEC.struct.fields])
 
 
@@ -774,12 +873,23 @@ def _op_rows(ops, log: np.ndarray):
 
     s, e = _floats(ops.column("start_s")), _floats(ops.column("end_s"))
     rec = ops.column("record_id")
-    keep = _mask(pc.is_in(ops.column("op"), value_set=pa.array(["read", "write"]))) & _mask(pc.is_valid(rec))
+    keep = _mask(pc.is_in(ops.column("op"), value_set=pa.array(["read", "write"]))) & _mask(
+        pc.is_valid(rec)
+    )
     with np.errstate(invalid="ignore"):
         keep &= ~np.isnan(s) & ~np.isnan(e) & (s >= 0) & (e >= s)
-    kind = np.where(_mask(pc.equal(ops.column("source"), "RECORDER")), OP_RECORDER, OP_DXT).astype(np.int8)
+    kind = np.where(_mask(pc.equal(ops.column("source"), "RECORDER")), OP_RECORDER, OP_DXT).astype(
+        np.int8
+    )
     rec = pc.fill_null(rec, 0).to_numpy(zero_copy_only=False)
-    return log[keep], kind[keep], rec[keep], ops.column("rank").to_numpy(zero_copy_only=False)[keep], s[keep], e[keep]
+    return (
+        log[keep],
+        kind[keep],
+        rec[keep],
+        ops.column("rank").to_numpy(zero_copy_only=False)[keep],
+        s[keep],
+        e[keep],
+    )
 
 
 def _span_rows(tables, log_of):
@@ -804,8 +914,16 @@ def _span_rows(tables, log_of):
                 if col.null_count:
                     lost |= _mask(col.is_null())
                 e.append(np.where(lost, -np.inf, v))
-        keys.append(np.stack([log_of(module), t.column("record_id").to_numpy(zero_copy_only=False),
-                              t.column("rank").to_numpy(zero_copy_only=False)], axis=1))
+        keys.append(
+            np.stack(
+                [
+                    log_of(module),
+                    t.column("record_id").to_numpy(zero_copy_only=False),
+                    t.column("rank").to_numpy(zero_copy_only=False),
+                ],
+                axis=1,
+            )
+        )
         starts.append(np.fmin(*s))
         ends.append(np.maximum(*e))
     if not keys:
@@ -818,7 +936,14 @@ def _span_rows(tables, log_of):
         np.maximum.at(e, at, np.concatenate(ends))
         ok = ~np.isnan(s) & ~np.isnan(e) & (s >= 0) & (e >= s)
     n = int(ok.sum())
-    return item[ok, 0], np.full(n, COUNTER_SPAN, dtype=np.int8), item[ok, 1], item[ok, 2], s[ok], e[ok]
+    return (
+        item[ok, 0],
+        np.full(n, COUNTER_SPAN, dtype=np.int8),
+        item[ok, 1],
+        item[ok, 2],
+        s[ok],
+        e[ok],
+    )
 
 
 def _stream_rows(files, log: np.ndarray):
@@ -829,7 +954,14 @@ def _stream_rows(files, log: np.ndarray):
     is_stream = _mask(pc.is_in(files.column("name"), value_set=pa.array(list(NOT_DATA))))
     rec = files.column("record_id").to_numpy(zero_copy_only=False)[is_stream]
     n = len(rec)
-    return log[is_stream], np.full(n, STREAM, dtype=np.int8), rec, np.zeros(n, np.int64), np.zeros(n), np.zeros(n)
+    return (
+        log[is_stream],
+        np.full(n, STREAM, dtype=np.int8),
+        rec,
+        np.zeros(n, np.int64),
+        np.zeros(n),
+        np.zeros(n),
+    )
 
 
 INPUTS = ("io_ops", "posix", "mpiio", "stdio", "files")
@@ -842,7 +974,11 @@ def stacked_rows(tables: dict, logs: dict | None = None) -> list[np.ndarray] | N
     does not matter: `log_members` orders a log's rows itself."""
 
     def log_of(name):
-        return np.zeros(tables[name].num_rows, np.int64) if logs is None else np.asarray(logs[name], np.int64)
+        return (
+            np.zeros(tables[name].num_rows, np.int64)
+            if logs is None
+            else np.asarray(logs[name], np.int64)
+        )
 
     def has(name):
         return tables.get(name) is not None and tables[name].num_rows > 0
@@ -887,16 +1023,22 @@ def covers_of(tables: dict, logs: dict | None = None):
     rows = [c[order] for c in rows]
     cut = np.flatnonzero(np.r_[True, rows[0][1:] != rows[0][:-1]])
     bounds = np.r_[cut, len(order)]
-    parts, meta = _cover_parts([((int(rows[0][a]), None), [c[a:b] for c in rows[1:]])
-                                for a, b in zip(bounds[:-1], bounds[1:])])
+    parts, meta = _cover_parts(
+        [
+            ((int(rows[0][a]), None), [c[a:b] for c in rows[1:]])
+            for a, b in zip(bounds[:-1], bounds[1:])
+        ]
+    )
     if not parts:
         return schema.empty_table(), np.zeros(0, np.int64)
     out = _cover_columns(parts, meta)  # its log_id: the log's number here
-    table = pa.table({c: pa.array(out[c], f.type) for c, f in zip(schema.names, schema)}, schema=schema)
+    table = pa.table(
+        {c: pa.array(out[c], f.type) for c, f in zip(schema.names, schema)}, schema=schema
+    )
     return table, out["log_id"].astype(np.int64)
 
 
-def log_covers(tables) -> "pa.Table":
+def log_covers(tables) -> pa.Table:
     """The covering-set rows of one decoded log (bronze/covers' decoded columns: silver/covering_sets'
     without log_id and job_month), computed as the covering stage computes them; no row when the log
     has no interval."""

@@ -35,6 +35,7 @@ else STDIO):
 - io_time_s: the slowest rank's I/O time for a shared record, else read + write + meta time;
   bandwidth_mib_s = bytes moved / io_time_s.
 """
+
 from __future__ import annotations
 
 from functools import reduce
@@ -97,8 +98,12 @@ def mpiio_per_file(mpiio: DataFrame) -> DataFrame:
         F.countDistinct("rank").alias("mp_ranks"),
         F.sum("MPIIO_INDEP_OPENS").alias("mp_indep_opens"),
         F.sum("MPIIO_COLL_OPENS").alias("mp_coll_opens"),
-        F.sum(_s("MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS", "MPIIO_NB_READS")).alias("mp_reads"),
-        F.sum(_s("MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES")).alias("mp_writes"),
+        F.sum(
+            _s("MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS", "MPIIO_NB_READS")
+        ).alias("mp_reads"),
+        F.sum(
+            _s("MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES")
+        ).alias("mp_writes"),
         F.sum(_s("MPIIO_COLL_READS", "MPIIO_COLL_WRITES")).alias("mp_coll_ops"),
         F.sum("MPIIO_VIEWS").alias("mp_views"),
         F.sum("MPIIO_SYNCS").alias("mp_syncs"),
@@ -162,18 +167,29 @@ def file_rollups(tables: dict[str, DataFrame]) -> DataFrame:
     px = posix_per_file(tables["posix"])
     mp = mpiio_per_file(tables["mpiio"])
     st = stdio_per_file(tables["stdio"])
-    h5_calls = tables["io_ops"].where(F.col("func").startswith("H5F") & F.col("record_id").isNotNull()).select(*KEY)
+    h5_calls = (
+        tables["io_ops"]
+        .where(F.col("func").startswith("H5F") & F.col("record_id").isNotNull())
+        .select(*KEY)
+    )
     if "op_patterns" in tables:  # the logs ingest patterned: their H5F calls, one row per file
-        h5_calls = h5_calls.unionByName(tables["op_patterns"].where(F.col("h5f_calls")).select(*KEY))
-    h5 = (tables["h5f"].select(*KEY).unionByName(h5_calls).distinct()
-          .withColumn("is_h5", F.lit(True)))
+        h5_calls = h5_calls.unionByName(
+            tables["op_patterns"].where(F.col("h5f_calls")).select(*KEY)
+        )
+    h5 = (
+        tables["h5f"].select(*KEY).unionByName(h5_calls).distinct().withColumn("is_h5", F.lit(True))
+    )
     h5rw = _h5_ops_per_file(tables["h5f"], tables["h5d"], tables["files"])
 
     recs = px.select(*KEY).unionByName(mp.select(*KEY)).unionByName(st.select(*KEY)).distinct()
     return (
-        recs.join(px, KEY, "left").join(mp, KEY, "left").join(st, KEY, "left").join(h5, KEY, "left")
+        recs.join(px, KEY, "left")
+        .join(mp, KEY, "left")
+        .join(st, KEY, "left")
+        .join(h5, KEY, "left")
         .join(h5rw, ["log_id", "record_id"], "left")
-        .join(files, ["log_id", "record_id"], "left").join(jobs, ["log_id"], "left")
+        .join(files, ["log_id", "record_id"], "left")
+        .join(jobs, ["log_id"], "left")
     ).select(*ROLLUP_COLUMNS)
 
 
@@ -191,43 +207,89 @@ def from_rollups(df: DataFrame, io_ops: DataFrame, patterns: DataFrame | None, f
     """silver/file_features from the files' rollups (`file_rollups`) and their DXT access pattern
     (`io_ops`, or bronze/op_patterns for the logs ingest patterned): the rules of the module
     docstring, row by row, then the per-directory count of `unique_dir`."""
-    df = (df.where(~F.coalesce(F.col("file_name"), F.lit("")).isin(*NOT_DATA))
-          .where(~F.coalesce(F.col("file_name"), F.lit("")).startswith("heatmap:")))
-    has_mp = (F.coalesce(F.col("mp_bytes_read"), F.lit(0)) + F.coalesce(F.col("mp_bytes_written"), F.lit(0))) > 0
+    df = df.where(~F.coalesce(F.col("file_name"), F.lit("")).isin(*NOT_DATA)).where(
+        ~F.coalesce(F.col("file_name"), F.lit("")).startswith("heatmap:")
+    )
+    has_mp = (
+        F.coalesce(F.col("mp_bytes_read"), F.lit(0))
+        + F.coalesce(F.col("mp_bytes_written"), F.lit(0))
+    ) > 0
     has_px = F.col("px_ranks").isNotNull()
     layer = F.when(has_mp, "MPI-IO").when(has_px, "POSIX").otherwise("STDIO")
     df = df.withColumn("layer", layer)
 
     def by_layer(mp_col, px_col, st_col):
-        return (F.when(F.col("layer") == "MPI-IO", F.col(mp_col))
-                .when(F.col("layer") == "POSIX", F.col(px_col)).otherwise(F.col(st_col)))
+        return (
+            F.when(F.col("layer") == "MPI-IO", F.col(mp_col))
+            .when(F.col("layer") == "POSIX", F.col(px_col))
+            .otherwise(F.col(st_col))
+        )
 
-    shared = F.greatest(*[F.coalesce(F.col(c), F.lit(0)) for c in ("px_shared", "mp_shared", "st_shared")]) == 1
-    ranks = F.greatest(*[F.coalesce(F.col(c), F.lit(0)) for c in ("px_ranks", "mp_ranks", "st_ranks")])
+    shared = (
+        F.greatest(
+            *[F.coalesce(F.col(c), F.lit(0)) for c in ("px_shared", "mp_shared", "st_shared")]
+        )
+        == 1
+    )
+    ranks = F.greatest(
+        *[F.coalesce(F.col(c), F.lit(0)) for c in ("px_ranks", "mp_ranks", "st_ranks")]
+    )
     df = (
         df.withColumn("interface", F.when(F.col("is_h5"), "HDF5").otherwise(F.col("layer")))
-        .withColumn("n_ranks", F.when(shared, F.greatest(F.col("nprocs"), F.lit(1))).otherwise(ranks).cast("long"))
+        .withColumn(
+            "n_ranks",
+            F.when(shared, F.greatest(F.col("nprocs"), F.lit(1))).otherwise(ranks).cast("long"),
+        )
         .withColumn("file_per_process", ~shared & (F.col("n_ranks") == 1))
-        .withColumn("reads", F.coalesce(by_layer("mp_reads", "px_reads", "st_reads"), F.lit(0)).cast("long"))
-        .withColumn("writes", F.coalesce(by_layer("mp_writes", "px_writes", "st_writes"), F.lit(0)).cast("long"))
+        .withColumn(
+            "reads", F.coalesce(by_layer("mp_reads", "px_reads", "st_reads"), F.lit(0)).cast("long")
+        )
+        .withColumn(
+            "writes",
+            F.coalesce(by_layer("mp_writes", "px_writes", "st_writes"), F.lit(0)).cast("long"),
+        )
         .withColumn(
             "opens",
             F.coalesce(
-                F.when(F.col("layer") == "MPI-IO",
-                       F.when(F.col("mp_coll_opens") > 0, F.col("mp_coll_opens")).otherwise(F.col("mp_indep_opens")))
-                .when(F.col("layer") == "POSIX", F.col("px_opens")).otherwise(F.col("st_opens")),
+                F.when(
+                    F.col("layer") == "MPI-IO",
+                    F.when(F.col("mp_coll_opens") > 0, F.col("mp_coll_opens")).otherwise(
+                        F.col("mp_indep_opens")
+                    ),
+                )
+                .when(F.col("layer") == "POSIX", F.col("px_opens"))
+                .otherwise(F.col("st_opens")),
                 F.lit(0),
             ).cast("long"),
         )
-        .withColumn("bytes_read", F.coalesce(by_layer("mp_bytes_read", "px_bytes_read", "st_bytes_read"), F.lit(0)).cast("long"))
-        .withColumn("bytes_written",
-                    F.coalesce(by_layer("mp_bytes_written", "px_bytes_written", "st_bytes_written"), F.lit(0)).cast("long"))
+        .withColumn(
+            "bytes_read",
+            F.coalesce(by_layer("mp_bytes_read", "px_bytes_read", "st_bytes_read"), F.lit(0)).cast(
+                "long"
+            ),
+        )
+        .withColumn(
+            "bytes_written",
+            F.coalesce(
+                by_layer("mp_bytes_written", "px_bytes_written", "st_bytes_written"), F.lit(0)
+            ).cast("long"),
+        )
         .withColumn("extent", F.coalesce(F.col("px_max_byte"), F.col("st_max_byte")) + 1)
-        .withColumn("transfer_size", F.coalesce(
-            F.when(F.col("layer") == "MPI-IO", F.col("mp_access1")).when(F.col("layer") == "POSIX", F.col("px_access1")),
-            F.when(F.col("reads") + F.col("writes") > 0,
-                   ((F.col("bytes_read") + F.col("bytes_written")) / (F.col("reads") + F.col("writes"))).cast("long")),
-        ).cast("long"))
+        .withColumn(
+            "transfer_size",
+            F.coalesce(
+                F.when(F.col("layer") == "MPI-IO", F.col("mp_access1")).when(
+                    F.col("layer") == "POSIX", F.col("px_access1")
+                ),
+                F.when(
+                    F.col("reads") + F.col("writes") > 0,
+                    (
+                        (F.col("bytes_read") + F.col("bytes_written"))
+                        / (F.col("reads") + F.col("writes"))
+                    ).cast("long"),
+                ),
+            ).cast("long"),
+        )
     )
     df = _io_type(df)
     df = _with_ops_pattern(df, io_ops, patterns)
@@ -238,7 +300,7 @@ def from_rollups(df: DataFrame, io_ops: DataFrame, patterns: DataFrame | None, f
     # neither consecutive nor sequential; the DXT rule only judges ops that have a predecessor.
     # Counters alike: one op per rank and direction has none (the record's ranks; all nprocs for a
     # shared record Darshan reduced), so a few ops per rank are not "random" for their first one.
-    firsts = (F.least(_s("px_reads"), F.col("n_ranks")) + F.least(_s("px_writes"), F.col("n_ranks")))
+    firsts = F.least(_s("px_reads"), F.col("n_ranks")) + F.least(_s("px_writes"), F.col("n_ranks"))
     total_px = F.greatest(_s("px_reads", "px_writes") - firsts, F.lit(0))
     random_ops = F.greatest(total_px - _s("px_seq_r", "px_seq_w"), F.lit(0))
     consec = _s("px_consec_r", "px_consec_w")
@@ -248,56 +310,105 @@ def from_rollups(df: DataFrame, io_ops: DataFrame, patterns: DataFrame | None, f
     meta_t = by_layer("mp_meta_time", "px_meta_time", "st_meta_time")
     slowest = by_layer("mp_slowest", "px_slowest", "st_slowest")
     io_time = F.when(shared & (slowest > 0), slowest).otherwise(
-        F.coalesce(read_t, F.lit(0.0)) + F.coalesce(write_t, F.lit(0.0)) + F.coalesce(meta_t, F.lit(0.0)))
+        F.coalesce(read_t, F.lit(0.0))
+        + F.coalesce(write_t, F.lit(0.0))
+        + F.coalesce(meta_t, F.lit(0.0))
+    )
     moved = F.col("bytes_read") + F.col("bytes_written")
     df = (
         df.withColumn("collective", F.coalesce(F.col("mp_coll_ops") > 0, F.lit(False)))
         .withColumn("file_view", F.coalesce(F.col("mp_views") > 0, F.lit(False)))
         .withColumn("fsync_per_write", fpw)
-        .withColumn("fsync", (F.when(fpw, (px_syncs % px_writes) != 0).otherwise(px_syncs > 0))
-                    | (F.coalesce(F.col("mp_syncs"), F.lit(0)) > 0))
+        .withColumn(
+            "fsync",
+            (F.when(fpw, (px_syncs % px_writes) != 0).otherwise(px_syncs > 0))
+            | (F.coalesce(F.col("mp_syncs"), F.lit(0)) > 0),
+        )
         .withColumn("preallocate", F.coalesce(prealloc, F.lit(False)))
-        .withColumn("_passes", F.greatest(
-            F.lit(1.0), F.round(F.col("bytes_read") / F.col("extent")) + F.round(F.col("bytes_written") / F.col("extent"))))
-        .withColumn("_sessions", F.least(F.col("opens").cast("double"), F.col("_passes") * F.col("n_ranks")))
-        .withColumn("rw_per_open", F.when(
-            F.col("is_h5") & (F.col("h5_opens") > 0) & (F.col("h5_rw") > 0), F.col("h5_rw") / F.col("h5_opens")).when(
-            F.col("_sessions") > 0, (F.col("reads") + F.col("writes")) / F.col("_sessions")))
-        .withColumn("consecutive_ops", F.coalesce(F.col("op_consec"), F.when(has_px, consec)).cast("long"))
-        .withColumn("sequential_ops", F.coalesce(
-            F.col("op_seq"), F.when(has_px, _s("px_seq_r", "px_seq_w") - consec)).cast("long"))
-        .withColumn("random_ops", F.coalesce(F.col("op_random"), F.when(has_px, random_ops)).cast("long"))
+        .withColumn(
+            "_passes",
+            F.greatest(
+                F.lit(1.0),
+                F.round(F.col("bytes_read") / F.col("extent"))
+                + F.round(F.col("bytes_written") / F.col("extent")),
+            ),
+        )
+        .withColumn(
+            "_sessions", F.least(F.col("opens").cast("double"), F.col("_passes") * F.col("n_ranks"))
+        )
+        .withColumn(
+            "rw_per_open",
+            F.when(
+                F.col("is_h5") & (F.col("h5_opens") > 0) & (F.col("h5_rw") > 0),
+                F.col("h5_rw") / F.col("h5_opens"),
+            ).when(F.col("_sessions") > 0, (F.col("reads") + F.col("writes")) / F.col("_sessions")),
+        )
+        .withColumn(
+            "consecutive_ops", F.coalesce(F.col("op_consec"), F.when(has_px, consec)).cast("long")
+        )
+        .withColumn(
+            "sequential_ops",
+            F.coalesce(F.col("op_seq"), F.when(has_px, _s("px_seq_r", "px_seq_w") - consec)).cast(
+                "long"
+            ),
+        )
+        .withColumn(
+            "random_ops", F.coalesce(F.col("op_random"), F.when(has_px, random_ops)).cast("long")
+        )
         .withColumn("read_time_s", read_t)
         .withColumn("write_time_s", write_t)
         .withColumn("meta_time_s", meta_t)
         .withColumn("io_time_s", io_time)
         .withColumn("bandwidth_mib_s", F.when(io_time > 0, moved / 1048576.0 / io_time))
-        .withColumn("random_access", F.coalesce(
-            F.when(F.col("op_n") > 0, F.col("op_random") / F.col("op_n") > F.lit(fconf.random_fraction)),
-            F.when(total_px > 0, random_ops / total_px > F.lit(fconf.random_fraction)), F.lit(False)))
+        .withColumn(
+            "random_access",
+            F.coalesce(
+                F.when(
+                    F.col("op_n") > 0,
+                    F.col("op_random") / F.col("op_n") > F.lit(fconf.random_fraction),
+                ),
+                F.when(total_px > 0, random_ops / total_px > F.lit(fconf.random_fraction)),
+                F.lit(False),
+            ),
+        )
         .withColumn("unique_dir_name", F.regexp_extract(F.col("file_name"), r"^(.*)/[^/]*$", 1))
         .withColumn("tier", tier_expr(fconf.tier_rules, fconf.default_tier))
     )
     data = (F.col("reads") + F.col("writes")) > 0
-    per_dir = df.where(data & (F.col("layer") != "STDIO")).groupBy("log_id", "unique_dir_name").agg(
-        F.count("*").alias("_files_in_dir"))
+    per_dir = (
+        df.where(data & (F.col("layer") != "STDIO"))
+        .groupBy("log_id", "unique_dir_name")
+        .agg(F.count("*").alias("_files_in_dir"))
+    )
     df = df.join(per_dir, ["log_id", "unique_dir_name"], "left").withColumn(
-        "unique_dir", F.coalesce(F.col("file_per_process") & (F.col("_files_in_dir") == 1)
-                                 & (F.col("nprocs") > 1), F.lit(False)))
+        "unique_dir",
+        F.coalesce(
+            F.col("file_per_process") & (F.col("_files_in_dir") == 1) & (F.col("nprocs") > 1),
+            F.lit(False),
+        ),
+    )
     return df.select(*[f.name for f in SILVER["file_features"].struct.fields])
 
 
 def _io_type(df: DataFrame) -> DataFrame:
-    first_read = F.coalesce(F.when(F.col("layer") == "MPI-IO", F.col("mp_first_read")), F.col("px_first_read"),
-                            F.col("st_first_read"))
-    first_write = F.coalesce(F.when(F.col("layer") == "MPI-IO", F.col("mp_first_write")), F.col("px_first_write"),
-                             F.col("st_first_write"))
+    first_read = F.coalesce(
+        F.when(F.col("layer") == "MPI-IO", F.col("mp_first_read")),
+        F.col("px_first_read"),
+        F.col("st_first_read"),
+    )
+    first_write = F.coalesce(
+        F.when(F.col("layer") == "MPI-IO", F.col("mp_first_write")),
+        F.col("px_first_write"),
+        F.col("st_first_write"),
+    )
     rpass = F.col("bytes_read") / F.col("extent")
     wpass = F.col("bytes_written") / F.col("extent")
     r = F.col("bytes_read") > 0
     w = F.col("bytes_written") > 0
     io_type = (
-        F.when(r & w, F.when(F.coalesce(first_write < first_read, F.lit(True)), "RAW").otherwise("WAR"))
+        F.when(
+            r & w, F.when(F.coalesce(first_write < first_read, F.lit(True)), "RAW").otherwise("WAR")
+        )
         .when(r, F.when(rpass > 1.5, "RAR").otherwise("RO"))
         .when(w, F.when(wpass > 1.5, "WAW").otherwise("WO"))
         .otherwise("none")
@@ -309,31 +420,51 @@ def _h5_ops_per_file(h5f: DataFrame, h5d: DataFrame, files: DataFrame) -> DataFr
     """HDF5 data operations (H5D reads + writes of the file's datasets) and H5F opens per file."""
     names = files.select("log_id", "record_id", "name")
     ds = h5d.join(names, ["log_id", "record_id"], "inner").select(
-        "log_id", F.regexp_extract("name", r"^(.*):/", 1).alias("file_name"),
-        (F.coalesce(F.col("H5D_READS"), F.lit(0)) + F.coalesce(F.col("H5D_WRITES"), F.lit(0))).alias("rw"))
+        "log_id",
+        F.regexp_extract("name", r"^(.*):/", 1).alias("file_name"),
+        (
+            F.coalesce(F.col("H5D_READS"), F.lit(0)) + F.coalesce(F.col("H5D_WRITES"), F.lit(0))
+        ).alias("rw"),
+    )
     ds = ds.groupBy("log_id", "file_name").agg(F.sum("rw").alias("h5_rw"))
     opens = h5f.groupBy("log_id", "record_id").agg(F.sum("H5F_OPENS").alias("h5_opens"))
-    opens = opens.join(names, ["log_id", "record_id"], "inner").withColumnRenamed("name", "file_name")
-    return opens.join(ds, ["log_id", "file_name"], "left").select("log_id", "record_id", "h5_opens", "h5_rw")
+    opens = opens.join(names, ["log_id", "record_id"], "inner").withColumnRenamed(
+        "name", "file_name"
+    )
+    return opens.join(ds, ["log_id", "file_name"], "left").select(
+        "log_id", "record_id", "h5_opens", "h5_rw"
+    )
 
 
-def _with_ops_pattern(df: DataFrame, io_ops: DataFrame, patterns: DataFrame | None = None) -> DataFrame:
+def _with_ops_pattern(
+    df: DataFrame, io_ops: DataFrame, patterns: DataFrame | None = None
+) -> DataFrame:
     """Access pattern and RAW/WAR order from DXT segments at the file's data layer, where present:
     `ops_pattern_stats` over `io_ops`, and for the logs ingest counted, their `patterns`
     (bronze/op_patterns) row of the file's source and transfer size. A log is in one or the other."""
     want = df.select(
-        "log_id", "record_id", "transfer_size",
-        F.when(F.col("layer") == "MPI-IO", "DXT_MPIIO").otherwise("DXT_POSIX").alias("source"))
+        "log_id",
+        "record_id",
+        "transfer_size",
+        F.when(F.col("layer") == "MPI-IO", "DXT_MPIIO").otherwise("DXT_POSIX").alias("source"),
+    )
     stats = ops_pattern_stats(io_ops, want)
     if patterns is not None:
         stats = stats.unionByName(patterns_at_transfer_size(patterns, want))
     df = df.join(stats, ["log_id", "record_id"], "left")
-    both = (F.col("io_type").isin("RAW", "WAR")) & F.col("op_first_read").isNotNull() & F.col(
-        "op_first_write").isNotNull()
-    return (
-        df.withColumn("io_type", F.when(both, F.when(F.col("op_first_write") < F.col("op_first_read"), "RAW")
-                                        .otherwise("WAR")).otherwise(F.col("io_type")))
-        .withColumn("io_type_source", F.when(F.col("op_n").isNotNull(), "ops").otherwise(F.col("io_type_source")))
+    both = (
+        (F.col("io_type").isin("RAW", "WAR"))
+        & F.col("op_first_read").isNotNull()
+        & F.col("op_first_write").isNotNull()
+    )
+    return df.withColumn(
+        "io_type",
+        F.when(
+            both, F.when(F.col("op_first_write") < F.col("op_first_read"), "RAW").otherwise("WAR")
+        ).otherwise(F.col("io_type")),
+    ).withColumn(
+        "io_type_source",
+        F.when(F.col("op_n").isNotNull(), "ops").otherwise(F.col("io_type_source")),
     )
 
 
@@ -342,8 +473,11 @@ def patterns_at_transfer_size(patterns: DataFrame, want: DataFrame) -> DataFrame
     and length = transfer size (ingest counted every length; `log_op_patterns`)."""
     cols = ["op_n", "op_consec", "op_seq", "op_random", "op_first_read", "op_first_write"]
     p = patterns.where(~F.col("h5f_calls")).select("log_id", "record_id", "source", "length", *cols)
-    return (want.join(p, ["log_id", "record_id", "source"], "inner").where(F.col("length") == F.col("transfer_size"))
-            .select("log_id", "record_id", *cols))
+    return (
+        want.join(p, ["log_id", "record_id", "source"], "inner")
+        .where(F.col("length") == F.col("transfer_size"))
+        .select("log_id", "record_id", *cols)
+    )
 
 
 def ops_pattern_stats(io_ops: DataFrame, want: DataFrame) -> DataFrame:
@@ -352,11 +486,14 @@ def ops_pattern_stats(io_ops: DataFrame, want: DataFrame) -> DataFrame:
     and write start, from the `source` segments of length transfer_size (rules: module docstring)."""
     from pyspark.sql import Window
 
-    ops = io_ops.where(F.col("op").isin("read", "write")).join(want, ["log_id", "record_id", "source"], "inner")
+    ops = io_ops.where(F.col("op").isin("read", "write")).join(
+        want, ["log_id", "record_id", "source"], "inner"
+    )
     data = ops.where(F.col("length") == F.col("transfer_size"))
     w = Window.partitionBy("log_id", "record_id", "rank", "op").orderBy("start_s", "seq")
     data = data.withColumn("prev_off", F.lag("offset").over(w)).withColumn(
-        "prev_end", F.lag(F.col("offset") + F.col("length")).over(w))
+        "prev_end", F.lag(F.col("offset") + F.col("length")).over(w)
+    )
     has_prev = F.col("prev_off").isNotNull()
     consec = has_prev & (F.col("offset") == F.col("prev_end"))
     seq = has_prev & ~consec & (F.col("offset") > F.col("prev_off"))
@@ -407,21 +544,47 @@ def op_patterns_of(io_ops, log=None):
         return none
     log = np.zeros(io_ops.num_rows, np.int64) if log is None else np.asarray(log, np.int64)
     parts, logs = [], []
-    h5 = pc.and_(pc.fill_null(pc.starts_with(io_ops.column("func"), "H5F"), False), pc.is_valid(io_ops.column("record_id")))
+    h5 = pc.and_(
+        pc.fill_null(pc.starts_with(io_ops.column("func"), "H5F"), False),
+        pc.is_valid(io_ops.column("record_id")),
+    )
     if pc.any(h5).as_py():
         calls = io_ops.filter(h5)
-        recs = pa.table({"_log": log[h5.to_numpy(zero_copy_only=False)], "record_id": calls.column("record_id"),
-                         "source": calls.column("source")}).group_by(["_log", "record_id", "source"]).aggregate([])
-        parts.append(pa.table({
-            "record_id": recs.column("record_id"), "source": recs.column("source"),
-            "length": pa.nulls(recs.num_rows, pa.int64()), **{c: pa.nulls(recs.num_rows, pa.int64()) for c in
-                                                              ("op_n", "op_consec", "op_seq", "op_random")},
-            "op_first_read": pa.nulls(recs.num_rows, pa.float64()), "op_first_write": pa.nulls(recs.num_rows, pa.float64()),
-            "h5f_calls": pa.array(np.ones(recs.num_rows, bool))}))
+        recs = (
+            pa.table(
+                {
+                    "_log": log[h5.to_numpy(zero_copy_only=False)],
+                    "record_id": calls.column("record_id"),
+                    "source": calls.column("source"),
+                }
+            )
+            .group_by(["_log", "record_id", "source"])
+            .aggregate([])
+        )
+        parts.append(
+            pa.table(
+                {
+                    "record_id": recs.column("record_id"),
+                    "source": recs.column("source"),
+                    "length": pa.nulls(recs.num_rows, pa.int64()),
+                    **{
+                        c: pa.nulls(recs.num_rows, pa.int64())
+                        for c in ("op_n", "op_consec", "op_seq", "op_random")
+                    },
+                    "op_first_read": pa.nulls(recs.num_rows, pa.float64()),
+                    "op_first_write": pa.nulls(recs.num_rows, pa.float64()),
+                    "h5f_calls": pa.array(np.ones(recs.num_rows, bool)),
+                }
+            )
+        )
         logs.append(recs.column("_log").to_numpy())
-    keep = pc.and_(pc.and_(pc.is_in(io_ops.column("op"), pa.array(["read", "write"])),
-                           pc.is_in(io_ops.column("source"), pa.array(PATTERN_SOURCES))),
-                   pc.and_(pc.is_valid(io_ops.column("record_id")), pc.is_valid(io_ops.column("length"))))
+    keep = pc.and_(
+        pc.and_(
+            pc.is_in(io_ops.column("op"), pa.array(["read", "write"])),
+            pc.is_in(io_ops.column("source"), pa.array(PATTERN_SOURCES)),
+        ),
+        pc.and_(pc.is_valid(io_ops.column("record_id")), pc.is_valid(io_ops.column("length"))),
+    )
     keep = pc.fill_null(keep, False)
     ops = io_ops.filter(keep)
     if ops.num_rows:
@@ -443,22 +606,38 @@ def _pattern_rows(ops, log):
     n = ops.num_rows
     rec = ops.column("record_id").to_numpy()
     length = ops.column("length").to_numpy()
-    src = (pc.equal(ops.column("source"), "DXT_MPIIO")).to_numpy(zero_copy_only=False).astype(np.int8)
+    src = (
+        (pc.equal(ops.column("source"), "DXT_MPIIO")).to_numpy(zero_copy_only=False).astype(np.int8)
+    )
     write = pc.equal(ops.column("op"), "write").to_numpy(zero_copy_only=False)
     rank = ops.column("rank").to_numpy()
     seq = ops.column("seq").to_numpy()
     start_ok = pc.is_valid(ops.column("start_s")).to_numpy(zero_copy_only=False)
-    start = np.where(start_ok, np.asarray(ops.column("start_s").to_numpy(zero_copy_only=False), np.float64), 0.0)
+    start = np.where(
+        start_ok, np.asarray(ops.column("start_s").to_numpy(zero_copy_only=False), np.float64), 0.0
+    )
     off_ok = pc.is_valid(ops.column("offset")).to_numpy(zero_copy_only=False)
     off = pc.fill_null(ops.column("offset"), 0).to_numpy()
     # Spark's window order: (start_s nulls first, NaN last), then seq, within (record, source, length, rank, op);
     # the log outermost
     order = np.lexsort((seq, start, start_ok, write, rank, length, src, rec, log))
-    log, rec, length, src, write, rank = log[order], rec[order], length[order], src[order], write[order], rank[order]
+    log, rec, length, src, write, rank = (
+        log[order],
+        rec[order],
+        length[order],
+        src[order],
+        write[order],
+        rank[order],
+    )
     start, start_ok, off, off_ok = start[order], start_ok[order], off[order], off_ok[order]
     # one output row per (log, record, source, length): the first sorted row of each
     head = np.ones(n, bool)
-    head[1:] = (log[1:] != log[:-1]) | (rec[1:] != rec[:-1]) | (length[1:] != length[:-1]) | (src[1:] != src[:-1])
+    head[1:] = (
+        (log[1:] != log[:-1])
+        | (rec[1:] != rec[:-1])
+        | (length[1:] != length[:-1])
+        | (src[1:] != src[:-1])
+    )
     at = np.flatnonzero(head)
     same = np.zeros(n, bool)  # the row before is of the same (record, source, length, rank, op)
     same[1:] = ~head[1:] & (rank[1:] == rank[:-1]) & (write[1:] == write[:-1])
@@ -487,9 +666,17 @@ def _pattern_rows(ops, log):
         out = np.where(any_num, lo, np.nan)
         return pa.array(out, mask=~(any_num | any_nan))
 
-    return pa.table({
-        "record_id": rec[at], "source": pa.array(np.where(src[at] == 1, "DXT_MPIIO", "DXT_POSIX")),
-        "length": length[at], "op_n": total(has_prev), "op_consec": total(consec), "op_seq": total(seq_),
-        "op_random": total(rand), "op_first_read": first(False), "op_first_write": first(True),
-        "h5f_calls": np.zeros(len(at), bool),
-    }), log[at]
+    return pa.table(
+        {
+            "record_id": rec[at],
+            "source": pa.array(np.where(src[at] == 1, "DXT_MPIIO", "DXT_POSIX")),
+            "length": length[at],
+            "op_n": total(has_prev),
+            "op_consec": total(consec),
+            "op_seq": total(seq_),
+            "op_random": total(rand),
+            "op_first_read": first(False),
+            "op_first_write": first(True),
+            "h5f_calls": np.zeros(len(at), bool),
+        }
+    ), log[at]

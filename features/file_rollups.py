@@ -13,6 +13,7 @@ the larger size on a tie (`file_features._access1`); `greatest` skips nulls. A l
 table names a record twice, or that has two job rows, raises: ingest notes it and the stage's
 Spark pass rolls that log up.
 """
+
 from __future__ import annotations
 
 import functools
@@ -21,20 +22,46 @@ import re
 import numpy as np
 
 SUMS = {  # rollup column -> the module counter summed over the record's rows
-    "px": {"opens": "POSIX_OPENS", "reads": "POSIX_READS", "writes": "POSIX_WRITES",
-           "bytes_read": "POSIX_BYTES_READ", "bytes_written": "POSIX_BYTES_WRITTEN",
-           "consec_r": "POSIX_CONSEC_READS", "consec_w": "POSIX_CONSEC_WRITES",
-           "seq_r": "POSIX_SEQ_READS", "seq_w": "POSIX_SEQ_WRITES"},
-    "mp": {"indep_opens": "MPIIO_INDEP_OPENS", "coll_opens": "MPIIO_COLL_OPENS", "views": "MPIIO_VIEWS",
-           "syncs": "MPIIO_SYNCS", "bytes_read": "MPIIO_BYTES_READ", "bytes_written": "MPIIO_BYTES_WRITTEN"},
-    "st": {"opens": "STDIO_OPENS", "reads": "STDIO_READS", "writes": "STDIO_WRITES", "syncs": "STDIO_FLUSHES",
-           "bytes_read": "STDIO_BYTES_READ", "bytes_written": "STDIO_BYTES_WRITTEN"},
+    "px": {
+        "opens": "POSIX_OPENS",
+        "reads": "POSIX_READS",
+        "writes": "POSIX_WRITES",
+        "bytes_read": "POSIX_BYTES_READ",
+        "bytes_written": "POSIX_BYTES_WRITTEN",
+        "consec_r": "POSIX_CONSEC_READS",
+        "consec_w": "POSIX_CONSEC_WRITES",
+        "seq_r": "POSIX_SEQ_READS",
+        "seq_w": "POSIX_SEQ_WRITES",
+    },
+    "mp": {
+        "indep_opens": "MPIIO_INDEP_OPENS",
+        "coll_opens": "MPIIO_COLL_OPENS",
+        "views": "MPIIO_VIEWS",
+        "syncs": "MPIIO_SYNCS",
+        "bytes_read": "MPIIO_BYTES_READ",
+        "bytes_written": "MPIIO_BYTES_WRITTEN",
+    },
+    "st": {
+        "opens": "STDIO_OPENS",
+        "reads": "STDIO_READS",
+        "writes": "STDIO_WRITES",
+        "syncs": "STDIO_FLUSHES",
+        "bytes_read": "STDIO_BYTES_READ",
+        "bytes_written": "STDIO_BYTES_WRITTEN",
+    },
 }
 COALESCED = {  # rollup column -> counters summed with nulls as 0 (never null)
     "px": {"syncs": ("POSIX_FSYNCS", "POSIX_FDSYNCS")},
-    "mp": {"reads": ("MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS", "MPIIO_NB_READS"),
-           "writes": ("MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES", "MPIIO_SPLIT_WRITES", "MPIIO_NB_WRITES"),
-           "coll_ops": ("MPIIO_COLL_READS", "MPIIO_COLL_WRITES")},
+    "mp": {
+        "reads": ("MPIIO_INDEP_READS", "MPIIO_COLL_READS", "MPIIO_SPLIT_READS", "MPIIO_NB_READS"),
+        "writes": (
+            "MPIIO_INDEP_WRITES",
+            "MPIIO_COLL_WRITES",
+            "MPIIO_SPLIT_WRITES",
+            "MPIIO_NB_WRITES",
+        ),
+        "coll_ops": ("MPIIO_COLL_READS", "MPIIO_COLL_WRITES"),
+    },
     "st": {},
 }
 MODULES = {"px": ("posix", "POSIX"), "mp": ("mpiio", "MPIIO"), "st": ("stdio", "STDIO")}
@@ -129,7 +156,9 @@ class _Groups:
 
     def sum_double(self, name: str):
         x, ok = self.col(name, np.float64)
-        return np.bincount(self.g, weights=x if ok is None else np.where(ok, x, 0.0), minlength=self.k), self.any(ok)
+        return np.bincount(
+            self.g, weights=x if ok is None else np.where(ok, x, 0.0), minlength=self.k
+        ), self.any(ok)
 
     def max_double(self, name: str):
         x, ok = self.col(name, np.float64)
@@ -170,7 +199,9 @@ def _module_columns(p: str, t, log: np.ndarray) -> tuple[_Groups, dict]:
     for c, names in COALESCED[p].items():
         out[f"{p}_{c}"] = gr.sum_coalesced(names)
     if p != "mp":
-        out[f"{p}_max_byte"] = gr.greatest_max(f"{upper}_MAX_BYTE_READ", f"{upper}_MAX_BYTE_WRITTEN")
+        out[f"{p}_max_byte"] = gr.greatest_max(
+            f"{upper}_MAX_BYTE_READ", f"{upper}_MAX_BYTE_WRITTEN"
+        )
     if p != "st":
         out[f"{p}_access1"] = gr.max_by(f"{upper}_ACCESS1_ACCESS", f"{upper}_ACCESS1_COUNT")
     for c in ("read", "write", "meta"):
@@ -226,17 +257,22 @@ def file_rollups_of(tables: dict, logs: dict | None = None):
         t = tables.get(name)
         return np.zeros(t.num_rows, np.int64) if logs is None else np.asarray(logs[name], np.int64)
 
-    mods = {p: _module_columns(p, tables[name], log_of(name)) for p, (name, _) in MODULES.items()
-            if _rows(tables.get(name))}
+    mods = {
+        p: _module_columns(p, tables[name], log_of(name))
+        for p, (name, _) in MODULES.items()
+        if _rows(tables.get(name))
+    }
     if not mods:
         return none
-    u_log, u_rec, at = _pairs(np.concatenate([gr.logs for gr, _ in mods.values()]),
-                              np.concatenate([gr.recs for gr, _ in mods.values()]))
+    u_log, u_rec, at = _pairs(
+        np.concatenate([gr.logs for gr, _ in mods.values()]),
+        np.concatenate([gr.recs for gr, _ in mods.values()]),
+    )
     n = len(u_rec)
     cols: dict = {"record_id": pa.array(u_rec, pa.int64())}
     start = 0
     for p, (gr, out) in mods.items():
-        where, start = at[start:start + gr.k], start + gr.k
+        where, start = at[start : start + gr.k], start + gr.k
         whole = gr.k == n  # this module has every record: no scatter
         for c, (x, ok) in out.items():
             if not whole:
@@ -252,7 +288,11 @@ def file_rollups_of(tables: dict, logs: dict | None = None):
             raise ValueError("bronze/files names a record twice: rolled up in Spark instead")
         f_row = _lookup(u_log, u_rec, f_log, f_rec)
         idx = pa.array(f_row, pa.int64(), mask=f_row < 0)
-        for out, c in (("file_name", "name"), ("mount_point", "mount_point"), ("fs_type", "fs_type")):
+        for out, c in (
+            ("file_name", "name"),
+            ("mount_point", "mount_point"),
+            ("fs_type", "fs_type"),
+        ):
             cols[out] = pc.take(files.column(c), idx)
     cols.update(_h5_columns(tables, log_of, u_log, u_rec, f_row))
     jobs = tables.get("jobs")
@@ -264,11 +304,14 @@ def file_rollups_of(tables: dict, logs: dict | None = None):
         j_row = _lookup(u_log, np.zeros(n, np.int64), j_log, np.zeros(len(j_log), np.int64))
         nprocs = pc.take(jobs.column("nprocs"), pa.array(j_row, pa.int64(), mask=j_row < 0))
     cols["nprocs"] = nprocs
-    return pa.Table.from_arrays([cols[f.name] if f.name in cols else pa.nulls(n, f.type) for f in schema],
-                                schema=schema), u_log
+    return pa.Table.from_arrays(
+        [cols[f.name] if f.name in cols else pa.nulls(n, f.type) for f in schema], schema=schema
+    ), u_log
 
 
-def _h5_columns(tables: dict, log_of, u_log: np.ndarray, u_rec: np.ndarray, f_row: np.ndarray | None) -> dict:
+def _h5_columns(
+    tables: dict, log_of, u_log: np.ndarray, u_rec: np.ndarray, f_row: np.ndarray | None
+) -> dict:
     """`is_h5` (true or null), `h5_opens` and `h5_rw` per (log, record) of `u_log`, `u_rec`
     (`_h5_ops_per_file`'s rules: an H5F record's opens when bronze/files names it; its datasets'
     reads + writes by file name, within its log). `f_row`: each record's row in `files` (-1: none)."""
@@ -279,11 +322,21 @@ def _h5_columns(tables: dict, log_of, u_log: np.ndarray, u_rec: np.ndarray, f_ro
     h5 = np.zeros(n, bool)
     h5f, h5d, ops = tables.get("h5f"), tables.get("h5d"), tables.get("io_ops")
     if _rows(ops):
-        calls = pc.and_(pc.fill_null(pc.starts_with(ops.column("func"), "H5F"), False),
-                        pc.is_valid(ops.column("record_id")))
+        calls = pc.and_(
+            pc.fill_null(pc.starts_with(ops.column("func"), "H5F"), False),
+            pc.is_valid(ops.column("record_id")),
+        )
         if pc.any(calls).as_py():
             hit = calls.to_numpy(zero_copy_only=False)
-            h5 |= _lookup(u_log, u_rec, log_of("io_ops")[hit], ops.column("record_id").filter(calls).to_numpy()) >= 0
+            h5 |= (
+                _lookup(
+                    u_log,
+                    u_rec,
+                    log_of("io_ops")[hit],
+                    ops.column("record_id").filter(calls).to_numpy(),
+                )
+                >= 0
+            )
     out = {"is_h5": None, "h5_opens": pa.nulls(n, pa.int64()), "h5_rw": pa.nulls(n, pa.int64())}
     if _rows(h5f):
         gr = _Groups(h5f, log_of("h5f"))
@@ -295,10 +348,18 @@ def _h5_columns(tables: dict, log_of, u_log: np.ndarray, u_rec: np.ndarray, f_ro
         by_file: dict = {}
         if _rows(h5d) and f_row is not None:
             d_log = log_of("h5d")
-            d_row = _lookup(d_log, h5d.column("record_id").to_numpy(), log_of("files"),
-                            files.column("record_id").to_numpy())
-            for lg, fr, reads, writes in zip(d_log.tolist(), d_row.tolist(), h5d.column("H5D_READS").to_pylist(),
-                                             h5d.column("H5D_WRITES").to_pylist()):
+            d_row = _lookup(
+                d_log,
+                h5d.column("record_id").to_numpy(),
+                log_of("files"),
+                files.column("record_id").to_numpy(),
+            )
+            for lg, fr, reads, writes in zip(
+                d_log.tolist(),
+                d_row.tolist(),
+                h5d.column("H5D_READS").to_pylist(),
+                h5d.column("H5D_WRITES").to_pylist(),
+            ):
                 if fr >= 0:
                     name = names[fr]
                     f = None if name is None else (m.group(1) if (m := H5_FILE.match(name)) else "")

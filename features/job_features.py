@@ -17,6 +17,7 @@ Time counters below zero are not times and count as 0 (`_t`): Darshan's ppc64 te
 POSIX_F_META_TIME = -2.1e-304 (pydarshan and darshan-parser read the same bits), which would
 make `meta_time_share` negative and stop the `watch` gate for the whole night's drop.
 """
+
 from __future__ import annotations
 
 import pyspark.sql.functions as F
@@ -40,33 +41,57 @@ def _t(c: str):
 def _rank_times(posix: DataFrame, stdio: DataFrame) -> DataFrame:
     def part(df, m):
         return df.select(
-            "log_id", "rank",
+            "log_id",
+            "rank",
             (_t(f"{m}_F_READ_TIME") + _t(f"{m}_F_WRITE_TIME") + _t(f"{m}_F_META_TIME")).alias("t"),
-            _t(f"{m}_F_SLOWEST_RANK_TIME").alias("slow"), _t(f"{m}_F_FASTEST_RANK_TIME").alias("fast"),
+            _t(f"{m}_F_SLOWEST_RANK_TIME").alias("slow"),
+            _t(f"{m}_F_FASTEST_RANK_TIME").alias("fast"),
         )
 
     both = part(posix, "POSIX").unionByName(part(stdio, "STDIO"))
-    own = both.where("rank >= 0").groupBy("log_id", "rank").agg(F.sum("t").alias("t")).groupBy("log_id").agg(
-        F.max("t").alias("own_slowest"), F.min("t").alias("own_fastest"), F.count("*").alias("own_ranks"))
-    shared = both.where("rank = -1").groupBy("log_id").agg(
-        F.sum("slow").alias("shared_slowest"), F.sum("fast").alias("shared_fastest"))
+    own = (
+        both.where("rank >= 0")
+        .groupBy("log_id", "rank")
+        .agg(F.sum("t").alias("t"))
+        .groupBy("log_id")
+        .agg(
+            F.max("t").alias("own_slowest"),
+            F.min("t").alias("own_fastest"),
+            F.count("*").alias("own_ranks"),
+        )
+    )
+    shared = (
+        both.where("rank = -1")
+        .groupBy("log_id")
+        .agg(F.sum("slow").alias("shared_slowest"), F.sum("fast").alias("shared_fastest"))
+    )
     return own.join(shared, "log_id", "full")
 
 
 def _counts(posix: DataFrame, stdio: DataFrame) -> DataFrame:
     px = posix.groupBy("log_id").agg(
-        F.sum("POSIX_READS").alias("px_reads"), F.sum("POSIX_WRITES").alias("px_writes"),
+        F.sum("POSIX_READS").alias("px_reads"),
+        F.sum("POSIX_WRITES").alias("px_writes"),
         F.sum(_z("POSIX_SEQ_READS") + _z("POSIX_SEQ_WRITES")).alias("px_seq"),
-        F.sum(sum(_z(f"POSIX_SIZE_{rw}_{s}") for rw in ("READ", "WRITE") for s in SIZES_SMALL)).alias("small"),
-        F.sum(sum(_z(f"POSIX_SIZE_{rw}_{s}") for rw in ("READ", "WRITE") for s in SIZES_MEDIUM)).alias("medium"),
-        F.sum("POSIX_BYTES_READ").alias("px_br"), F.sum("POSIX_BYTES_WRITTEN").alias("px_bw"),
-        F.sum(_t("POSIX_F_READ_TIME")).alias("px_rt"), F.sum(_t("POSIX_F_WRITE_TIME")).alias("px_wt"),
+        F.sum(
+            sum(_z(f"POSIX_SIZE_{rw}_{s}") for rw in ("READ", "WRITE") for s in SIZES_SMALL)
+        ).alias("small"),
+        F.sum(
+            sum(_z(f"POSIX_SIZE_{rw}_{s}") for rw in ("READ", "WRITE") for s in SIZES_MEDIUM)
+        ).alias("medium"),
+        F.sum("POSIX_BYTES_READ").alias("px_br"),
+        F.sum("POSIX_BYTES_WRITTEN").alias("px_bw"),
+        F.sum(_t("POSIX_F_READ_TIME")).alias("px_rt"),
+        F.sum(_t("POSIX_F_WRITE_TIME")).alias("px_wt"),
         F.sum(_t("POSIX_F_META_TIME")).alias("px_mt"),
     )
     st = stdio.groupBy("log_id").agg(
-        F.sum("STDIO_READS").alias("st_reads"), F.sum("STDIO_WRITES").alias("st_writes"),
-        F.sum("STDIO_BYTES_READ").alias("st_br"), F.sum("STDIO_BYTES_WRITTEN").alias("st_bw"),
-        F.sum(_t("STDIO_F_READ_TIME")).alias("st_rt"), F.sum(_t("STDIO_F_WRITE_TIME")).alias("st_wt"),
+        F.sum("STDIO_READS").alias("st_reads"),
+        F.sum("STDIO_WRITES").alias("st_writes"),
+        F.sum("STDIO_BYTES_READ").alias("st_br"),
+        F.sum("STDIO_BYTES_WRITTEN").alias("st_bw"),
+        F.sum(_t("STDIO_F_READ_TIME")).alias("st_rt"),
+        F.sum(_t("STDIO_F_WRITE_TIME")).alias("st_wt"),
         F.sum(_t("STDIO_F_META_TIME")).alias("st_mt"),
     )
     return px.join(st, "log_id", "full")
@@ -74,10 +99,13 @@ def _counts(posix: DataFrame, stdio: DataFrame) -> DataFrame:
 
 def _stripes(lustre: DataFrame, posix: DataFrame) -> DataFrame:
     bytes_per_file = posix.groupBy("log_id", "record_id").agg(
-        F.sum(_z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN")).alias("b"))
-    comp0 = lustre.where("component = 0").select(
-        "log_id", "record_id", "LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_COMP_STRIPE_SIZE").dropDuplicates(
-        ["log_id", "record_id"])
+        F.sum(_z("POSIX_BYTES_READ") + _z("POSIX_BYTES_WRITTEN")).alias("b")
+    )
+    comp0 = (
+        lustre.where("component = 0")
+        .select("log_id", "record_id", "LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_COMP_STRIPE_SIZE")
+        .dropDuplicates(["log_id", "record_id"])
+    )
     j = comp0.join(bytes_per_file, ["log_id", "record_id"], "left").withColumn("b", _z("b"))
     return j.groupBy("log_id").agg(
         F.max_by("LUSTRE_COMP_STRIPE_COUNT", "b").alias("stripe_count"),
@@ -87,15 +115,22 @@ def _stripes(lustre: DataFrame, posix: DataFrame) -> DataFrame:
 
 def _osts(lustre: DataFrame) -> DataFrame:
     ost = lustre.select("log_id", F.explode("LUSTRE_OST_IDS").alias("ost")).where(F.col("ost") >= 0)
-    return lustre.select("log_id").distinct().join(
-        ost.groupBy("log_id").agg(F.countDistinct("ost").alias("ost_count")), "log_id", "left")
+    return (
+        lustre.select("log_id")
+        .distinct()
+        .join(
+            ost.groupBy("log_id").agg(F.countDistinct("ost").alias("ost_count")), "log_id", "left"
+        )
+    )
 
 
 def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFrame:
     jobs = tables["jobs"]
     ff = file_features.groupBy("log_id").agg(
         F.sum(((F.col("reads") + F.col("writes")) > 0).cast("long")).alias("file_count"),
-        F.sum(((F.col("n_ranks") > 1) & ((F.col("reads") + F.col("writes")) > 0)).cast("long")).alias("shared_file_count"),
+        F.sum(
+            ((F.col("n_ranks") > 1) & ((F.col("reads") + F.col("writes")) > 0)).cast("long")
+        ).alias("shared_file_count"),
         F.array_sort(F.collect_set("interface")).alias("interfaces"),
         F.array_sort(F.collect_set("tier")).alias("tiers"),
     )
@@ -110,15 +145,22 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFra
     write_t = _z("px_wt") + _z("st_wt")
     meta_t = _z("px_mt") + _z("st_mt")
     slowest = _z("own_slowest") + _z("shared_slowest")
-    fastest = F.when(_z("own_ranks") >= F.col("nprocs"), _z("own_fastest")).otherwise(F.lit(0.0)) + _z("shared_fastest")
+    fastest = F.when(_z("own_ranks") >= F.col("nprocs"), _z("own_fastest")).otherwise(
+        F.lit(0.0)
+    ) + _z("shared_fastest")
     moved = _z("px_br") + _z("px_bw") + _z("st_br") + _z("st_bw")
     total_px = _z("px_reads") + _z("px_writes")
     return df.select(
-        "log_id", "job_month", "jobid", "uid",
+        "log_id",
+        "job_month",
+        "jobid",
+        "uid",
         F.regexp_extract(F.coalesce("exe", F.lit("")), r"^\s*(?:\S*/)?(\S+)", 1).alias("program"),
         F.timestamp_seconds("start_time_sec").alias("start_time"),
-        "run_time_s", "nprocs",
-        F.col("stripe_count").cast("long"), F.col("stripe_size").cast("long"),
+        "run_time_s",
+        "nprocs",
+        F.col("stripe_count").cast("long"),
+        F.col("stripe_size").cast("long"),
         _z("file_count").cast("long").alias("file_count"),
         _z("shared_file_count").cast("long").alias("shared_file_count"),
         F.when(total_px > 0, 100.0 * _z("px_seq") / total_px).alias("seq_pct"),
@@ -128,13 +170,18 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFra
         (_z("px_writes") + _z("st_writes")).cast("long").alias("write_requests"),
         (_z("px_br") + _z("st_br")).cast("long").alias("bytes_read"),
         (_z("px_bw") + _z("st_bw")).cast("long").alias("bytes_written"),
-        read_t.alias("read_time_s"), write_t.alias("write_time_s"), meta_t.alias("meta_time_s"),
-        F.when(read_t + write_t + meta_t > 0, meta_t / (read_t + write_t + meta_t)).alias("meta_time_share"),
+        read_t.alias("read_time_s"),
+        write_t.alias("write_time_s"),
+        meta_t.alias("meta_time_s"),
+        F.when(read_t + write_t + meta_t > 0, meta_t / (read_t + write_t + meta_t)).alias(
+            "meta_time_share"
+        ),
         slowest.alias("io_time_s"),
         F.when(slowest > 0, moved / 1048576.0 / slowest).alias("throughput_mib_s"),
         slowest.alias("slowest_rank_time_s"),
         fastest.alias("fastest_rank_time_s"),
         F.when(fastest > 0, slowest / fastest).alias("rank_time_ratio"),
-        "interfaces", "tiers",
+        "interfaces",
+        "tiers",
         F.col("ost_count").cast("long"),
     ).select(*[f.name for f in SILVER["job_features"].struct.fields])

@@ -52,6 +52,7 @@ Rules (thresholds are named settings, conf `watch:`; `threshold_name` in gold/re
   needs no assumed shift size (CUSUM's k tunes it to one), which is why it catches more drops
   within the short window than CUSUM.
 """
+
 from __future__ import annotations
 
 import math
@@ -62,12 +63,32 @@ import pandas as pd
 
 MAD_TO_SD = 1.4826
 RULES = ("sma", "robust_z", "cusum", "glr")
-THRESHOLD_NAME = {"sma": "watch.sma.drop", "robust_z": "watch.robust_z.z", "cusum": "watch.cusum.h",
-                  "glr": "watch.glr.h"}
+THRESHOLD_NAME = {
+    "sma": "watch.sma.drop",
+    "robust_z": "watch.robust_z.z",
+    "cusum": "watch.cusum.h",
+    "glr": "watch.glr.h",
+}
 # gold/regressions columns (schemas/regressions.py) in order; `iolake watch --out` writes these
 REGRESSION_COLUMNS = (
-    "app", "start", "log_id", "metric", "value", "baseline", "change", "rule", "threshold_name", "threshold",
-    "score", "since", "baseline_runs", "baseline_first", "baseline_last", "fs", "weather", "weather_peers",
+    "app",
+    "start",
+    "log_id",
+    "metric",
+    "value",
+    "baseline",
+    "change",
+    "rule",
+    "threshold_name",
+    "threshold",
+    "score",
+    "since",
+    "baseline_runs",
+    "baseline_first",
+    "baseline_last",
+    "fs",
+    "weather",
+    "weather_peers",
     "weather_dropped",
 )
 
@@ -95,16 +116,34 @@ class Params:
     further_drop: bool = True
 
     @classmethod
-    def from_conf(cls, w) -> "Params":
-        return cls(short_window=w.short_window, long_window=w.long_window, min_history=w.min_history,
-                   sma_drop=w.sma.drop, robust_z=w.robust_z.z, robust_min_drop=w.robust_z.min_drop,
-                   robust_scale_floor=w.robust_z.scale_floor, cusum_k=w.cusum.k, cusum_h=w.cusum.h,
-                   cusum_clip=w.cusum.clip, cusum_scale_floor=w.cusum.scale_floor, glr_h=w.glr.h,
-                   glr_clip=w.glr.clip, glr_scale_floor=w.glr.scale_floor,
-                   recover=w.recover, rebase_rise=w.rebase_rise, further_drop=w.further_drop)
+    def from_conf(cls, w) -> Params:
+        return cls(
+            short_window=w.short_window,
+            long_window=w.long_window,
+            min_history=w.min_history,
+            sma_drop=w.sma.drop,
+            robust_z=w.robust_z.z,
+            robust_min_drop=w.robust_z.min_drop,
+            robust_scale_floor=w.robust_z.scale_floor,
+            cusum_k=w.cusum.k,
+            cusum_h=w.cusum.h,
+            cusum_clip=w.cusum.clip,
+            cusum_scale_floor=w.cusum.scale_floor,
+            glr_h=w.glr.h,
+            glr_clip=w.glr.clip,
+            glr_scale_floor=w.glr.scale_floor,
+            recover=w.recover,
+            rebase_rise=w.rebase_rise,
+            further_drop=w.further_drop,
+        )
 
     def threshold(self, rule: str) -> float:
-        return {"sma": self.sma_drop, "robust_z": self.robust_z, "cusum": self.cusum_h, "glr": self.glr_h}[rule]
+        return {
+            "sma": self.sma_drop,
+            "robust_z": self.robust_z,
+            "cusum": self.cusum_h,
+            "glr": self.glr_h,
+        }[rule]
 
 
 def orient(values, worse: str = "lower") -> np.ndarray:
@@ -127,21 +166,34 @@ def _scale_floor(rule: str, p: Params) -> float:
     return {"cusum": p.cusum_scale_floor, "glr": p.glr_scale_floor}.get(rule, p.robust_scale_floor)
 
 
-def _step(rule: str, y: np.ndarray, t: int, lo_short: int, base: np.ndarray, p: Params, cusum: list,
-          scale: float | None = None) -> tuple[float, float, bool, int]:
+def _step(
+    rule: str,
+    y: np.ndarray,
+    t: int,
+    lo_short: int,
+    base: np.ndarray,
+    p: Params,
+    cusum: list,
+    scale: float | None = None,
+) -> tuple[float, float, bool, int]:
     """One rule on run t against `base` (the baseline runs): (level, score, hit, since).
     `cusum` holds [C, start] across runs. `scale`: the baseline spread to use instead of base's own
     (a regressed level's few runs do not measure the noise; the held baseline's spread does)."""
     if rule == "sma":
         level = float(base.mean())
-        score = math.exp(float(y[lo_short:t + 1].mean()) - level) - 1.0
+        score = math.exp(float(y[lo_short : t + 1].mean()) - level) - 1.0
         return level, score, score <= -p.sma_drop, lo_short
     level = float(np.median(base))
     sd = scale if scale is not None else _mad_scale(base, level, _scale_floor(rule, p))
     if rule == "robust_z":
-        short = float(np.median(y[lo_short:t + 1]))
+        short = float(np.median(y[lo_short : t + 1]))
         score = (short - level) / sd
-        return level, score, score <= -p.robust_z and math.exp(short - level) - 1.0 <= -p.robust_min_drop, lo_short
+        return (
+            level,
+            score,
+            score <= -p.robust_z and math.exp(short - level) - 1.0 <= -p.robust_min_drop,
+            lo_short,
+        )
     if rule == "cusum":
         z = min(max((y[t] - level) / sd, -p.cusum_clip), p.cusum_clip)
         c = min(0.0, cusum[0] + z + p.cusum_k)
@@ -152,7 +204,9 @@ def _step(rule: str, y: np.ndarray, t: int, lo_short: int, base: np.ndarray, p: 
             cusum[1] = None
         return level, c, c <= -p.cusum_h, cusum[1]
     if rule == "glr":
-        z = np.clip((y[lo_short:t + 1] - level) / sd, -p.glr_clip, p.glr_clip)[::-1]  # newest first
+        z = np.clip((y[lo_short : t + 1] - level) / sd, -p.glr_clip, p.glr_clip)[
+            ::-1
+        ]  # newest first
         g = np.cumsum(z) / np.sqrt(np.arange(1, len(z) + 1))  # g[w-1]: the change began w runs ago
         w = int(np.argmin(g))
         return level, float(g[w]), bool(g[w] <= -p.glr_h), t - w
@@ -203,33 +257,78 @@ def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list
             level, since, spread, t_alarm, ref_from = held
             if lo_short - since >= mh:  # a lasting change: learn the new level
                 origin, held, cusum = since, None, [0.0, None]
-            elif math.exp(float(np.median(y[max(lo_short, since):t + 1])) - level) - 1.0 > -p.recover:
+            elif (
+                math.exp(float(np.median(y[max(lo_short, since) : t + 1])) - level) - 1.0
+                > -p.recover
+            ):
                 held, cusum = None, [0.0, None]  # back to normal: the baseline goes on trailing
             elif not p.further_drop or t <= t_alarm:
                 continue
             else:  # still regressed: watch for a further drop below the regressed level
                 reg_to = max(lo_short, t_alarm + 1)
-                lvl, score, hit, start = _step(rule, y, t, reg_to if rule != "cusum" else lo_short,
-                                               y[ref_from:reg_to], p, cusum, spread)
+                lvl, score, hit, start = _step(
+                    rule,
+                    y,
+                    t,
+                    reg_to if rule != "cusum" else lo_short,
+                    y[ref_from:reg_to],
+                    p,
+                    cusum,
+                    spread,
+                )
                 if hit:
                     start = start if rule in ("cusum", "glr") and start is not None else reg_to
-                    out.append({"t": t, "score": score, "base": lvl, "base_from": ref_from, "base_to": reg_to - 1,
-                                "since": start, "further": True})
-                    held, cusum = (level, start, spread, t, _regressed_from(rule, start, t, s)), [0.0, None]
+                    out.append(
+                        {
+                            "t": t,
+                            "score": score,
+                            "base": lvl,
+                            "base_from": ref_from,
+                            "base_to": reg_to - 1,
+                            "since": start,
+                            "further": True,
+                        }
+                    )
+                    held, cusum = (
+                        (level, start, spread, t, _regressed_from(rule, start, t, s)),
+                        [0.0, None],
+                    )
                 continue
         hi = lo_short  # baseline: [max(origin, hi - big), hi)
         lo = max(origin, hi - big)
         if hi - lo < mh or lo_short < origin:
             continue
         base = y[lo:hi]
-        if p.rebase_rise > 0 and math.exp(float(np.median(y[lo_short:t + 1]) - np.median(base))) - 1.0 >= p.rebase_rise:
-            origin, cusum = lo_short, [0.0, None]  # a much better level (e.g. the end of a long outage):
+        if (
+            p.rebase_rise > 0
+            and math.exp(float(np.median(y[lo_short : t + 1]) - np.median(base))) - 1.0
+            >= p.rebase_rise
+        ):
+            origin, cusum = (
+                lo_short,
+                [0.0, None],
+            )  # a much better level (e.g. the end of a long outage):
             continue  # learn it rather than mix two levels in one baseline
         level, score, hit, since = _step(rule, y, t, lo_short, base, p, cusum)
         if hit:
-            out.append({"t": t, "score": score, "base": level, "base_from": lo, "base_to": hi - 1, "since": since,
-                        "further": False})
-            held = (float(np.median(base)), since, _spread(rule, base, p), t, _regressed_from(rule, since, t, s))
+            out.append(
+                {
+                    "t": t,
+                    "score": score,
+                    "base": level,
+                    "base_from": lo,
+                    "base_to": hi - 1,
+                    "since": since,
+                    "further": False,
+                }
+            )
+            held = (
+                float(np.median(base)),
+                since,
+                _spread(rule, base, p),
+                t,
+                _regressed_from(rule, since, t, s),
+            )
             cusum = [0.0, None]
     return out
 
@@ -240,7 +339,7 @@ def trailing_change(y: np.ndarray, p: Params) -> np.ndarray:
     weather flag. No re-arming: it describes runs, it raises nothing."""
     out = np.full(len(y), np.nan)
     for t in range(p.min_history, len(y)):
-        base = y[max(0, t - p.long_window):t]
+        base = y[max(0, t - p.long_window) : t]
         out[t] = math.expm1(y[t] - float(np.median(base)))
     return out
 
@@ -257,15 +356,25 @@ def _series_alarms(g: pd.DataFrame, metric: str, worse: str, rules, p: Params) -
     found: dict[int, dict] = {}
     for rule in rules:
         for a in detect(y, rule, p):
-            if a["t"] in found:  # one row per (job, metric): the first rule in `rules` order names it
+            if (
+                a["t"] in found
+            ):  # one row per (job, metric): the first rule in `rules` order names it
                 continue
             t = a["t"]
             baseline = math.exp(sign * a["base"])
             found[t] = {
-                "row": t, "metric": metric, "value": float(vals[t]), "baseline": baseline,
-                "change": float(vals[t]) / baseline - 1.0, "rule": rule, "threshold_name": THRESHOLD_NAME[rule],
-                "threshold": p.threshold(rule), "score": float(a["score"]), "since": starts[a["since"]],
-                "baseline_runs": a["base_to"] - a["base_from"] + 1, "baseline_first": starts[a["base_from"]],
+                "row": t,
+                "metric": metric,
+                "value": float(vals[t]),
+                "baseline": baseline,
+                "change": float(vals[t]) / baseline - 1.0,
+                "rule": rule,
+                "threshold_name": THRESHOLD_NAME[rule],
+                "threshold": p.threshold(rule),
+                "score": float(a["score"]),
+                "since": starts[a["since"]],
+                "baseline_runs": a["base_to"] - a["base_from"] + 1,
+                "baseline_first": starts[a["base_from"]],
                 "baseline_last": starts[a["base_to"]],
             }
     rows = []
@@ -281,23 +390,42 @@ def normalize_history(df: pd.DataFrame, metrics) -> pd.DataFrame:
     `log_id` when present; sorted by app, start (then log_id) — the order every rule reads."""
     missing = [c for c in ("app", "start", *metrics) if c not in df.columns]
     if missing:
-        raise ValueError(f"history: missing column(s) {', '.join(missing)} (have: {', '.join(map(str, df.columns))})")
+        raise ValueError(
+            f"history: missing column(s) {', '.join(missing)} (have: {', '.join(map(str, df.columns))})"
+        )
     out = pd.DataFrame({"app": df["app"].astype(str)})
     start = df["start"]
     if pd.api.types.is_numeric_dtype(start):
         out["start"] = pd.to_datetime(start.astype(float), unit="s", utc=True)
     else:
-        out["start"] = pd.to_datetime(start, utc=True, format="mixed" if start.dtype == object else None)
+        out["start"] = pd.to_datetime(
+            start, utc=True, format="mixed" if start.dtype == object else None
+        )
     for m in metrics:
         out[m] = pd.to_numeric(df[m], errors="coerce").astype(float)
-    out["fs"] = df["fs"].astype(object).where(df["fs"].notna(), None) if "fs" in df.columns else None
-    out["log_id"] = df["log_id"].astype(object).where(df["log_id"].notna(), None) if "log_id" in df.columns else None
-    return out.sort_values(["app", "start", "log_id"], kind="mergesort", na_position="first").reset_index(drop=True)
+    out["fs"] = (
+        df["fs"].astype(object).where(df["fs"].notna(), None) if "fs" in df.columns else None
+    )
+    out["log_id"] = (
+        df["log_id"].astype(object).where(df["log_id"].notna(), None)
+        if "log_id" in df.columns
+        else None
+    )
+    return out.sort_values(
+        ["app", "start", "log_id"], kind="mergesort", na_position="first"
+    ).reset_index(drop=True)
 
 
-def find_regressions(history: pd.DataFrame, metrics: list[tuple[str, str]], rules, p: Params,
-                     weather_window_s: float, weather_drop: float, weather_share: float,
-                     weather_min_peers: int) -> pd.DataFrame:
+def find_regressions(
+    history: pd.DataFrame,
+    metrics: list[tuple[str, str]],
+    rules,
+    p: Params,
+    weather_window_s: float,
+    weather_drop: float,
+    weather_share: float,
+    weather_min_peers: int,
+) -> pd.DataFrame:
     """Flagged (job, metric) rows, `REGRESSION_COLUMNS`, from a history table.
 
     `metrics`: (column, worse) pairs, worse = "lower" | "higher". Weather: the other applications
@@ -317,9 +445,18 @@ def find_regressions(history: pd.DataFrame, metrics: list[tuple[str, str]], rule
             ok = ~np.isnan(y)
             ch = trailing_change(y[ok], p)
             sub = g[ok]
-            weather_runs.append(pd.DataFrame({"metric": metric, "app": app, "fs": sub["fs"].to_numpy(),
-                                              "start": sub["start"].to_numpy(), "dropped": ch <= -weather_drop,
-                                              "known": ~np.isnan(ch)}))
+            weather_runs.append(
+                pd.DataFrame(
+                    {
+                        "metric": metric,
+                        "app": app,
+                        "fs": sub["fs"].to_numpy(),
+                        "start": sub["start"].to_numpy(),
+                        "dropped": ch <= -weather_drop,
+                        "known": ~np.isnan(ch),
+                    }
+                )
+            )
     if not rows:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in REGRESSION_COLUMNS})
     r = pd.DataFrame(rows)
@@ -333,18 +470,32 @@ def find_regressions(history: pd.DataFrame, metrics: list[tuple[str, str]], rule
         if row.fs is None or (isinstance(row.fs, float) and math.isnan(row.fs)):
             peers.append(None), dropped.append(None), weather.append(None)
             continue
-        w = wr[(wr["metric"] == row.metric) & (wr["fs"] == row.fs) & (wr["app"] != row.app)
-               & (wr["start"] >= row.start - win) & (wr["start"] <= row.start + win)]
+        w = wr[
+            (wr["metric"] == row.metric)
+            & (wr["fs"] == row.fs)
+            & (wr["app"] != row.app)
+            & (wr["start"] >= row.start - win)
+            & (wr["start"] <= row.start + win)
+        ]
         per_app = w.groupby("app")["dropped"].any()  # a peer dropped when any of its runs then did
         n, k = len(per_app), int(per_app.sum())
         peers.append(n), dropped.append(k)
         weather.append(bool(n >= max(weather_min_peers, 1) and k >= weather_share * n and k > 0))
     out["weather_peers"], out["weather_dropped"], out["weather"] = peers, dropped, weather
-    return out[list(REGRESSION_COLUMNS)].sort_values(["app", "start", "metric"], kind="mergesort").reset_index(drop=True)
+    return (
+        out[list(REGRESSION_COLUMNS)]
+        .sort_values(["app", "start", "metric"], kind="mergesort")
+        .reset_index(drop=True)
+    )
 
 
-def umami_panel(history: pd.DataFrame, metrics: list[tuple[str, str]], p: Params, app: str | None = None,
-                at=None) -> dict:
+def umami_panel(
+    history: pd.DataFrame,
+    metrics: list[tuple[str, str]],
+    p: Params,
+    app: str | None = None,
+    at=None,
+) -> dict:
     """The data an UMAMI panel draws for one application (keynote "Umami": historical
     measurements of the same application, plots showing the variance of current values).
 
@@ -359,7 +510,11 @@ def umami_panel(history: pd.DataFrame, metrics: list[tuple[str, str]], p: Params
         app = h["app"].iloc[-1]
     g = h[h["app"] == app]
     if at is not None:
-        g = g[g["start"] <= pd.Timestamp(at, tz="UTC") if pd.Timestamp(at).tzinfo is None else pd.Timestamp(at)]
+        g = g[
+            g["start"] <= pd.Timestamp(at, tz="UTC")
+            if pd.Timestamp(at).tzinfo is None
+            else pd.Timestamp(at)
+        ]
     panel = {"app": app, "metrics": {}}
     for metric, worse in metrics:
         s = g[["start", metric]].dropna()
@@ -371,11 +526,17 @@ def umami_panel(history: pd.DataFrame, metrics: list[tuple[str, str]], p: Params
         if today is not None and len(past):
             quart = 1 + int(today > q[1]) + int(today > q[2]) + int(today > q[3])
         panel["metrics"][metric] = {
-            "series": s, "worse": worse,
+            "series": s,
+            "worse": worse,
             "sma_short": s["value"].rolling(p.short_window, min_periods=1).mean().to_numpy(),
             "sma_long": s["value"].rolling(p.long_window, min_periods=1).mean().to_numpy(),
-            "min": q[0], "q1": q[1], "median": q[2], "q3": q[3], "max": q[4],
-            "today": today, "today_quartile": quart,
+            "min": q[0],
+            "q1": q[1],
+            "median": q[2],
+            "q3": q[3],
+            "max": q[4],
+            "today": today,
+            "today_quartile": quart,
         }
     return panel
 
@@ -407,13 +568,20 @@ def job_file_system(file_features):
     import pyspark.sql.functions as F
 
     moved = F.coalesce(F.col("bytes_read"), F.lit(0)) + F.coalesce(F.col("bytes_written"), F.lit(0))
-    per = (file_features.where(F.col("mount_point").isNotNull()).groupBy("log_id", "mount_point")
-           .agg(F.sum(moved).alias("b")).where(F.col("b") > 0))
+    per = (
+        file_features.where(F.col("mount_point").isNotNull())
+        .groupBy("log_id", "mount_point")
+        .agg(F.sum(moved).alias("b"))
+        .where(F.col("b") > 0)
+    )
     return per.groupBy("log_id").agg(
-        F.min_by("mount_point", F.struct((-F.col("b")).alias("nb"), F.col("mount_point"))).alias("fs"))
+        F.min_by("mount_point", F.struct((-F.col("b")).alias("nb"), F.col("mount_point"))).alias(
+            "fs"
+        )
+    )
 
 
-def app_runs(job_features, file_features, watch) -> "DataFrame":  # noqa: F821
+def app_runs(job_features, file_features, watch) -> DataFrame:  # noqa: F821
     """gold/app_runs rows (schemas/app_runs.py) for the jobs of `job_features`; pure Spark.
 
     `watch`: conf `watch:` (key_parts, nprocs_buckets). Jobs without a start time are left out
@@ -426,15 +594,23 @@ def app_runs(job_features, file_features, watch) -> "DataFrame":  # noqa: F821
     jf = job_features.where(F.col("start_time").isNotNull())
     moved = F.col("bytes_read") + F.col("bytes_written")
     df = jf.join(job_file_system(file_features), "log_id", "left").select(
-        "log_id", "job_month",
-        F.col("program").alias("exe"), "uid", "nprocs",
+        "log_id",
+        "job_month",
+        F.col("program").alias("exe"),
+        "uid",
+        "nprocs",
         nprocs_bucket_col(F.col("nprocs"), watch.nprocs_buckets).alias("nprocs_bucket"),
         "fs",
-        F.when(F.col("bytes_read") > F.col("bytes_written"), F.lit("read")).otherwise(F.lit("write")).alias("direction"),
-        F.when(F.col("shared_file_count") > 0, F.lit("shared")).otherwise(F.lit("fpp")).alias("layout"),
+        F.when(F.col("bytes_read") > F.col("bytes_written"), F.lit("read"))
+        .otherwise(F.lit("write"))
+        .alias("direction"),
+        F.when(F.col("shared_file_count") > 0, F.lit("shared"))
+        .otherwise(F.lit("fpp"))
+        .alias("layout"),
         F.col("start_time").alias("start"),
         F.col("throughput_mib_s").alias("bandwidth_mib_s"),
-        "io_time_s", "meta_time_share",
+        "io_time_s",
+        "meta_time_share",
         moved.cast("long").alias("bytes"),
     )
     parts = [F.coalesce(F.col(p).cast("string"), F.lit("-")) for p in watch.key_parts]
@@ -449,9 +625,16 @@ def history_columns(watch) -> list[str]:
 
 def find_regressions_conf(history: pd.DataFrame, watch) -> pd.DataFrame:
     """`find_regressions` with conf `watch:`'s settings: the one call of the stage and of `iolake watch`."""
-    return find_regressions(history, [(m.name, m.worse) for m in watch.metrics], watch.rules, Params.from_conf(watch),
-                            watch.weather_window_h * 3600.0, watch.weather_drop, watch.weather_share,
-                            watch.weather_min_peers)
+    return find_regressions(
+        history,
+        [(m.name, m.worse) for m in watch.metrics],
+        watch.rules,
+        Params.from_conf(watch),
+        watch.weather_window_h * 3600.0,
+        watch.weather_drop,
+        watch.weather_share,
+        watch.weather_min_peers,
+    )
 
 
 def regressions_frame(spark, flagged: pd.DataFrame):
@@ -468,8 +651,11 @@ def regressions_frame(spark, flagged: pd.DataFrame):
             if v is None or (isinstance(v, float) and math.isnan(v)) or v is pd.NaT:
                 out[k] = None
             elif k in stamps:
-                out[k] = pd.Timestamp(v).tz_convert("UTC").to_pydatetime() if pd.Timestamp(v).tzinfo else \
-                    pd.Timestamp(v, tz="UTC").to_pydatetime()
+                out[k] = (
+                    pd.Timestamp(v).tz_convert("UTC").to_pydatetime()
+                    if pd.Timestamp(v).tzinfo
+                    else pd.Timestamp(v, tz="UTC").to_pydatetime()
+                )
             elif k in ints:
                 out[k] = int(v)
             elif k == "weather":

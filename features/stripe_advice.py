@@ -14,20 +14,32 @@ DCA-IO sets `lfs setstripe -c <count> -S <size>` before each execution of an app
 `advise_runs` replays this over a lake: for every job, what DCA-IO would have set for it from what
 was known before it started. Each advice carries `evidence`, the facts the decision used.
 """
+
 from __future__ import annotations
 
 import math
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Callable, Mapping, Sequence
 
 import pandas as pd
 
 MIB = 1 << 20
-LUSTRE_MAX_STRIPE_COUNT = 2000  # Lustre's LOV_MAX_STRIPE_COUNT: the cap when the OST count is not given
+LUSTRE_MAX_STRIPE_COUNT = (
+    2000  # Lustre's LOV_MAX_STRIPE_COUNT: the cap when the OST count is not given
+)
 LUSTRE_MAX_STRIPE_SIZE = 1 << 32  # stripe sizes must stay below 4 GiB
 GROWTHS = ("double", "linear")
-OUT_COLUMNS = ["log_id", "run_number", "phase", "current_count", "current_size", "stripe_count", "stripe_size",
-               "evidence", "command"]
+OUT_COLUMNS = [
+    "log_id",
+    "run_number",
+    "phase",
+    "current_count",
+    "current_size",
+    "stripe_count",
+    "stripe_size",
+    "evidence",
+    "command",
+]
 
 
 def _check(growth: str) -> None:
@@ -71,13 +83,17 @@ def _best(stats: Mapping, flag: str, what: str, nprocs) -> tuple[int, list[str]]
     top = max(means.values())
     tied = sorted(v for v, m in means.items() if math.isclose(m, top, rel_tol=1e-9))
     fmt = size_text if flag == "-S" else str
-    parts = ", ".join(f"{means[v]:.1f} MiB/s at {flag} {fmt(v)} ({stats[v][1]} job{'s' * (stats[v][1] != 1)})"
-                      for v in sorted(means, key=lambda v: (-means[v], v)))
+    parts = ", ".join(
+        f"{means[v]:.1f} MiB/s at {flag} {fmt(v)} ({stats[v][1]} job{'s' * (stats[v][1] != 1)})"
+        for v in sorted(means, key=lambda v: (-means[v], v))
+    )
     jobs = sum(n for _, n in stats.values())
     ev = [f"{jobs} job{'s' * (jobs != 1)} with {_procs(nprocs)}: mean {parts}"]
     if len(tied) > 1:
-        ev.append(f"tie at {top:.1f} MiB/s between {', '.join(f'{flag} {fmt(v)}' for v in tied)}: "
-                  f"the smaller {what} taken")
+        ev.append(
+            f"tie at {top:.1f} MiB/s between {', '.join(f'{flag} {fmt(v)}' for v in tied)}: "
+            f"the smaller {what} taken"
+        )
     return tied[0], ev
 
 
@@ -88,7 +104,10 @@ def _from_stats(count_stats: Mapping, size_stats: Mapping, nprocs) -> StripeAdvi
     if size_stats:
         size, ev_size = _best(size_stats, "-S", "stripe size", nprocs)
     else:
-        size, ev_size = MIB, [f"no job with {_procs(nprocs)} recorded a stripe size: Lustre's 1M kept"]
+        size, ev_size = (
+            MIB,
+            [f"no job with {_procs(nprocs)} recorded a stripe size: Lustre's 1M kept"],
+        )
     return StripeAdvice("initial", int(count), int(size), tuple(ev + ev_size))
 
 
@@ -121,7 +140,10 @@ def _cap(count: int, max_osts: int | None) -> tuple[int, list[str]]:
     limit = max_osts or LUSTRE_MAX_STRIPE_COUNT
     if count <= limit:
         return count, []
-    return limit, [f"stripe count capped at {limit} " + ("OSTs" if max_osts else "(Lustre's stripe count limit)")]
+    return limit, [
+        f"stripe count capped at {limit} "
+        + ("OSTs" if max_osts else "(Lustre's stripe count limit)")
+    ]
 
 
 def rule_phase(shared: bool, io_procs: int, max_osts: int | None = None) -> StripeAdvice:
@@ -129,11 +151,15 @@ def rule_phase(shared: bool, io_procs: int, max_osts: int | None = None) -> Stri
     shared file -> stripe count = processes doing I/O (capped at `max_osts`); stripe size 1 MiB."""
     if shared:
         count = max(1, int(io_procs))
-        ev = [f"previous run shared a file among {count} I/O processes: stripe count = I/O processes"]
+        ev = [
+            f"previous run shared a file among {count} I/O processes: stripe count = I/O processes"
+        ]
     else:
         count, ev = 1, ["previous run was file-per-process: stripe count 1"]
     count, ev_cap = _cap(count, max_osts)
-    return StripeAdvice("rule", count, MIB, tuple(ev + ev_cap + ["stripe size 1M: the rule phase's start"]))
+    return StripeAdvice(
+        "rule", count, MIB, tuple(ev + ev_cap + ["stripe size 1M: the rule phase's start"])
+    )
 
 
 def _setting(run: Mapping) -> str:
@@ -141,8 +167,13 @@ def _setting(run: Mapping) -> str:
     return f"-c {_num(run['stripe_count'])} -S {'?' if pd.isna(size) else size_text(int(size))}"
 
 
-def heuristic_phase(latest: Mapping, previous: Mapping, max_osts: int | None = None,
-                    growth: str = "double", step: int = 1) -> StripeAdvice:
+def heuristic_phase(
+    latest: Mapping,
+    previous: Mapping,
+    max_osts: int | None = None,
+    growth: str = "double",
+    step: int = 1,
+) -> StripeAdvice:
     """DCA-IO §IV-B, Procedure 2, heuristic phase (3rd and later executions).
 
     If the latest run's throughput beat the previous run's, the stripe count grows from the latest
@@ -155,10 +186,16 @@ def heuristic_phase(latest: Mapping, previous: Mapping, max_osts: int | None = N
     would reach Lustre's 4 GiB limit is not made); otherwise the latest size is kept.
     """
     _check(growth)
-    lc, lt, pt = int(latest["stripe_count"]), float(latest["throughput_mib_s"]), float(previous["throughput_mib_s"])
+    lc, lt, pt = (
+        int(latest["stripe_count"]),
+        float(latest["throughput_mib_s"]),
+        float(previous["throughput_mib_s"]),
+    )
     rose = lt > pt
-    ev = [f"previous run {pt:.1f} MiB/s at {_setting(previous)}, latest {lt:.1f} MiB/s at {_setting(latest)}: "
-          f"throughput {'rose' if rose else 'did not rise'}"]
+    ev = [
+        f"previous run {pt:.1f} MiB/s at {_setting(previous)}, latest {lt:.1f} MiB/s at {_setting(latest)}: "
+        f"throughput {'rose' if rose else 'did not rise'}"
+    ]
     step = max(1, int(step))
     grown = (lc * 2 if growth == "double" else lc + step) if rose else lc
     how = "doubled" if growth == "double" else f"raised by {step}"
@@ -172,9 +209,17 @@ def heuristic_phase(latest: Mapping, previous: Mapping, max_osts: int | None = N
         size = 2 * ls
         why = f"stripe size doubled (count unchanged, throughput rose): {size_text(ls)} -> {size_text(size)}"
     else:
-        size, why = ls, f"stripe size kept at {size_text(ls)}: " + (
-            "stripe count changed" if count != lc else "throughput did not rise" if not rose
-            else "doubling would reach Lustre's 4G limit")
+        size, why = (
+            ls,
+            f"stripe size kept at {size_text(ls)}: "
+            + (
+                "stripe count changed"
+                if count != lc
+                else "throughput did not rise"
+                if not rose
+                else "doubling would reach Lustre's 4G limit"
+            ),
+        )
     ev.append(why)
     return StripeAdvice("heuristic", count, size, tuple(ev))
 
@@ -191,8 +236,14 @@ def _rule_from(run: Mapping, nprocs, max_osts: int | None) -> StripeAdvice:
     return replace(a, evidence=tuple(note) + a.evidence)
 
 
-def _advise(runs: Sequence[Mapping], skipped: int, initial_fn: Callable[[], StripeAdvice | None],
-            nprocs, max_osts: int | None, growth: str) -> StripeAdvice | None:
+def _advise(
+    runs: Sequence[Mapping],
+    skipped: int,
+    initial_fn: Callable[[], StripeAdvice | None],
+    nprocs,
+    max_osts: int | None,
+    growth: str,
+) -> StripeAdvice | None:
     """runs: the application's usable earlier runs, oldest first."""
     if not runs:
         a = initial_fn()
@@ -203,16 +254,24 @@ def _advise(runs: Sequence[Mapping], skipped: int, initial_fn: Callable[[], Stri
         a = heuristic_phase(runs[-1], runs[-2], max_osts, growth, step)
     if a is None or not skipped:
         return a
-    return replace(a, evidence=a.evidence + (
-        f"{skipped} earlier run{'s' * (skipped != 1)} skipped: no throughput or stripe count",))
+    return replace(
+        a,
+        evidence=a.evidence
+        + (f"{skipped} earlier run{'s' * (skipped != 1)} skipped: no throughput or stripe count",),
+    )
 
 
 def _usable(run: Mapping) -> bool:
     return not (pd.isna(run.get("throughput_mib_s")) or pd.isna(run.get("stripe_count")))
 
 
-def for_run(prior: pd.DataFrame, others: pd.DataFrame, nprocs: int, max_osts: int | None = None,
-            growth: str = "double") -> StripeAdvice | None:
+def for_run(
+    prior: pd.DataFrame,
+    others: pd.DataFrame,
+    nprocs: int,
+    max_osts: int | None = None,
+    growth: str = "double",
+) -> StripeAdvice | None:
     """What DCA-IO sets for an application's next execution (§IV-A, Procedure 1 / §IV-B, Procedure 2).
 
     `prior`: the application's earlier runs (sorted by start_time here, stably); runs with a null
@@ -224,11 +283,17 @@ def for_run(prior: pd.DataFrame, others: pd.DataFrame, nprocs: int, max_osts: in
         prior = prior.sort_values("start_time", kind="stable")
     records = prior.to_dict("records")
     runs = [r for r in records if _usable(r)]
-    return _advise(runs, len(records) - len(runs), lambda: initial(others, nprocs), nprocs, max_osts, growth)
+    return _advise(
+        runs, len(records) - len(runs), lambda: initial(others, nprocs), nprocs, max_osts, growth
+    )
 
 
-def advise_runs(jobs: pd.DataFrame, key: Sequence[str] = ("program",), max_osts: int | None = None,
-                growth: str = "double") -> pd.DataFrame:
+def advise_runs(
+    jobs: pd.DataFrame,
+    key: Sequence[str] = ("program",),
+    max_osts: int | None = None,
+    growth: str = "double",
+) -> pd.DataFrame:
     """For every job, what DCA-IO would have set for that execution from what was known before it.
 
     An application is one value of `key`. Jobs are taken in (start_time, log_id) order; a job's
@@ -240,12 +305,26 @@ def advise_runs(jobs: pd.DataFrame, key: Sequence[str] = ("program",), max_osts:
     df = jobs.reset_index(drop=True)
     df = df.assign(_app=df.groupby(list(key), dropna=False, sort=False).ngroup())
     df = df.sort_values(["start_time", "log_id"], kind="stable", na_position="last")
-    recs = df[["log_id", "_app", "nprocs", "stripe_count", "stripe_size", "throughput_mib_s", "shared",
-               "io_procs"]].to_dict("records")
-    group = pd.factorize(df["start_time"])[0].tolist()  # equal start times (and all null ones) share a code
+    recs = df[
+        [
+            "log_id",
+            "_app",
+            "nprocs",
+            "stripe_count",
+            "stripe_size",
+            "throughput_mib_s",
+            "shared",
+            "io_procs",
+        ]
+    ].to_dict("records")
+    group = pd.factorize(df["start_time"])[
+        0
+    ].tolist()  # equal start times (and all null ones) share a code
     runs: dict[int, list] = {}
     skipped: dict[int, int] = {}
-    sums: dict[tuple, dict] = {}  # (column, nprocs[, app]) -> value -> [throughput sum, jobs], jobs known so far
+    sums: dict[
+        tuple, dict
+    ] = {}  # (column, nprocs[, app]) -> value -> [throughput sum, jobs], jobs known so far
     out = []
 
     def add(r: dict):
@@ -264,8 +343,10 @@ def advise_runs(jobs: pd.DataFrame, key: Sequence[str] = ("program",), max_osts:
         stats = []
         for col in ("stripe_count", "stripe_size"):
             mine = sums.get((col, r["nprocs"], r["_app"]), {})
-            less = {v: (t - mine.get(v, (0.0, 0))[0], n - mine.get(v, (0.0, 0))[1])
-                    for v, (t, n) in sums.get((col, r["nprocs"]), {}).items()}
+            less = {
+                v: (t - mine.get(v, (0.0, 0))[0], n - mine.get(v, (0.0, 0))[1])
+                for v, (t, n) in sums.get((col, r["nprocs"]), {}).items()
+            }
             stats.append({v: tn for v, tn in less.items() if tn[1]})
         return _from_stats(*stats, r["nprocs"])
 
@@ -279,10 +360,19 @@ def advise_runs(jobs: pd.DataFrame, key: Sequence[str] = ("program",), max_osts:
         app_runs, n_skipped = runs.setdefault(app, []), skipped.get(app, 0)
         a = _advise(app_runs, n_skipped, lambda: first_advice(r), r["nprocs"], max_osts, growth)
         if a is not None:
-            out.append({"log_id": r["log_id"], "run_number": len(app_runs) + n_skipped + 1, "phase": a.phase,
-                        "current_count": r["stripe_count"], "current_size": r["stripe_size"],
-                        "stripe_count": a.stripe_count, "stripe_size": a.stripe_size,
-                        "evidence": list(a.evidence), "command": a.command()})
+            out.append(
+                {
+                    "log_id": r["log_id"],
+                    "run_number": len(app_runs) + n_skipped + 1,
+                    "phase": a.phase,
+                    "current_count": r["stripe_count"],
+                    "current_size": r["stripe_size"],
+                    "stripe_count": a.stripe_count,
+                    "stripe_size": a.stripe_size,
+                    "evidence": list(a.evidence),
+                    "command": a.command(),
+                }
+            )
         if _usable(r):
             app_runs.append(r)
         else:

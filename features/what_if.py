@@ -25,11 +25,12 @@ setting, until nothing improves) bounds the calls instead.
 Pure pandas: `predict(frame) -> bandwidth per row (MiB/s)` is any model; `jobs/advise.py` runs it
 on executors with the registered champion.
 """
+
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 import numpy as np
 import pandas as pd
@@ -44,19 +45,27 @@ TIER_NAMES = {"bb": "the burst buffer", "pfs": "the parallel file system"}
 @dataclass(frozen=True)
 class Space:
     """What the search may change; `dimensions` is the subset of DIMENSIONS varied."""
+
     tiers: tuple[str, ...] = ("bb", "pfs")
     transfer_sizes: tuple[int, ...] = (KIB, 4 * KIB, 16 * KIB, 64 * KIB, 256 * KIB, MIB, 4 * MIB)
     dimensions: tuple[str, ...] = DIMENSIONS
     max_calls: int = 256
     min_speedup: float = 1.2
     smaller_transfers: bool = False  # advise smaller requests too (off: larger only, see `options`)
-    cap_per_open: bool = True  # no request larger than the bytes a rank moves per open (see `options`)
+    cap_per_open: bool = (
+        True  # no request larger than the bytes a rank moves per open (see `options`)
+    )
 
     @classmethod
-    def from_conf(cls, aconf, tiers) -> "Space":
-        return cls(tiers=tuple(str(t) for t in tiers), transfer_sizes=tuple(int(s) for s in aconf.transfer_sizes),
-                   dimensions=tuple(aconf.dimensions), max_calls=int(aconf.max_model_calls),
-                   min_speedup=float(aconf.min_speedup), smaller_transfers=bool(aconf.smaller_transfers))
+    def from_conf(cls, aconf, tiers) -> Space:
+        return cls(
+            tiers=tuple(str(t) for t in tiers),
+            transfer_sizes=tuple(int(s) for s in aconf.transfer_sizes),
+            dimensions=tuple(aconf.dimensions),
+            max_calls=int(aconf.max_model_calls),
+            min_speedup=float(aconf.min_speedup),
+            smaller_transfers=bool(aconf.smaller_transfers),
+        )
 
 
 def human_size(n) -> str:
@@ -79,8 +88,12 @@ def layout_of(row) -> str:
 
 def setting(row) -> dict:
     """A file's current value of every dimension."""
-    return {"tier": str(row["tier"]), "transfer_size": int(row["transfer_size"] or 0),
-            "api": api_of(row), "layout": layout_of(row)}
+    return {
+        "tier": str(row["tier"]),
+        "transfer_size": int(row["transfer_size"] or 0),
+        "api": api_of(row),
+        "layout": layout_of(row),
+    }
 
 
 def options(row, space: Space) -> dict[str, list]:
@@ -92,10 +105,14 @@ def options(row, space: Space) -> dict[str, list]:
         opts["tier"] = sorted(set(space.tiers) | {now["tier"]})
     if "transfer_size" in space.dimensions and now["transfer_size"] > 0:
         sizes = set(space.transfer_sizes) | {now["transfer_size"]}
-        if not space.smaller_transfers:  # on the IOR sweep a larger request never lost > 10% (bench/advice_eval.py)
+        if (
+            not space.smaller_transfers
+        ):  # on the IOR sweep a larger request never lost > 10% (bench/advice_eval.py)
             sizes = {v for v in sizes if v >= now["transfer_size"]}
         per_open = now["transfer_size"] * max(1.0, float(row.get("rw_per_open") or 1.0))
-        if space.cap_per_open:  # no request beyond the bytes of an open: the same data in fewer, larger requests
+        if (
+            space.cap_per_open
+        ):  # no request beyond the bytes of an open: the same data in fewer, larger requests
             sizes = {v for v in sizes if v <= per_open} | {now["transfer_size"]}
         opts["transfer_size"] = sorted(sizes)
     if "layout" in space.dimensions and nprocs > 1:
@@ -131,7 +148,9 @@ def _valid(choice: dict, now: dict) -> bool:
     """Collective I/O on a file per process is never advised (a file's collective calls need the
     processes sharing it); a file already doing it keeps it unless the search changes it."""
     same = choice["api"] == now["api"] and choice["layout"] == now["layout"]
-    return same or not (choice["api"] == "MPI-IO collective" and choice["layout"] == "file per process")
+    return same or not (
+        choice["api"] == "MPI-IO collective" and choice["layout"] == "file per process"
+    )
 
 
 def _job_equivalent(bw: np.ndarray, rows: pd.DataFrame) -> np.ndarray:
@@ -143,13 +162,16 @@ def _job_equivalent(bw: np.ndarray, rows: pd.DataFrame) -> np.ndarray:
 @dataclass
 class Result:
     """The search's answer for one file."""
+
     current: dict
     best: dict
-    bandwidth_now: float   # predicted per-file MiB/s, current setting
+    bandwidth_now: float  # predicted per-file MiB/s, current setting
     bandwidth_best: float  # predicted per-file MiB/s, best setting
-    speedup: float         # on the job-equivalent bandwidth (see the module's docstring)
+    speedup: float  # on the job-equivalent bandwidth (see the module's docstring)
     calls: int
-    by_dimension: dict = field(default_factory=dict)  # dimension -> (value, speed-up changing it alone)
+    by_dimension: dict = field(
+        default_factory=dict
+    )  # dimension -> (value, speed-up changing it alone)
     placement: tuple | None = None  # (tier, probability) when the placement model picked the tier
 
     def changes(self) -> list[str]:
@@ -163,8 +185,12 @@ def _score(rows: list[dict], predict) -> tuple[np.ndarray, np.ndarray]:
     return _job_equivalent(bw, frame), bw
 
 
-def search(files: pd.DataFrame, predict: Callable[[pd.DataFrame], np.ndarray], space: Space,
-           place: Callable[[pd.DataFrame], pd.DataFrame] | None = None) -> list[Result]:
+def search(
+    files: pd.DataFrame,
+    predict: Callable[[pd.DataFrame], np.ndarray],
+    space: Space,
+    place: Callable[[pd.DataFrame], pd.DataFrame] | None = None,
+) -> list[Result]:
     """The best setting of each file (rows of silver/file_features) under `predict`.
 
     Exhaustive over `options` when the product fits `space.max_calls`, coordinate descent
@@ -177,14 +203,19 @@ def search(files: pd.DataFrame, predict: Callable[[pd.DataFrame], np.ndarray], s
     ratio of two bandwidth predictions (bench/advice_eval.py)."""
     if place is None or "tier" not in space.dimensions:
         return _search(files, predict, space)
-    results = _search(files, predict, replace(space, dimensions=tuple(d for d in space.dimensions if d != "tier")))
+    results = _search(
+        files, predict, replace(space, dimensions=tuple(d for d in space.dimensions if d != "tier"))
+    )
     records = files.to_dict("records")
     for res in results:  # below the threshold the other dimensions stay as they are
         if not (res.changes() and res.speedup >= space.min_speedup):
             res.best = dict(res.current)
     best_rows = pd.DataFrame([apply(r, res.best) for r, res in zip(records, results)])
     picked = place(best_rows)
-    tiers, probs = picked["predicted_tier"].astype(str).to_numpy(), picked["probability"].to_numpy(float)
+    tiers, probs = (
+        picked["predicted_tier"].astype(str).to_numpy(),
+        picked["probability"].to_numpy(float),
+    )
     moved = [dict(res.best, tier=t) for res, t in zip(results, tiers)]
     eq, raw = _score([apply(r, m) for r, m in zip(records, moved)], predict)
     eq_now, _ = _score([apply(r, res.current) for r, res in zip(records, results)], predict)
@@ -227,13 +258,24 @@ def _result(row: dict, grid: list[dict], s: np.ndarray, raw: np.ndarray) -> Resu
     b = int(np.nanargmax(s)) if np.isfinite(s).any() else 0
     alone = {}
     for d in DIMENSIONS:  # the best value of each dimension changed alone, and its speed-up
-        cands = [(c, v) for c, v in zip(grid, s) if all(c[o] == now[o] for o in DIMENSIONS if o != d) and c[d] != now[d]]
+        cands = [
+            (c, v)
+            for c, v in zip(grid, s)
+            if all(c[o] == now[o] for o in DIMENSIONS if o != d) and c[d] != now[d]
+        ]
         if cands:
             c, v = max(cands, key=lambda cv: cv[1])
             alone[d] = (c[d], float(v / bw_now) if bw_now > 0 else float("nan"))
     raw_now = float(raw[i_now]) if i_now is not None else float("nan")
-    return Result(now, grid[b], raw_now, float(raw[b]), float(s[b] / bw_now) if bw_now > 0 else float("nan"),
-                  len(grid), alone)
+    return Result(
+        now,
+        grid[b],
+        raw_now,
+        float(raw[b]),
+        float(s[b] / bw_now) if bw_now > 0 else float("nan"),
+        len(grid),
+        alone,
+    )
 
 
 def _descend(row: dict, predict, space: Space) -> Result:
@@ -256,7 +298,9 @@ def _descend(row: dict, predict, space: Space) -> Result:
             k = int(np.argmax(s))
             if s[k] > best_bw:
                 cur, best_bw, best_raw, changed = cands[k], float(s[k]), float(r[k]), True
-    return Result(now, cur, raw_now, best_raw, best_bw / bw_now if bw_now > 0 else float("nan"), calls, {})
+    return Result(
+        now, cur, raw_now, best_raw, best_bw / bw_now if bw_now > 0 else float("nan"), calls, {}
+    )
 
 
 def advised(result: Result, min_speedup: float) -> bool:
@@ -271,8 +315,10 @@ def advised(result: Result, min_speedup: float) -> bool:
 
 def change(result: Result) -> str:
     """The changed dimensions and their new values, e.g. `tier=bb; transfer_size=1 MiB` ('' if none)."""
-    return "; ".join(f"{d}={human_size(result.best[d]) if d == 'transfer_size' else result.best[d]}"
-                     for d in result.changes())
+    return "; ".join(
+        f"{d}={human_size(result.best[d]) if d == 'transfer_size' else result.best[d]}"
+        for d in result.changes()
+    )
 
 
 def describe(s: dict) -> str:
@@ -281,23 +327,32 @@ def describe(s: dict) -> str:
 
 HINTS_SHORT = {"tier": "tier", "transfer_size": "transfer size", "api": "API", "layout": "layout"}
 HINTS = {
-    "tier": lambda v: {"bb": "stage the file on the burst buffer (e.g. `#DW jobdw …` and write under $DW_JOB_STRIPED)",
-                       "pfs": "write the file to the parallel file system (scratch) instead of the burst buffer"
-                       }.get(v, f"move the file to tier {v}"),
-    "transfer_size": lambda v: (f"issue {human_size(v)} requests (aggregate small writes in a buffer; MPI-IO: "
-                                f"romio_cb_buffer_size={int(v)}; HDF5: chunks of {human_size(v)})"),
-    "api": lambda v: {"POSIX": "use plain POSIX read/write for this file",
-                      "MPI-IO": "use MPI-IO independent calls (MPI_File_write_at / MPI_File_read_at)",
-                      "MPI-IO collective": "use collective MPI-IO (MPI_File_write_all / MPI_File_read_all; "
-                                           "romio_cb_write=enable, romio_cb_read=enable)"}[v],
-    "layout": lambda v: {"file per process": "write one file per process instead of a shared file",
-                         "shared file": "write one shared file instead of one file per process "
-                                        "(MPI-IO collective or HDF5 parallel)"}[v],
+    "tier": lambda v: {
+        "bb": "stage the file on the burst buffer (e.g. `#DW jobdw …` and write under $DW_JOB_STRIPED)",
+        "pfs": "write the file to the parallel file system (scratch) instead of the burst buffer",
+    }.get(v, f"move the file to tier {v}"),
+    "transfer_size": lambda v: (
+        f"issue {human_size(v)} requests (aggregate small writes in a buffer; MPI-IO: "
+        f"romio_cb_buffer_size={int(v)}; HDF5: chunks of {human_size(v)})"
+    ),
+    "api": lambda v: {
+        "POSIX": "use plain POSIX read/write for this file",
+        "MPI-IO": "use MPI-IO independent calls (MPI_File_write_at / MPI_File_read_at)",
+        "MPI-IO collective": "use collective MPI-IO (MPI_File_write_all / MPI_File_read_all; "
+        "romio_cb_write=enable, romio_cb_read=enable)",
+    }[v],
+    "layout": lambda v: {
+        "file per process": "write one file per process instead of a shared file",
+        "shared file": "write one shared file instead of one file per process "
+        "(MPI-IO collective or HDF5 parallel)",
+    }[v],
 }
 
 
 def message(result: Result) -> str:
     """What to set, in the user's terms, with the predicted gain."""
     steps = "; ".join(HINTS[d](result.best[d]) for d in result.changes())
-    return (f"predicted {result.speedup:.2f}x faster ({result.bandwidth_now:,.1f} -> {result.bandwidth_best:,.1f} "
-            f"MiB/s): {steps}")
+    return (
+        f"predicted {result.speedup:.2f}x faster ({result.bandwidth_now:,.1f} -> {result.bandwidth_best:,.1f} "
+        f"MiB/s): {steps}"
+    )

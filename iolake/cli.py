@@ -18,6 +18,7 @@ the same command line as `iolake stage NAME`: it is this parser.
 Exit codes: 0 success, 2 bad usage or configuration, 3 a data-quality gate stopped a commit,
 1 any other failure.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -59,11 +60,17 @@ def sample_inputs() -> list[str]:
 
 
 def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--lake", help="lake root folder or URI (default: lake.root of the configuration, ./lake)")
-    p.add_argument("--env", default="local", help="configuration overlay: local (default) or cluster")
+    p.add_argument(
+        "--lake", help="lake root folder or URI (default: lake.root of the configuration, ./lake)"
+    )
+    p.add_argument(
+        "--env", default="local", help="configuration overlay: local (default) or cluster"
+    )
     p.add_argument("--conf-dir", help="configuration folder (default: the project's conf/)")
     p.add_argument("--decoder", choices=("pydarshan", "native"), help="override ingest.decoder")
-    p.add_argument("--verbose", action="store_true", help="show Spark's own log lines on the console")
+    p.add_argument(
+        "--verbose", action="store_true", help="show Spark's own log lines on the console"
+    )
 
 
 def _stage_args(p: argparse.ArgumentParser, stage) -> None:
@@ -76,8 +83,12 @@ def _stage_args(p: argparse.ArgumentParser, stage) -> None:
 def parser() -> argparse.ArgumentParser:
     from iolake.pipeline import load_pipeline
 
-    p = argparse.ArgumentParser(prog="iolake", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
+    p = argparse.ArgumentParser(
+        prog="iolake",
+        description=__doc__.split("\n\n")[0],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        epilog=__doc__,
+    )
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run every available stage in pipeline.yaml order")
     r.add_argument("inputs", nargs="*", help="trace files or folders (default: the sample logs)")
@@ -85,8 +96,12 @@ def parser() -> argparse.ArgumentParser:
     st = sub.add_parser("stage", help="run one stage of pipeline.yaml")
     stages = st.add_subparsers(dest="stage", required=True, metavar="NAME")
     for s in load_pipeline():
-        _stage_args(stages.add_parser(s.name, help=f"{', '.join(s.tables_in) or 'trace files'} -> "
-                                                   f"{', '.join(s.outputs)}"), s)
+        _stage_args(
+            stages.add_parser(
+                s.name, help=f"{', '.join(s.tables_in) or 'trace files'} -> {', '.join(s.outputs)}"
+            ),
+            s,
+        )
     i = sub.add_parser("ingest", help="ingest trace files into the bronze tables (= stage ingest)")
     i.add_argument("inputs", nargs="+", help="trace files or folders (paths or URIs)")
     _common(i)
@@ -94,24 +109,51 @@ def parser() -> argparse.ArgumentParser:
     pr = sub.add_parser("predict", help="per-file placement plan of Darshan logs (champion models)")
     pr.add_argument("inputs", nargs="+", help="Darshan log files")
     _common(pr)
-    ad = sub.add_parser("advise", help="what to change in Darshan logs: model what-if, DCA-IO stripes, tag advice")
+    ad = sub.add_parser(
+        "advise", help="what to change in Darshan logs: model what-if, DCA-IO stripes, tag advice"
+    )
     ad.add_argument("inputs", nargs="+", help="Darshan log files")
     ad.add_argument("--out", metavar="CSV", help="also write every advice row as CSV")
     _common(ad)
-    m = sub.add_parser("maintain", help="OPTIMIZE (Z-ORDER) and VACUUM every table; print table stats")
-    m.add_argument("--table", action="append", metavar="NAME",
-                   help="only this table (repeatable; `posix` or `bronze/posix`)")
-    m.add_argument("--dry-run", action="store_true", help="VACUUM DRY RUN only: list what would be deleted, no OPTIMIZE")
+    m = sub.add_parser(
+        "maintain", help="OPTIMIZE (Z-ORDER) and VACUUM every table; print table stats"
+    )
+    m.add_argument(
+        "--table",
+        action="append",
+        metavar="NAME",
+        help="only this table (repeatable; `posix` or `bronze/posix`)",
+    )
+    m.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="VACUUM DRY RUN only: list what would be deleted, no OPTIMIZE",
+    )
     _common(m)
-    rp = sub.add_parser("report", help="write one job's self-contained HTML report (reads the lake, no Spark needed)")
-    rp.add_argument("job", metavar="JOB", help="a log_id, a unique prefix of one, or the job's jobid")
-    rp.add_argument("--out", metavar="FILE_OR_DIR", help="the HTML file, or a folder for <log_id>.html "
-                                                        "(default: reports/<log_id>.html)")
+    rp = sub.add_parser(
+        "report",
+        help="write one job's self-contained HTML report (reads the lake, no Spark needed)",
+    )
+    rp.add_argument(
+        "job", metavar="JOB", help="a log_id, a unique prefix of one, or the job's jobid"
+    )
+    rp.add_argument(
+        "--out",
+        metavar="FILE_OR_DIR",
+        help="the HTML file, or a folder for <log_id>.html (default: reports/<log_id>.html)",
+    )
     _common(rp)
-    w = sub.add_parser("watch", help="flag application runs slower than their own history (reads the lake, "
-                                     "or --history FILE; no Spark needed)")
-    w.add_argument("--history", metavar="FILE", help="CSV or Parquet: app, start (epoch s or ISO 8601), metric "
-                                                     "columns of conf watch.metrics (default: the lake's gold/app_runs)")
+    w = sub.add_parser(
+        "watch",
+        help="flag application runs slower than their own history (reads the lake, "
+        "or --history FILE; no Spark needed)",
+    )
+    w.add_argument(
+        "--history",
+        metavar="FILE",
+        help="CSV or Parquet: app, start (epoch s or ISO 8601), metric "
+        "columns of conf watch.metrics (default: the lake's gold/app_runs)",
+    )
     w.add_argument("--out", metavar="CSV", help="write the flagged rows as CSV")
     _common(w)
     return p
@@ -122,8 +164,10 @@ def stage_parser(name: str) -> argparse.ArgumentParser:
     from iolake.runner import stage_by_name
 
     stage = stage_by_name(name)
-    p = argparse.ArgumentParser(prog=f"iolake stage {name}",
-                                description=f"{', '.join(stage.inputs)} -> {', '.join(stage.outputs)}")
+    p = argparse.ArgumentParser(
+        prog=f"iolake stage {name}",
+        description=f"{', '.join(stage.inputs)} -> {', '.join(stage.outputs)}",
+    )
     _stage_args(p, stage)
     return p
 
@@ -136,8 +180,12 @@ def _conf(args):
         overrides["ingest"] = {"decoder": args.decoder}
     conf = load_config(args.env, args.conf_dir, overrides)
     root = conf.lake.root
-    if "://" not in root and not Path(root).is_absolute():  # one lake whatever the working directory later
-        conf = dataclasses.replace(conf, lake=dataclasses.replace(conf.lake, root=str(Path(root).resolve())))
+    if (
+        "://" not in root and not Path(root).is_absolute()
+    ):  # one lake whatever the working directory later
+        conf = dataclasses.replace(
+            conf, lake=dataclasses.replace(conf.lake, root=str(Path(root).resolve()))
+        )
     return conf
 
 
@@ -150,13 +198,17 @@ def main(argv=None) -> int:
             from iolake.pipeline import load_pipeline
 
             for s in load_pipeline():
-                print(f"{s.name:<10} {'ready' if s.available else 'not built yet':<14} {s.module:<14} "
-                      f"{', '.join(s.inputs)} -> {', '.join(s.outputs)}")
+                print(
+                    f"{s.name:<10} {'ready' if s.available else 'not built yet':<14} {s.module:<14} "
+                    f"{', '.join(s.inputs)} -> {', '.join(s.outputs)}"
+                )
             return 0
         conf = _conf(args)
         if args.cmd in ("stage", "ingest"):
             name = "ingest" if args.cmd == "ingest" else args.stage
-            return _stages(conf, [name], getattr(args, "inputs", None) or [], args.verbose, command=args.cmd)
+            return _stages(
+                conf, [name], getattr(args, "inputs", None) or [], args.verbose, command=args.cmd
+            )
         if args.cmd == "predict":
             from models.registry import ModelAliasMissing
 
@@ -183,8 +235,13 @@ def stage_main(name: str, argv=None) -> int:
     args = stage_parser(name).parse_args(argv)
 
     def body() -> int:
-        return _stages(_conf(args), [name], getattr(args, "inputs", None) or [], args.verbose,
-                       command="ingest" if name == "ingest" else "stage")
+        return _stages(
+            _conf(args),
+            [name],
+            getattr(args, "inputs", None) or [],
+            args.verbose,
+            command="ingest" if name == "ingest" else "stage",
+        )
 
     return guarded(name, body)
 
@@ -193,6 +250,7 @@ def entry_points(name: str):
     """`(run, main)` of the stage module for stage `name`:
     `run(spark, conf, run_info=None, echo=print, **params)` runs it through `run_stage`;
     `main(argv=None)` is `iolake stage NAME` with the module's argv (spark-submit-able)."""
+
     def run(spark, conf, run_info: RunInfo | None = None, echo=print, **params) -> dict:
         from iolake.runner import run_stage
 
@@ -201,8 +259,9 @@ def entry_points(name: str):
     def main(argv=None) -> int:
         return stage_main(name, argv)
 
-    run.__doc__ = (f"Run stage {name!r} through the runner (`iolake.runner.run_stage`); "
-                   "returns its summary.")
+    run.__doc__ = (
+        f"Run stage {name!r} through the runner (`iolake.runner.run_stage`); returns its summary."
+    )
     main.__doc__ = f"`iolake stage {name}` with this argv; returns the exit code."
     return run, main
 
@@ -236,7 +295,9 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
         spark = rec.spark = session(conf, verbose, info.run_id)
         log_file = log_file_of(spark)  # None with --verbose, or when the session already existed
         if announce:
-            print(f"iolake {command} {info.run_id}: lake {conf.lake.root}, env {conf.env}, inputs {', '.join(inputs)}")
+            print(
+                f"iolake {command} {info.run_id}: lake {conf.lake.root}, env {conf.env}, inputs {', '.join(inputs)}"
+            )
         for stage in stages:
             if not stage.available:
                 print(f"[{stage.name}] skipped: not built yet ({stage.module})")
@@ -251,8 +312,10 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
                 rec.stage_done(stage.name, time.monotonic() - t)
             print(f"[{stage.name}] done in {time.monotonic() - t:.1f} s")
         if announce:
-            print(f"iolake {command} {info.run_id}: finished in {time.monotonic() - t0:.1f} s; tables under "
-                  f"{conf.lake.root}")
+            print(
+                f"iolake {command} {info.run_id}: finished in {time.monotonic() - t0:.1f} s; tables under "
+                f"{conf.lake.root}"
+            )
             if any(s.name in ("train", "score") for s in stages):
                 _where_to_look(conf)
         if log_file:
@@ -277,11 +340,17 @@ def _where_to_look(conf) -> None:
         try:
             mv = version_by_alias(name, m.alias)
             run = mlflow.get_run(mv.run_id)
-            src = run.data.tags.get("iolake.training_source") or run.data.tags.get("iolake.label_source", "?")
-            print(f"  {name}@{m.alias}: v{mv.version} ({run.data.params.get('model', '?')}, trained on {src})")
+            src = run.data.tags.get("iolake.training_source") or run.data.tags.get(
+                "iolake.label_source", "?"
+            )
+            print(
+                f"  {name}@{m.alias}: v{mv.version} ({run.data.params.get('model', '?')}, trained on {src})"
+            )
         except ModelAliasMissing as e:  # never trained, or every version held back
-            print(f"  {name}@{m.alias}: " + (f"none (v{e.held_back[0]}: {e.held_back[1]})" if e.held_back
-                                             else "none yet"))
+            print(
+                f"  {name}@{m.alias}: "
+                + (f"none (v{e.held_back[0]}: {e.held_back[1]})" if e.held_back else "none yet")
+            )
     try:
         preds = arrow.read(conf.lake.root, TABLES["placement_predictions"], columns=["log_id"])
         example = preds.column("log_id")[0].as_py() if preds.num_rows else None
@@ -308,7 +377,9 @@ def _library_output_to(log_file: str | None):
             lg.setLevel(logging.INFO)
             lg.handlers, lg.propagate = [handler], False
         warnings.simplefilter("default")
-        warnings.showwarning = lambda msg, cat, fn, ln, *_: f.write(warnings.formatwarning(msg, cat, fn, ln))
+        warnings.showwarning = lambda msg, cat, fn, ln, *_: f.write(
+            warnings.formatwarning(msg, cat, fn, ln)
+        )
         try:
             yield
         finally:

@@ -6,6 +6,7 @@ each setting's type and no value, so a key base.yaml lacks is an error naming it
 An unknown key, a wrong type or a bad value raises `ConfigError` naming the file and the
 dotted key, e.g. ``conf/local.yaml: ingest.decodr: unknown key (known: decoder, ...)``.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -31,7 +32,9 @@ class SparkConf:
     master: str | None
     app_name: str
     properties: dict[str, str]
-    logs_per_partition: int  # a stage over N new logs starts AQE's shuffles at >= N / this partitions (0: off)
+    logs_per_partition: (
+        int  # a stage over N new logs starts AQE's shuffles at >= N / this partitions (0: off)
+    )
 
 
 @dataclass(frozen=True)
@@ -54,11 +57,15 @@ class IngestConf:
     max_file_bytes: int  # larger files are quarantined without reading
     max_nprocs: int  # header sanity: more ranks than this is garbage
     suffixes: list[str]
-    commit: str = "files"  # files: add the staged Parquet files as they are | merge: write the rows again
+    commit: str = (
+        "files"  # files: add the staged Parquet files as they are | merge: write the rows again
+    )
     covers: bool = True  # compute each log's covering set where it is decoded (bronze/covers)
     patterns: bool = True  # and its DXT access-pattern counts (bronze/op_patterns)
     phases: bool = True  # and its traced I/O phases (bronze/phases)
-    rollups: bool = True  # and its file records' counters rolled up over ranks (bronze/file_rollups)
+    rollups: bool = (
+        True  # and its file records' counters rolled up over ranks (bronze/file_rollups)
+    )
 
 
 @dataclass(frozen=True)
@@ -115,9 +122,13 @@ class TagsConf:
     read_after_write_share: float  # own: share of bytes on files read after written
     redundant_read_ratio: float  # Drishti P09: bytes read / (highest offset read + 1)
     redundant_write_ratio: float  # Drishti P10: bytes written / (highest offset written + 1)
-    blocking_operations_absolute: int  # Drishti M06/M07: blocking MPI-IO reads (writes) above this, none non-blocking
+    blocking_operations_absolute: (
+        int  # Drishti M06/M07: blocking MPI-IO reads (writes) above this, none non-blocking
+    )
     min_io_time_s: float  # own: time-share rules ignore jobs with less I/O time
-    single_reader_share: float  # own (keynote): one rank's share of a read-only file every rank opened
+    single_reader_share: (
+        float  # own (keynote): one rank's share of a read-only file every rank opened
+    )
     evidence_max: int  # Drishti DETAILS_MAX_SIZE: files / ranks listed per tag
 
 
@@ -133,13 +144,19 @@ class ModelsConf:
 
     label_min_margin: float  # drop a label group when (best - other) / other tier bandwidth <= this
     label_formats: list[str]  # trace formats whose bandwidths label
-    benchmark_table: str | None  # CSV or Delta path: features + per-tier bandwidth; replaces lake labels
+    benchmark_table: (
+        str | None
+    )  # CSV or Delta path: features + per-tier bandwidth; replaces lake labels
     default_benchmark: str | None  # the table to train on when the lake has too few two-tier labels
-    ground_truth: str | None  # labels.csv of a sweep: agreement of lake labels is reported against it
+    ground_truth: (
+        str | None
+    )  # labels.csv of a sweep: agreement of lake labels is reported against it
     splits: int  # grouped train/test splits per classifier / regressor (models/evaluation.py)
     test_fraction: float
     seed: int
-    max_train_rows: int  # lake rows a bandwidth model trains on at most (whole feature groups sampled past it)
+    max_train_rows: (
+        int  # lake rows a bandwidth model trains on at most (whole feature groups sampled past it)
+    )
     cv_jobs: int  # a bandwidth model's grouped splits fitted at once, in threads (0: one per core)
     classifiers: list[str]
     regressors: list[str]
@@ -255,11 +272,15 @@ class Config:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
         return hashlib.sha256(blob).hexdigest()[:12]
 
-    def with_overrides(self, **changes) -> "Config":
+    def with_overrides(self, **changes) -> Config:
         return dataclasses.replace(self, **changes)
 
 
-CHOICES = {("ingest", "decoder"): ("pydarshan", "native"), ("ingest", "commit"): ("files", "merge"), ("env",): ENVS}
+CHOICES = {
+    ("ingest", "decoder"): ("pydarshan", "native"),
+    ("ingest", "commit"): ("files", "merge"),
+    ("env",): ENVS,
+}
 
 
 def _merge(base: dict, overlay: dict, origin: dict, src: str, prefix: str = "") -> None:
@@ -299,14 +320,21 @@ def _check(value, tp, key: str, origin: dict):
                 raise ConfigError(
                     f"{where}: {key + '.' if key else ''}{k}: unknown key (known: {', '.join(sorted(known))})"
                 )
-        required = [f.name for f in dataclasses.fields(tp)
-                    if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING]
+        required = [
+            f.name
+            for f in dataclasses.fields(tp)
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
+        ]
         absent = [k for k in required if k not in value]
         if absent:
             names = ", ".join(f"{key}.{k}" if key else k for k in absent)
-            raise ConfigError(f"{origin.get('', 'conf/base.yaml')}: {names}: missing (base.yaml sets every key; "
-                              "an overlay may only change them)")
-        kwargs = {k: _check(v, hints[k], f"{key}.{k}" if key else k, origin) for k, v in value.items()}
+            raise ConfigError(
+                f"{origin.get('', 'conf/base.yaml')}: {names}: missing (base.yaml sets every key; "
+                "an overlay may only change them)"
+            )
+        kwargs = {
+            k: _check(v, hints[k], f"{key}.{k}" if key else k, origin) for k, v in value.items()
+        }
         return tp(**kwargs)
     if org in (typing.Union, types.UnionType):
         args = typing.get_args(tp)
@@ -357,7 +385,9 @@ def _read_yaml(path: Path) -> dict:
     return data
 
 
-def load_config(env: str = "local", conf_dir: Path | str | None = None, overrides: dict | None = None) -> Config:
+def load_config(
+    env: str = "local", conf_dir: Path | str | None = None, overrides: dict | None = None
+) -> Config:
     """base.yaml, then <env>.yaml, then `overrides` (from the CLI), merged key by key."""
     conf_dir = Path(conf_dir) if conf_dir else CONF_DIR
     if env not in ENVS:
@@ -378,8 +408,10 @@ def load_config(env: str = "local", conf_dir: Path | str | None = None, override
     conf = _check(merged, Config, "", origin)
     _check_maintain(conf.maintain, origin)
     if conf.models.alias == "challenger":  # models/registry.py gives a losing version that alias
-        raise ConfigError(f"{origin.get('models.alias', origin.get('', 'conf/base.yaml'))}: models.alias: 'challenger' "
-                          "is the alias a version that lost gets; choose another (e.g. champion)")
+        raise ConfigError(
+            f"{origin.get('models.alias', origin.get('', 'conf/base.yaml'))}: models.alias: 'challenger' "
+            "is the alias a version that lost gets; choose another (e.g. champion)"
+        )
     _check_watch(conf.watch, origin)
     _check_advise(conf.advise, origin)
     return conf
@@ -389,7 +421,9 @@ def _check_maintain(m: MaintainConf, origin: dict) -> None:
     """A VACUUM retention below Delta's safety limit needs `maintain.allow_short_retention: true`."""
     if m.vacuum_retention_hours < 0:
         src = origin.get("maintain.vacuum_retention_hours", "defaults")
-        raise ConfigError(f"{src}: maintain.vacuum_retention_hours: must be >= 0, got {m.vacuum_retention_hours:g}")
+        raise ConfigError(
+            f"{src}: maintain.vacuum_retention_hours: must be >= 0, got {m.vacuum_retention_hours:g}"
+        )
     if m.vacuum_retention_hours < DELTA_RETENTION_SAFETY_HOURS and not m.allow_short_retention:
         src = origin.get("maintain.vacuum_retention_hours", "defaults")
         raise ConfigError(
@@ -404,9 +438,13 @@ ADVISE_DIMENSIONS = ("tier", "transfer_size", "api", "layout")
 
 def _section_error(section: str, origin: dict):
     """bad(key, msg) -> a ConfigError naming the file that set `section.key` (or the base) and the key."""
+
     def bad(key: str, msg: str) -> ConfigError:
         dotted = f"{section}.{key}"
-        return ConfigError(f"{origin.get(dotted, origin.get('', 'conf/base.yaml'))}: {dotted}: {msg}")
+        return ConfigError(
+            f"{origin.get(dotted, origin.get('', 'conf/base.yaml'))}: {dotted}: {msg}"
+        )
+
     return bad
 
 
@@ -416,7 +454,9 @@ def _check_advise(a: AdviseConf, origin: dict) -> None:
 
     for d in a.dimensions:
         if d not in ADVISE_DIMENSIONS:
-            raise bad("dimensions", f"unknown dimension {d!r} (known: {', '.join(ADVISE_DIMENSIONS)})")
+            raise bad(
+                "dimensions", f"unknown dimension {d!r} (known: {', '.join(ADVISE_DIMENSIONS)})"
+            )
     if a.tier_from not in ("placement", "bandwidth"):
         raise bad("tier_from", f"must be placement or bandwidth, got {a.tier_from!r}")
     if a.stripe_growth not in ("double", "linear"):
@@ -446,14 +486,24 @@ def _check_watch(w: WatchConf, origin: dict) -> None:
     for m in w.metrics:
         if m.worse not in ("lower", "higher"):
             raise bad("metrics", f"{m.name}: worse must be lower or higher, got {m.worse!r}")
-    if not w.nprocs_buckets or w.nprocs_buckets != sorted(set(w.nprocs_buckets)) or w.nprocs_buckets[0] > 1:
+    if (
+        not w.nprocs_buckets
+        or w.nprocs_buckets != sorted(set(w.nprocs_buckets))
+        or w.nprocs_buckets[0] > 1
+    ):
         raise bad("nprocs_buckets", "must be increasing lower edges starting at 1 (or 0)")
     if w.short_window < 1 or w.min_history < 1 or w.long_window < w.min_history:
-        raise bad("long_window", "needs short_window >= 1, min_history >= 1 and long_window >= min_history")
+        raise bad(
+            "long_window",
+            "needs short_window >= 1, min_history >= 1 and long_window >= min_history",
+        )
     for key in ("h", "clip"):
         if getattr(w.glr, key) <= 0:
             raise bad(f"glr.{key}", "must be > 0")
-    reach = w.glr.clip * w.short_window ** 0.5  # a full short window of z = -clip
+    reach = w.glr.clip * w.short_window**0.5  # a full short window of z = -clip
     if reach <= w.glr.h:
-        raise bad("glr.h", f"glr can never alarm: a full short window of z = -clip gives {reach:.2f} "
-                           f"(clip * sqrt(short_window)), not beyond h = {w.glr.h}")
+        raise bad(
+            "glr.h",
+            f"glr can never alarm: a full short window of z = -clip gives {reach:.2f} "
+            f"(clip * sqrt(short_window)), not beyond h = {w.glr.h}",
+        )

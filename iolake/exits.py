@@ -1,10 +1,11 @@
 """The exit codes of every iolake command and stage module, mapped in one place.
 
-  0  success
-  1  anything else (a bug, a lost executor, a full disk: read the traceback)
-  2  bad usage or configuration (the message names the file and key), or a missing input
-  3  a data-quality gate stopped a commit (nothing was committed; retrying will not help)
+0  success
+1  anything else (a bug, a lost executor, a full disk: read the traceback)
+2  bad usage or configuration (the message names the file and key), or a missing input
+3  a data-quality gate stopped a commit (nothing was committed; retrying will not help)
 """
+
 from __future__ import annotations
 
 import sys

@@ -3,6 +3,7 @@
 Used by the kill-and-rerun tests to stop a run between two commits, where a crash hurts most.
 Unset (always, outside tests) it does nothing.
 """
+
 import os
 import signal
 

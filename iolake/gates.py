@@ -12,6 +12,7 @@ failure, and writes the report. Its verdict is the one that counts. `tests/test_
 that both agree, rule by rule, on passing and failing frames. Great Expectations is imported
 only here, and only when needed (it takes ~12 s and ~300 MB to import).
 """
+
 from __future__ import annotations
 
 import logging
@@ -98,8 +99,11 @@ def unexpected_counts(spec: TableSpec, df) -> list[tuple[Expectation, int]]:
 
     rules = [(e, _unexpected(e)) for e in spec.expectations]
     counts = [0] * len(rules)
-    aggs = [F.sum(F.when(cond, 1).otherwise(0)).alias(f"e{i}") for i, (_, cond) in enumerate(rules)
-            if cond is not None]
+    aggs = [
+        F.sum(F.when(cond, 1).otherwise(0)).alias(f"e{i}")
+        for i, (_, cond) in enumerate(rules)
+        if cond is not None
+    ]
     if aggs:
         got = df.agg(*aggs).first()
         for i, (_, cond) in enumerate(rules):
@@ -126,7 +130,9 @@ def great_expectations_result(spec: TableSpec, df, sample_rows: int = 5):
     try:
         source = ctx.data_sources.get(name)
     except (KeyError, ValueError):
-        source = (ctx.data_sources.add_spark if is_spark else ctx.data_sources.add_pandas)(name=name)
+        source = (ctx.data_sources.add_spark if is_spark else ctx.data_sources.add_pandas)(
+            name=name
+        )
     try:
         asset = source.get_asset("batch")
     except (LookupError, ValueError):
@@ -136,8 +142,10 @@ def great_expectations_result(spec: TableSpec, df, sample_rows: int = 5):
     except (KeyError, ValueError):
         bd = asset.add_batch_definition_whole_dataframe("whole")
     batch = bd.get_batch(batch_parameters={"dataframe": df})
-    return batch.validate(suite_for(spec), result_format={"result_format": "SUMMARY",
-                                                          "partial_unexpected_count": sample_rows})
+    return batch.validate(
+        suite_for(spec),
+        result_format={"result_format": "SUMMARY", "partial_unexpected_count": sample_rows},
+    )
 
 
 def validate(spec: TableSpec, df, sample_rows: int = 5) -> None:
@@ -152,8 +160,12 @@ def validate(spec: TableSpec, df, sample_rows: int = 5) -> None:
     result = great_expectations_result(spec, df, sample_rows)
     if result.success:
         if broken:  # the one-pass check and Great Expectations disagree: GE's verdict counts
-            log.warning("gate %s.%s: the one-pass check flagged %s, Great Expectations passed them",
-                        spec.layer, spec.name, [(e.kind, e.column) for e in broken])
+            log.warning(
+                "gate %s.%s: the one-pass check flagged %s, Great Expectations passed them",
+                spec.layer,
+                spec.name,
+                [(e.kind, e.column) for e in broken],
+            )
         return
     problems = []
     for r in result.results:
@@ -166,4 +178,6 @@ def validate(spec: TableSpec, df, sample_rows: int = 5) -> None:
             f"  {cfg.type}({kwargs}): {res.get('unexpected_count', '?')} offending rows; "
             f"sample: {res.get('partial_unexpected_list', [])[:sample_rows]}"
         )
-    raise GateFailed(f"gate {spec.layer}.{spec.name} failed, nothing committed:\n" + "\n".join(problems))
+    raise GateFailed(
+        f"gate {spec.layer}.{spec.name} failed, nothing committed:\n" + "\n".join(problems)
+    )

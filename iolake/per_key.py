@@ -6,9 +6,10 @@ feature groups than data files. `join_answers` runs the costly part on the disti
 and gives every row its key's answer, so the cost follows the keys, not the rows; `in_pandas`
 runs such an answer in pandas on the executors.
 """
+
 from __future__ import annotations
 
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
@@ -17,7 +18,9 @@ from pyspark.sql import types as T
 KEY_ID = "_key"  # a key as JSON text, while it goes through pandas (see in_pandas)
 
 
-def join_answers(rows: DataFrame, key: Sequence[str], answer: Callable[[DataFrame], DataFrame]) -> DataFrame:
+def join_answers(
+    rows: DataFrame, key: Sequence[str], answer: Callable[[DataFrame], DataFrame]
+) -> DataFrame:
     """`rows` with the columns `answer` computes, `answer` run once per distinct value of `key`.
 
     `answer(keys)` gets the distinct key rows and returns them, key columns as they were, with its
@@ -30,7 +33,9 @@ def join_answers(rows: DataFrame, key: Sequence[str], answer: Callable[[DataFram
     key = list(key)
     missing = [c for c in key if c not in rows.columns]
     if missing:
-        raise ValueError(f"join_answers: key columns {missing} are not among the rows' columns {rows.columns}")
+        raise ValueError(
+            f"join_answers: key columns {missing} are not among the rows' columns {rows.columns}"
+        )
     answers = answer(rows.select(*key).distinct())
     lost = [c for c in key if c not in answers.columns]
     if lost:
@@ -38,9 +43,13 @@ def join_answers(rows: DataFrame, key: Sequence[str], answer: Callable[[DataFram
     made = [c for c in answers.columns if c not in key]
     # the key columns under other names: the keys come from `rows`, and a self-join needs them apart
     alias = {c: f"{KEY_ID}_{i}" for i, c in enumerate(key)}
-    back = _opaque(answers.select(*key, *made)).select(*[F.col(c).alias(a) for c, a in alias.items()], *made)
+    back = _opaque(answers.select(*key, *made)).select(
+        *[F.col(c).alias(a) for c, a in alias.items()], *made
+    )
     kept = rows.select(*[c for c in rows.columns if c not in made])
-    joined = kept.join(F.broadcast(back), [kept[c].eqNullSafe(back[a]) for c, a in alias.items()], "left")
+    joined = kept.join(
+        F.broadcast(back), [kept[c].eqNullSafe(back[a]) for c, a in alias.items()], "left"
+    )
     return joined.select(*[kept[c] for c in kept.columns], *[back[c] for c in made])
 
 
@@ -57,7 +66,9 @@ def _same(batches):
     yield from batches
 
 
-def in_pandas(keys: DataFrame, run: Callable[[Iterator], Iterator], schema: T.StructType) -> DataFrame:
+def in_pandas(
+    keys: DataFrame, run: Callable[[Iterator], Iterator], schema: T.StructType
+) -> DataFrame:
     """An answer for `join_answers` computed in pandas: `run` gets batches (pandas frames) of the
     key rows with `KEY_ID` and yields `KEY_ID` and the columns of `schema` for each.
 
@@ -66,7 +77,9 @@ def in_pandas(keys: DataFrame, run: Callable[[Iterator], Iterator], schema: T.St
     hand them back as they came (a null long comes in as pd.NA, a NaN goes out null)."""
     key = keys.columns
     out = keys.withColumn(KEY_ID, F.to_json(F.struct(*key))).mapInPandas(
-        run, T.StructType([T.StructField(KEY_ID, T.StringType()), *schema.fields]))
+        run, T.StructType([T.StructField(KEY_ID, T.StringType()), *schema.fields])
+    )
     parsed = F.from_json(KEY_ID, T.StructType([keys.schema[c] for c in key]))
     return out.select(parsed.alias(KEY_ID), *schema.fieldNames()).select(
-        *[F.col(f"{KEY_ID}.{c}").alias(c) for c in key], *schema.fieldNames())
+        *[F.col(f"{KEY_ID}.{c}").alias(c) for c in key], *schema.fieldNames()
+    )

@@ -1,4 +1,5 @@
 """`pipeline.yaml`: the stages, their order and dependencies, read and checked in one place."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -51,10 +52,19 @@ def load_pipeline(path: Path | str = PIPELINE_FILE) -> list[Stage]:
             raise ConfigError(f"{path}: stages[{i}]: missing key(s) {', '.join(sorted(missing))}")
         for dep in raw.get("depends_on", []):
             if dep not in seen:
-                raise ConfigError(f"{path}: stages[{i}] ({raw['name']}): depends_on {dep!r} is not an earlier stage")
+                raise ConfigError(
+                    f"{path}: stages[{i}] ({raw['name']}): depends_on {dep!r} is not an earlier stage"
+                )
         seen.add(raw["name"])
-        stage = Stage(raw["name"], raw["module"], tuple(raw.get("inputs", [])), tuple(raw.get("outputs", [])),
-                      tuple(raw.get("depends_on", [])), dict(raw.get("params") or {}), raw.get("new_logs"))
+        stage = Stage(
+            raw["name"],
+            raw["module"],
+            tuple(raw.get("inputs", [])),
+            tuple(raw.get("outputs", [])),
+            tuple(raw.get("depends_on", [])),
+            dict(raw.get("params") or {}),
+            raw.get("new_logs"),
+        )
         _check_tables(path, i, stage)
         stages.append(stage)
     return stages
@@ -76,9 +86,16 @@ def _check_tables(path: Path, i: int, stage: Stage) -> None:
         if t == "traces" or t.startswith("model:"):
             continue
         if table_spec(t) is None:
-            raise ConfigError(f"{where}: {t!r} is not a table of schemas/ (write layer/name, e.g. bronze/posix)")
+            raise ConfigError(
+                f"{where}: {t!r} is not a table of schemas/ (write layer/name, e.g. bronze/posix)"
+            )
     if stage.new_logs is not None:
         if set(stage.new_logs) != {"from", "done"}:
             raise ConfigError(f"{where}: new_logs: needs exactly the keys from, done")
-        if stage.new_logs["from"] not in stage.inputs or stage.new_logs["done"] not in stage.outputs:
-            raise ConfigError(f"{where}: new_logs: `from` must be an input and `done` an output of the stage")
+        if (
+            stage.new_logs["from"] not in stage.inputs
+            or stage.new_logs["done"] not in stage.outputs
+        ):
+            raise ConfigError(
+                f"{where}: new_logs: `from` must be an input and `done` an output of the stage"
+            )

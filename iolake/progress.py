@@ -1,4 +1,5 @@
 """Progress of long Spark work on the console: tasks done / total, items and rate, every few seconds."""
+
 from __future__ import annotations
 
 import threading
@@ -8,9 +9,23 @@ import time
 class SparkProgress:
     """While the block runs, report the running stages' task counts, scaled to `total_items`."""
 
-    def __init__(self, spark, label: str, total_items: int, unit: str = "items", every_s: float = 5.0, echo=print):
+    def __init__(
+        self,
+        spark,
+        label: str,
+        total_items: int,
+        unit: str = "items",
+        every_s: float = 5.0,
+        echo=print,
+    ):
         self.tracker = spark.sparkContext.statusTracker()
-        self.label, self.total, self.unit, self.every, self.echo = label, total_items, unit, every_s, echo
+        self.label, self.total, self.unit, self.every, self.echo = (
+            label,
+            total_items,
+            unit,
+            every_s,
+            echo,
+        )
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._loop, daemon=True)
         self.t0 = 0.0
@@ -24,8 +39,10 @@ class SparkProgress:
         self._stop.set()
         self._thread.join(timeout=2)
         dt = time.monotonic() - self.t0
-        self.echo(f"[{self.label}] {self.total}/{self.total} {self.unit} in {dt:.1f} s "
-                  f"({self.total / max(dt, 1e-9):.1f} {self.unit}/s)")
+        self.echo(
+            f"[{self.label}] {self.total}/{self.total} {self.unit} in {dt:.1f} s "
+            f"({self.total / max(dt, 1e-9):.1f} {self.unit}/s)"
+        )
 
     def _loop(self):
         while not self._stop.wait(self.every):
@@ -38,5 +55,7 @@ class SparkProgress:
             if total:
                 dt = time.monotonic() - self.t0
                 items = int(self.total * done / total)
-                self.echo(f"[{self.label}] tasks {done}/{total}, ~{items}/{self.total} {self.unit}, "
-                          f"{items / max(dt, 1e-9):.1f} {self.unit}/s")
+                self.echo(
+                    f"[{self.label}] tasks {done}/{total}, ~{items}/{self.total} {self.unit}, "
+                    f"{items / max(dt, 1e-9):.1f} {self.unit}/s"
+                )

@@ -11,6 +11,7 @@ with `ast`, never imported: the platform must not import them (an import-linter 
 
 The pages are deterministic (sorted, no timestamps) so a test can compare them with a fresh render.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -31,6 +32,7 @@ TAG_RULES_FILE = ROOT / "features" / "bottleneck_tags.py"
 
 
 # --- Markdown helpers ----------------------------------------------------------------------------
+
 
 def cell(value) -> str:
     """A Markdown table cell of text: one line, `|` escaped, `<` kept from starting a tag."""
@@ -62,8 +64,14 @@ def first_paragraph(doc: str | None) -> str:
 
 
 def header(title: str, what: str) -> list[str]:
-    return [f"# {title}", "", what, "",
-            f"Generated from the code by `{COMMAND}`; do not edit by hand.", ""]
+    return [
+        f"# {title}",
+        "",
+        what,
+        "",
+        f"Generated from the code by `{COMMAND}`; do not edit by hand.",
+        "",
+    ]
 
 
 def page(lines: list[str]) -> str:
@@ -80,6 +88,7 @@ def yaml_value(value) -> str:
 
 # --- tables --------------------------------------------------------------------------------------
 
+
 def write_modes(root: Path = ROOT, stages=None) -> dict[str, str]:
     """Table name -> the write modes the code commits it with (`iolake.lake.writer`), read by
     `ast` from the `.write(...)` calls of the stage modules and of iolake/ (else `insert`)."""
@@ -95,8 +104,7 @@ def write_modes(root: Path = ROOT, stages=None) -> dict[str, str]:
     return {name: ", ".join(sorted(modes)) for name, modes in found.items()}
 
 
-def _scan_writes(path: Path, found: dict[str, set[str]],
-                 wildcard_outputs: tuple[str, ...]) -> None:
+def _scan_writes(path: Path, found: dict[str, set[str]], wildcard_outputs: tuple[str, ...]) -> None:
     """Record the mode of each `write(table, ...)` call in `path`; a table named by a format string
     (`f"bronze/{t}"`) stands for the stage's outputs of that layer no call names outright."""
     tree = ast.parse(path.read_text())
@@ -107,11 +115,21 @@ def _scan_writes(path: Path, found: dict[str, set[str]],
         if not isinstance(node, ast.Call):
             continue
         func = node.func
-        if not (isinstance(func, ast.Attribute) and func.attr == "write"
-                or isinstance(func, ast.Name) and func.id == "write"):
+        if not (
+            isinstance(func, ast.Attribute)
+            and func.attr == "write"
+            or isinstance(func, ast.Name)
+            and func.id == "write"
+        ):
             continue
-        mode = next((k.value.value for k in node.keywords
-                     if k.arg == "mode" and isinstance(k.value, ast.Constant)), "insert")
+        mode = next(
+            (
+                k.value.value
+                for k in node.keywords
+                if k.arg == "mode" and isinstance(k.value, ast.Constant)
+            ),
+            "insert",
+        )
         for arg in node.args:
             table = _table_of(arg, consts)
             if table is not None:
@@ -174,16 +192,21 @@ def _expectation(e) -> str:
 def render_tables(tables: dict, modes: dict[str, str] | None = None) -> str:
     """tables.md: every table of `tables` (name -> TableSpec), by layer, then by name."""
     modes = modes or {}
-    lines = header("Tables", "Every table of the lake, as `schemas/` declares it "
-                   "(`schemas.TABLES`): what it holds, how it is partitioned, keyed, written "
-                   "and checked, and its columns. Write modes (`iolake/lake/writer.py`): "
-                   "`insert` is an insert-only MERGE matched on the merge keys; `files` adds "
-                   "ingest's staged Parquet files (falling back to `insert`); `overwrite` "
-                   "replaces the rows; `append` adds them as they are.")
+    lines = header(
+        "Tables",
+        "Every table of the lake, as `schemas/` declares it "
+        "(`schemas.TABLES`): what it holds, how it is partitioned, keyed, written "
+        "and checked, and its columns. Write modes (`iolake/lake/writer.py`): "
+        "`insert` is an insert-only MERGE matched on the merge keys; `files` adds "
+        "ingest's staged Parquet files (falling back to `insert`); `overwrite` "
+        "replaces the rows; `append` adds them as they are.",
+    )
     specs = sorted(tables.values(), key=lambda s: (_layer_rank(s.layer), s.name))
     lines += ["| Table | Layer | What it holds |", "|---|---|---|"]
-    lines += [f"| [{s.name}](#{s.layer}{s.name}) | {s.layer} | {cell(first_paragraph(s.doc))} |"
-              for s in specs]
+    lines += [
+        f"| [{s.name}](#{s.layer}{s.name}) | {s.layer} | {cell(first_paragraph(s.doc))} |"
+        for s in specs
+    ]
     lines.append("")
     for s in specs:
         lines += _table_section(s, modes.get(f"{s.layer}/{s.name}", "insert"))
@@ -202,28 +225,41 @@ def _table_section(s, mode: str) -> list[str]:
     expectations = list(s.expectations) + list(s.extra(s) if s.extra else [])
     doc = first_paragraph(s.doc).replace("<", "&lt;")
     lines = [f"## {s.layer}/{s.name}", "", doc or "(no description)", ""]
-    lines += table(["Property", "Value"], [
-        ["Path", code(f"<lake>/{s.layer}/{s.name}")],
-        ["Partition columns", cell(", ".join(s.partition_by)) or "none"],
-        ["Keys (a row's identity)", cell(", ".join(s.keys))],
-        ["Merge keys (insert matches on)", cell(", ".join(s.merge_on))],
-        ["Write mode", cell(mode)],
-        ["Z-order columns", cell(zorder)],
-        ["Delta properties", cell(", ".join(f"{k}={v}" for k, v in sorted(s.properties.items())))
-         or "none"],
-        ["Expectations", cell("; ".join(_expectation(e) for e in expectations)) or "none"],
-    ])
+    lines += table(
+        ["Property", "Value"],
+        [
+            ["Path", code(f"<lake>/{s.layer}/{s.name}")],
+            ["Partition columns", cell(", ".join(s.partition_by)) or "none"],
+            ["Keys (a row's identity)", cell(", ".join(s.keys))],
+            ["Merge keys (insert matches on)", cell(", ".join(s.merge_on))],
+            ["Write mode", cell(mode)],
+            ["Z-order columns", cell(zorder)],
+            [
+                "Delta properties",
+                cell(", ".join(f"{k}={v}" for k, v in sorted(s.properties.items()))) or "none",
+            ],
+            ["Expectations", cell("; ".join(_expectation(e) for e in expectations)) or "none"],
+        ],
+    )
     lines += ["", f"{len(s.struct.fields)} columns:", ""]
-    lines += table(["Column", "Spark type", "Nullable", "Description"], [
-        [code(f.name), code(f.dataType.simpleString()), "yes" if f.nullable else "no",
-         cell((f.metadata or {}).get("comment", ""))]
-        for f in s.struct.fields
-    ])
+    lines += table(
+        ["Column", "Spark type", "Nullable", "Description"],
+        [
+            [
+                code(f.name),
+                code(f.dataType.simpleString()),
+                "yes" if f.nullable else "no",
+                cell((f.metadata or {}).get("comment", "")),
+            ]
+            for f in s.struct.fields
+        ],
+    )
     lines.append("")
     return lines
 
 
 # --- settings ------------------------------------------------------------------------------------
+
 
 def flatten(data: dict, prefix: str = "") -> dict[str, object]:
     """Dotted key -> value for every leaf of a YAML mapping (lists are values, not sections)."""
@@ -237,8 +273,10 @@ def flatten(data: dict, prefix: str = "") -> dict[str, object]:
     return out
 
 
-_KEY = re.compile(r'^(?P<indent> *)(?P<key>"[^"]*"|\'[^\']*\'|[^\s#\-"\'][^:#]*?)'
-                  r':(?:\s+|$)(?P<rest>.*)$')
+_KEY = re.compile(
+    r'^(?P<indent> *)(?P<key>"[^"]*"|\'[^\']*\'|[^\s#\-"\'][^:#]*?)'
+    r":(?:\s+|$)(?P<rest>.*)$"
+)
 
 
 def _split_comment(text: str) -> tuple[str, str | None]:
@@ -250,7 +288,7 @@ def _split_comment(text: str) -> tuple[str, str | None]:
         elif ch in "\"'":
             quote = ch
         elif ch == "#" and (i == 0 or text[i - 1] in " \t"):
-            return text[:i].rstrip(), text[i + 1:].strip()
+            return text[:i].rstrip(), text[i + 1 :].strip()
     return text.rstrip(), None
 
 
@@ -296,7 +334,7 @@ def yaml_comments(text: str) -> dict[str, str]:
 
 
 def _next_key_indent(lines: list[str], n: int) -> int:
-    for line in lines[n + 1:]:
+    for line in lines[n + 1 :]:
         s = line.strip()
         if s and not s.startswith("#"):
             return len(line) - len(line.lstrip())
@@ -356,12 +394,15 @@ def render_settings(conf_dir: Path | None = None, types: dict[str, str] | None =
             raise ValueError(f"{path}: could not find the key(s) {', '.join(missing)} in the text")
     base = values["base"]
     keys = list(base) + sorted({k for env in ENVS for k in values[env]} - set(base))
-    lines = header("Settings", "Every setting of `conf/base.yaml` (the defaults), as a dotted "
-                   "key, with "
-                   "its type (`iolake/config.py`), its comment in base.yaml and the values the "
-                   f"environments override it with ({', '.join(f'`conf/{e}.yaml`' for e in ENVS)})"
-                   ". "
-                   "A key only an environment sets has no default.")
+    lines = header(
+        "Settings",
+        "Every setting of `conf/base.yaml` (the defaults), as a dotted "
+        "key, with "
+        "its type (`iolake/config.py`), its comment in base.yaml and the values the "
+        f"environments override it with ({', '.join(f'`conf/{e}.yaml`' for e in ENVS)})"
+        ". "
+        "A key only an environment sets has no default.",
+    )
     sections: dict[str, list[str]] = {}
     for key in keys:
         sections.setdefault(key.split(".")[0], []).append(key)
@@ -373,17 +414,27 @@ def render_settings(conf_dir: Path | None = None, types: dict[str, str] | None =
         for key in section_keys:
             default = code(yaml_value(base[key])) if key in base else "(not set)"
             comment = notes["base"].get(key) or next(
-                (notes[e][key] for e in ENVS if notes[e].get(key)), "")
-            overrides = [code(f"{e}: {yaml_value(values[e][key])}")
-                         for e in ENVS if key in values[e]]
-            rows.append([code(key), default, code(_type_of(key, types)), cell(comment),
-                         "<br>".join(overrides)])
+                (notes[e][key] for e in ENVS if notes[e].get(key)), ""
+            )
+            overrides = [
+                code(f"{e}: {yaml_value(values[e][key])}") for e in ENVS if key in values[e]
+            ]
+            rows.append(
+                [
+                    code(key),
+                    default,
+                    code(_type_of(key, types)),
+                    cell(comment),
+                    "<br>".join(overrides),
+                ]
+            )
         lines += table(["Key", "Default", "Type", "What", "Overrides"], rows)
         lines.append("")
     return page(lines)
 
 
 # --- stages --------------------------------------------------------------------------------------
+
 
 def module_file(root: Path, module: str) -> Path | None:
     base = root.joinpath(*module.split("."))
@@ -403,33 +454,52 @@ def module_doc(root: Path, module: str) -> str:
 
 def render_stages(stages, root: Path = ROOT) -> str:
     """stages.md: every stage of pipeline.yaml in run order."""
-    lines = header("Stages", "The stages of `pipeline.yaml` in run order (`iolake run` runs them; "
-                   "`iolake stage NAME` runs one): the module, the tables it reads and writes, "
-                   "whether it is incremental by log (`new_logs`) and what it waits for.")
-    lines += table(["#", "Stage", "Module", "Depends on"], [
-        [str(i), f"[{st.name}](#{st.name})", code(st.module),
-         cell(", ".join(st.depends_on)) or "—"]
-        for i, st in enumerate(stages, 1)
-    ])
+    lines = header(
+        "Stages",
+        "The stages of `pipeline.yaml` in run order (`iolake run` runs them; "
+        "`iolake stage NAME` runs one): the module, the tables it reads and writes, "
+        "whether it is incremental by log (`new_logs`) and what it waits for.",
+    )
+    lines += table(
+        ["#", "Stage", "Module", "Depends on"],
+        [
+            [
+                str(i),
+                f"[{st.name}](#{st.name})",
+                code(st.module),
+                cell(", ".join(st.depends_on)) or "—",
+            ]
+            for i, st in enumerate(stages, 1)
+        ],
+    )
     lines.append("")
     for st in stages:
-        new_logs = (f"from {code(st.new_logs['from'])}, done {code(st.new_logs['done'])}"
-                    if st.new_logs else "no: the stage reads its inputs whole")
+        new_logs = (
+            f"from {code(st.new_logs['from'])}, done {code(st.new_logs['done'])}"
+            if st.new_logs
+            else "no: the stage reads its inputs whole"
+        )
         lines += [f"## {st.name}", "", module_doc(root, st.module) or "(no docstring)", ""]
-        lines += table(["Property", "Value"], [
-            ["Module", code(st.module)],
-            ["Inputs", cell(", ".join(st.inputs)) or "none"],
-            ["Outputs", cell(", ".join(st.outputs)) or "none"],
-            ["New logs (incremental)", new_logs],
-            ["Depends on", cell(", ".join(st.depends_on)) or "none"],
-            ["Params", cell(", ".join(f"{k}={v}" for k, v in sorted(st.params.items())))
-             or "none"],
-        ])
+        lines += table(
+            ["Property", "Value"],
+            [
+                ["Module", code(st.module)],
+                ["Inputs", cell(", ".join(st.inputs)) or "none"],
+                ["Outputs", cell(", ".join(st.outputs)) or "none"],
+                ["New logs (incremental)", new_logs],
+                ["Depends on", cell(", ".join(st.depends_on)) or "none"],
+                [
+                    "Params",
+                    cell(", ".join(f"{k}={v}" for k, v in sorted(st.params.items()))) or "none",
+                ],
+            ],
+        )
         lines.append("")
     return page(lines)
 
 
 # --- tags ----------------------------------------------------------------------------------------
+
 
 def tag_rules(path: Path = TAG_RULES_FILE, settings: set[str] | None = None) -> dict[str, tuple]:
     """tag -> (severities, settings) of its rule in `features/bottleneck_tags.py`, read by `ast`:
@@ -441,8 +511,15 @@ def tag_rules(path: Path = TAG_RULES_FILE, settings: set[str] | None = None) -> 
     settings = {f.name for f in dataclasses.fields(TagsConf)} if settings is None else settings
     tree = ast.parse(path.read_text())
     funcs = {n.name: n for n in tree.body if isinstance(n, ast.FunctionDef)}
-    rules = next((n.value for n in tree.body if isinstance(n, ast.Assign)
-                  and any(isinstance(t, ast.Name) and t.id == "RULES" for t in n.targets)), None)
+    rules = next(
+        (
+            n.value
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            and any(isinstance(t, ast.Name) and t.id == "RULES" for t in n.targets)
+        ),
+        None,
+    )
     if not isinstance(rules, ast.Dict):
         raise TypeError(f"{path}: RULES is not a dict literal (tag -> rule)")
     out: dict[str, tuple] = {}
@@ -478,8 +555,11 @@ def _rule_facts(fn: ast.FunctionDef, funcs: dict, env: dict, settings: set[str],
                 if text in settings:
                     used.add(text)
             elif node.func.id == "Rule" and len(node.args) > 2:
-                severities |= {c.value for c in ast.walk(node.args[2])
-                               if isinstance(c, ast.Constant) and isinstance(c.value, str)}
+                severities |= {
+                    c.value
+                    for c in ast.walk(node.args[2])
+                    if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                }
             elif node.func.id in funcs and node.func.id not in seen:
                 s, u = _rule_facts(funcs[node.func.id], funcs, {}, settings, seen)
                 severities |= s
@@ -508,22 +588,32 @@ def _eval_str(node: ast.expr, env: dict) -> str | None:
 def render_tags(catalog: dict, rules: dict[str, tuple], base: dict) -> str:
     """tags.md: every tag of `catalog`, by code, with its rule's severities and settings."""
     tags = base.get("tags", {})
-    lines = header("Tags", "Every bottleneck tag (`schemas.bottleneck_tags.CATALOG`) by code: its "
-                   "severity, the Drishti insight codes it stands for, the `tags.*` settings its "
-                   "rule in `features/bottleneck_tags.py` reads (defaults from `conf/base.yaml`) "
-                   "and its "
-                   f"recommendation. Every tag lists at most `tags.evidence_max` "
-                   f"(default {tags.get('evidence_max', '?')}) files or ranks as evidence. "
-                   "See also [settings](settings.md#tags).")
+    lines = header(
+        "Tags",
+        "Every bottleneck tag (`schemas.bottleneck_tags.CATALOG`) by code: its "
+        "severity, the Drishti insight codes it stands for, the `tags.*` settings its "
+        "rule in `features/bottleneck_tags.py` reads (defaults from `conf/base.yaml`) "
+        "and its "
+        f"recommendation. Every tag lists at most `tags.evidence_max` "
+        f"(default {tags.get('evidence_max', '?')}) files or ranks as evidence. "
+        "See also [settings](settings.md#tags).",
+    )
     rows = []
     for name, tag in sorted(catalog.items(), key=lambda kv: kv[1].code):
         severities, used = rules.get(name, (("info",), ()) if name == "no_issue" else ((), ()))
         if name != "no_issue" and not severities:
             raise ValueError(f"tag {name}: no rule in {TAG_RULES_FILE.name} gives it a severity")
         thresholds = "<br>".join(code(f"tags.{s} = {yaml_value(tags.get(s))}") for s in used)
-        rows.append([code(tag.code), code(name), cell(", ".join(severities)),
-                     cell(", ".join(tag.drishti)) or "—", thresholds or "—",
-                     cell(tag.recommendation) or "—"])
+        rows.append(
+            [
+                code(tag.code),
+                code(name),
+                cell(", ".join(severities)),
+                cell(", ".join(tag.drishti)) or "—",
+                thresholds or "—",
+                cell(tag.recommendation) or "—",
+            ]
+        )
     lines += table(["Code", "Tag", "Severity", "Drishti", "Settings", "Recommendation"], rows)
     return page(lines)
 
@@ -532,23 +622,28 @@ def render_tags(catalog: dict, rules: dict[str, tuple], base: dict) -> str:
 
 PAGES = {
     "tables.md": "every table: layer, what it holds, partitioning, keys, write mode, Z-order, "
-                 "Delta properties, expectations and columns",
+    "Delta properties, expectations and columns",
     "settings.md": "every setting of conf/base.yaml: default, type, comment and environment "
-                   "overrides",
+    "overrides",
     "stages.md": "every stage of pipeline.yaml in run order: module, inputs, outputs, "
-                 "incrementality",
+    "incrementality",
     "tags.md": "every bottleneck tag: code, severity, Drishti codes, threshold settings, "
-               "recommendation",
+    "recommendation",
 }
 
 
 def render_index() -> str:
-    lines = header("Reference", "Pages generated from the code, so they cannot drift from it: "
-                   "`tests/iolake/test_reference.py` fails when a committed page differs from a "
-                   f"fresh render. After changing a schema, a setting, a stage or a tag, run "
-                   f"`{COMMAND}` and commit the pages; `{COMMAND} --check` names the stale ones.")
-    lines += [f"- [{name.removesuffix('.md').capitalize()}]({name}): {what}"
-              for name, what in PAGES.items()]
+    lines = header(
+        "Reference",
+        "Pages generated from the code, so they cannot drift from it: "
+        "`tests/iolake/test_reference.py` fails when a committed page differs from a "
+        f"fresh render. After changing a schema, a setting, a stage or a tag, run "
+        f"`{COMMAND}` and commit the pages; `{COMMAND} --check` names the stale ones.",
+    )
+    lines += [
+        f"- [{name.removesuffix('.md').capitalize()}]({name}): {what}"
+        for name, what in PAGES.items()
+    ]
     return page(lines)
 
 
@@ -565,22 +660,30 @@ def render_all(root: Path = ROOT) -> dict[str, str]:
         "tables.md": render_tables(TABLES, write_modes(root, stages)),
         "settings.md": render_settings(root / "conf"),
         "stages.md": render_stages(stages, root),
-        "tags.md": render_tags(CATALOG, tag_rules(root / "features" / "bottleneck_tags.py"),
-                               _read_yaml(root / "conf" / "base.yaml")),
+        "tags.md": render_tags(
+            CATALOG,
+            tag_rules(root / "features" / "bottleneck_tags.py"),
+            _read_yaml(root / "conf" / "base.yaml"),
+        ),
     }
 
 
 def stale_pages(pages: dict[str, str], out_dir: Path = OUT_DIR) -> list[str]:
     """The pages whose file is missing or differs from `pages`."""
-    return [name for name, text in sorted(pages.items())
-            if not (out_dir / name).exists() or (out_dir / name).read_text() != text]
+    return [
+        name
+        for name, text in sorted(pages.items())
+        if not (out_dir / name).exists() or (out_dir / name).read_text() != text
+    ]
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog=COMMAND,
-                                description="Write the reference pages in docs/reference/.")
-    p.add_argument("--check", action="store_true",
-                   help="write nothing; exit 1 naming each stale page")
+    p = argparse.ArgumentParser(
+        prog=COMMAND, description="Write the reference pages in docs/reference/."
+    )
+    p.add_argument(
+        "--check", action="store_true", help="write nothing; exit 1 naming each stale page"
+    )
     args = p.parse_args(argv)
     pages = render_all()
     stale = stale_pages(pages)

@@ -1,4 +1,5 @@
 """Identity of a run: its id, the code's git sha, the config digest — stamped on every commit."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -15,7 +16,9 @@ def git_sha() -> str:
     if os.environ.get("IOLAKE_GIT_SHA"):
         return os.environ["IOLAKE_GIT_SHA"]
     try:
-        out = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5)
+        out = subprocess.run(
+            ["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5
+        )
         return out.stdout.strip() or "unknown"
     except (OSError, subprocess.SubprocessError):
         return "unknown"
@@ -28,6 +31,6 @@ class RunInfo:
     config_digest: str
 
     @classmethod
-    def new(cls, conf) -> "RunInfo":
-        stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
+    def new(cls, conf) -> RunInfo:
+        stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
         return cls(f"{stamp}-{uuid.uuid4().hex[:8]}", git_sha(), conf.digest())

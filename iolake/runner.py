@@ -23,6 +23,7 @@ Every stage module has the same command line (`iolake.cli.stage_main`) and the s
 entry, `run(spark, conf, run_info=None, echo=print)`, which calls `run_stage` here: both come
 from `iolake.cli.entry_points(NAME)`.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -47,16 +48,20 @@ class StageContext:
     params: dict = field(default_factory=dict)  # what the caller passes on (ingest's `traces`)
     todo: object = None  # DataFrame of log_id: the logs an incremental stage works on
     n_todo: int | None = None
-    todo_months: list | None = None  # the new logs' job_months, when few enough to prune by (PRUNE_MONTHS_MAX)
+    todo_months: list | None = (
+        None  # the new logs' job_months, when few enough to prune by (PRUNE_MONTHS_MAX)
+    )
     read_tables: list = field(default_factory=list)
     written_tables: list = field(default_factory=list)
 
     def spec(self, table: str, kind: str):
         declared = self.stage.inputs if kind == "input" else self.stage.outputs
         if table not in declared:
-            raise UndeclaredTable(f"stage {self.stage.name!r} {'reads' if kind == 'input' else 'writes'} {table}, "
-                                  f"which pipeline.yaml does not declare as one of its {kind}s "
-                                  f"({', '.join(declared) or 'none'})")
+            raise UndeclaredTable(
+                f"stage {self.stage.name!r} {'reads' if kind == 'input' else 'writes'} {table}, "
+                f"which pipeline.yaml does not declare as one of its {kind}s "
+                f"({', '.join(declared) or 'none'})"
+            )
         spec = table_spec(table)
         if spec is None:
             raise UndeclaredTable(f"stage {self.stage.name!r}: {table} is not a table of schemas/")
@@ -103,8 +108,15 @@ class StageContext:
             self.written_tables.append(table)
             ensure_table(self.spark, spec, self.conf.lake.root)
 
-    def write(self, table: str, df, mode: str = "insert", months: list[str] | None = None,
-              files: list[str] | None = None, log_ids=None) -> None:
+    def write(
+        self,
+        table: str,
+        df,
+        mode: str = "insert",
+        months: list[str] | None = None,
+        files: list[str] | None = None,
+        log_ids=None,
+    ) -> None:
         """Gate and commit `df` to a declared output (`iolake.lake.writer.write`)."""
         from iolake.lake.writer import write
 
@@ -122,7 +134,9 @@ def stage_by_name(name: str, pipeline=None) -> Stage:
     return stages[name]
 
 
-def run_stage(spark, conf, stage: Stage | str, info: RunInfo | None = None, echo=print, **params) -> dict:
+def run_stage(
+    spark, conf, stage: Stage | str, info: RunInfo | None = None, echo=print, **params
+) -> dict:
     """Run one stage (a `Stage` or its name) and return its summary (always with `seconds`)."""
     from iolake.lake import commit_metadata, unprocessed_logs
 
@@ -140,8 +154,12 @@ def run_stage(spark, conf, stage: Stage | str, info: RunInfo | None = None, echo
         if ctx.n_todo == 0:
             todo.unpersist()
             echo(f"[{stage.name}] no new logs")
-            return {"logs": 0, "rows": {}, **{k: 0 for k in getattr(mod, "SUMMARY", ())},
-                    "seconds": time.monotonic() - t0}
+            return {
+                "logs": 0,
+                "rows": {},
+                **{k: 0 for k in getattr(mod, "SUMMARY", ())},
+                "seconds": time.monotonic() - t0,
+            }
     restore = scale_shuffles(spark, conf.spark.logs_per_partition, ctx.n_todo)
     try:
         if hasattr(mod, "execute"):
@@ -178,12 +196,19 @@ def mark_empty_logs(ctx: StageContext, todo, done) -> int:
     empty = todo.join(held, "log_id", "left_anti").cache()
     n = empty.count()
     if n:
-        rows = empty.select(F.lit(ctx.stage.name).alias("stage"), F.lit(f"{done.layer}/{done.name}").alias("done_table"),
-                            F.lit(table_id(spark, done, lake)).alias("done_table_id"), "log_id", "job_month",
-                            F.lit(ctx.info.run_id).alias("run_id"))
+        rows = empty.select(
+            F.lit(ctx.stage.name).alias("stage"),
+            F.lit(f"{done.layer}/{done.name}").alias("done_table"),
+            F.lit(table_id(spark, done, lake)).alias("done_table_id"),
+            "log_id",
+            "job_month",
+            F.lit(ctx.info.run_id).alias("run_id"),
+        )
         write(spark, ctx.conf, OPS["empty_logs"], rows, "insert")
-        ctx.echo(f"[{ctx.stage.name}] {n:,} new log(s) left no row in {done.layer}/{done.name}: "
-                 "recorded in ops/empty_logs, not new work again")
+        ctx.echo(
+            f"[{ctx.stage.name}] {n:,} new log(s) left no row in {done.layer}/{done.name}: "
+            "recorded in ops/empty_logs, not new work again"
+        )
     empty.unpersist()
     return n
 
@@ -227,7 +252,9 @@ def not_at_ingest(ctx: StageContext, table: str, ledger: str = "bronze/logs", wh
         rest = ctx.todo
     else:
         name = table.split("/", 1)[1]
-        done = ctx.read(ledger).where(F.map_contains_key("row_counts", F.lit(name))).select("log_id")
+        done = (
+            ctx.read(ledger).where(F.map_contains_key("row_counts", F.lit(name))).select("log_id")
+        )
         rest = ctx.todo.join(done, "log_id", "left_anti")
         if where is not None:
             rest = rest.unionByName(ctx.read(table).where(~where).select("log_id")).distinct()
@@ -245,9 +272,13 @@ def read_for(ctx: StageContext, table: str, ids, n: int):
     return ctx.read(table).join(semi_side(ids, n), "log_id", "left_semi")
 
 
-PRUNE_MONTHS_MAX = 240  # job_months listed in a stage's partition filter (20 years of monthly partitions)
+PRUNE_MONTHS_MAX = (
+    240  # job_months listed in a stage's partition filter (20 years of monthly partitions)
+)
 INITIAL_PARTITIONS = "spark.sql.adaptive.coalescePartitions.initialPartitionNum"
-BROADCAST_TODO_MAX = 250_000  # new logs whose ids a stage broadcasts to filter its inputs (~20 MB of ids)
+BROADCAST_TODO_MAX = (
+    250_000  # new logs whose ids a stage broadcasts to filter its inputs (~20 MB of ids)
+)
 
 
 def shuffle_partitions_for(n_logs: int | None, logs_per_partition: int, configured: int) -> int:
@@ -284,8 +315,10 @@ def commit_outputs(mod, ctx: StageContext, outputs: dict, facts: dict | None = N
     stage, echo = ctx.stage, ctx.echo
     extra = sorted(set(outputs) - set(stage.outputs))
     if extra:
-        raise UndeclaredTable(f"stage {stage.name!r} returned {', '.join(extra)}, which pipeline.yaml does not "
-                              f"declare as outputs ({', '.join(stage.outputs)})")
+        raise UndeclaredTable(
+            f"stage {stage.name!r} returned {', '.join(extra)}, which pipeline.yaml does not "
+            f"declare as outputs ({', '.join(stage.outputs)})"
+        )
     cached = {t: outputs[t].cache() for t in stage.tables_out if t in outputs}
     rows = {t: df.count() for t, df in cached.items()}
     summary = {"logs": ctx.n_todo, "rows": rows, **(facts or {})}
@@ -297,7 +330,8 @@ def commit_outputs(mod, ctx: StageContext, outputs: dict, facts: dict | None = N
     for df in cached.values():
         df.unpersist()
     counted = ", ".join(f"{t} {n:,} rows" for t, n in rows.items())
-    echo(f"[{stage.name}] {ctx.n_todo if ctx.n_todo is not None else 'all'} "
-         f"{'new logs' if ctx.n_todo is not None else 'logs'}: {counted}")
+    echo(
+        f"[{stage.name}] {ctx.n_todo if ctx.n_todo is not None else 'all'} "
+        f"{'new logs' if ctx.n_todo is not None else 'logs'}: {counted}"
+    )
     return summary
-

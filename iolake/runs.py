@@ -4,15 +4,15 @@
 the run so that its row is appended in a `finally`, and a failure to append it is reported on
 stderr without ever masking the run's own error or exit code.
 """
-from __future__ import annotations
 
-from iolake.exits import exit_code_for
+from __future__ import annotations
 
 import datetime as dt
 import sys
 import time
 from dataclasses import dataclass, field
 
+from iolake.exits import exit_code_for
 from iolake.runinfo import RunInfo
 from schemas.runs import SPEC as RUNS
 
@@ -39,14 +39,21 @@ class RunRecorder:
     counts: dict[str, int] | None = None
 
     @classmethod
-    def start(cls, command: str, conf, inputs: list[str]) -> "RunRecorder":
-        return cls(command, conf, list(inputs), RunInfo.new(conf), dt.datetime.now(dt.timezone.utc), time.monotonic())
+    def start(cls, command: str, conf, inputs: list[str]) -> RunRecorder:
+        return cls(
+            command,
+            conf,
+            list(inputs),
+            RunInfo.new(conf),
+            dt.datetime.now(dt.UTC),
+            time.monotonic(),
+        )
 
     def stage_done(self, name: str, seconds: float) -> None:
         self.stage_seconds[name] = round(seconds, 3)
 
     def row(self, exit_code: int, exc: BaseException | None) -> dict:
-        finished = dt.datetime.now(dt.timezone.utc)
+        finished = dt.datetime.now(dt.UTC)
         error = None
         if exc is not None:
             error = f"{type(exc).__name__}: {exc}"[:4000]
@@ -79,8 +86,11 @@ class RunRecorder:
 
                 spark = SparkSession.getActiveSession()
             if spark is None:
-                print(f"iolake: run {self.info.run_id} not recorded in {RUNS.path(self.conf.lake.root)}: "
-                      "no Spark session was started", file=sys.stderr)
+                print(
+                    f"iolake: run {self.info.run_id} not recorded in {RUNS.path(self.conf.lake.root)}: "
+                    "no Spark session was started",
+                    file=sys.stderr,
+                )
                 return None
             from iolake.lake import commit_metadata
             from iolake.lake.writer import write
@@ -89,17 +99,28 @@ class RunRecorder:
             try:
                 from iolake.lake import arrow
 
-                row["table_versions"] = arrow.versions(self.conf.lake.root)  # delta-rs: no Spark job
+                row["table_versions"] = arrow.versions(
+                    self.conf.lake.root
+                )  # delta-rs: no Spark job
             except Exception as e:  # versions are a convenience: never lose the row for them
                 print(f"iolake: table versions not recorded: {e}", file=sys.stderr)
-            commit_metadata(spark, self.info.run_id, self.info.config_digest, "runs", self.info.git_sha)
+            commit_metadata(
+                spark, self.info.run_id, self.info.config_digest, "runs", self.info.git_sha
+            )
             path = RUNS.path(self.conf.lake.root)
-            write(spark, self.conf, RUNS, _row_frame(spark, row), mode="append")  # gated, like every table
-            print(f"iolake: run {self.info.run_id} {row['status']} (exit {exit_code}); recorded in {path}")
+            write(
+                spark, self.conf, RUNS, _row_frame(spark, row), mode="append"
+            )  # gated, like every table
+            print(
+                f"iolake: run {self.info.run_id} {row['status']} (exit {exit_code}); recorded in {path}"
+            )
             return path
         except Exception as e:  # noqa: BLE001 - must never mask the run's own outcome
-            print(f"iolake: run {self.info.run_id} could not be recorded in {RUNS.path(self.conf.lake.root)}: "
-                  f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}", file=sys.stderr)
+            print(
+                f"iolake: run {self.info.run_id} could not be recorded in {RUNS.path(self.conf.lake.root)}: "
+                f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}",
+                file=sys.stderr,
+            )
             return None
 
 
@@ -109,10 +130,20 @@ def _row_frame(spark, row: dict):
     import pyspark.sql.functions as F
     from pyspark.sql import types as T
 
-    entries = T.ArrayType(T.StructType([T.StructField("key", T.StringType(), False),
-                                        T.StructField("value", T.DoubleType(), True)]))
-    struct = T.StructType([T.StructField(f.name, entries, True) if f.name == "stage_seconds" else f
-                           for f in RUNS.struct.fields])
+    entries = T.ArrayType(
+        T.StructType(
+            [
+                T.StructField("key", T.StringType(), False),
+                T.StructField("value", T.DoubleType(), True),
+            ]
+        )
+    )
+    struct = T.StructType(
+        [
+            T.StructField(f.name, entries, True) if f.name == "stage_seconds" else f
+            for f in RUNS.struct.fields
+        ]
+    )
     row = {**row, "stage_seconds": list(row["stage_seconds"].items())}
     df = spark.createDataFrame([row], struct)
     return df.withColumn("stage_seconds", F.map_from_entries("stage_seconds")).select(*RUNS.columns)

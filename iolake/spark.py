@@ -3,6 +3,7 @@
 Under `spark-submit` the JVM already exists: Delta must then come from `--packages`
 (see docs/running-nightly.md, "spark-submit on any cluster"), and this only sets SQL extensions if they are missing.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -36,8 +37,12 @@ appender.file.layout.pattern = %d{{yy/MM/dd HH:mm:ss}} %p %c{{1}}: %m%n%ex
 """
 
 
-def build_session(app_name: str = "iolake", master: str | None = None, extra: dict | None = None,
-                  log_file: str | None = None):
+def build_session(
+    app_name: str = "iolake",
+    master: str | None = None,
+    extra: dict | None = None,
+    log_file: str | None = None,
+):
     """The SparkSession (the active one if there is one). With `log_file`, a new local JVM writes
     its log lines (and what it prints while starting: Ivy's resolution report) to that file."""
     from pyspark.sql import SparkSession
@@ -57,7 +62,9 @@ def build_session(app_name: str = "iolake", master: str | None = None, extra: di
         cfg = Path(log_file).with_suffix(".log4j2.properties")
         cfg.write_text(LOG4J2.format(path=log_file))
         opts = props.get("spark.driver.extraJavaOptions", "")
-        props["spark.driver.extraJavaOptions"] = f"{opts} -Dlog4j.configurationFile=file:{cfg}".strip()
+        props["spark.driver.extraJavaOptions"] = (
+            f"{opts} -Dlog4j.configurationFile=file:{cfg}".strip()
+        )
         props[LOG_FILE_KEY] = log_file
     for k, v in props.items():
         builder = builder.config(k, v)
@@ -112,5 +119,5 @@ def _running_under_submit() -> bool:
     return "PYSPARK_GATEWAY_PORT" in os.environ
 
 
-def session_from_config(conf, log_file: str | None = None) -> "object":
+def session_from_config(conf, log_file: str | None = None) -> object:
     return build_session(conf.spark.app_name, conf.spark.master, conf.spark.properties, log_file)

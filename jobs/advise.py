@@ -10,13 +10,19 @@ Logic:  features/advice.py (assembly), features/what_if.py (the model-based what
         executors), features/stripe_advice.py (DCA-IO). Settings: conf `advise:`. Without a
         champion the what-if and the gains are skipped; stripe and tag advice still come.
 """
+
 from __future__ import annotations
 
 import sys
 
 from iolake.cli import entry_points
 
-FF, JF, TAGS, OUT = "silver/file_features", "silver/job_features", "silver/bottleneck_tags", "gold/tuning_advice"
+FF, JF, TAGS, OUT = (
+    "silver/file_features",
+    "silver/job_features",
+    "silver/bottleneck_tags",
+    "gold/tuning_advice",
+)
 SUMMARY = ("jobs", "what_if", "stripe", "tag")
 
 
@@ -55,18 +61,33 @@ def execute(ctx) -> dict:
         todo.unpersist()
         ctx.echo(f"[advise] every job already advised (advised_with {advised_with})")
         return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0}
-    rows = advice.assemble(spark, conf, todo, ctx.read(FF), ctx.read(TAGS), ctx.read(JF, whole=True),
-                           ctx.read(FF, whole=True), bw_mv, pl_mv)
+    rows = advice.assemble(
+        spark,
+        conf,
+        todo,
+        ctx.read(FF),
+        ctx.read(TAGS),
+        ctx.read(JF, whole=True),
+        ctx.read(FF, whole=True),
+        bw_mv,
+        pl_mv,
+    )
     out = advice.finish(rows, advised_with).cache()
     counts = {r.kind: r["count"] for r in out.groupBy("kind").count().collect()}
     if out.count():
         ctx.write(OUT, out)
     out.unpersist()
     todo.unpersist()
-    ctx.echo(f"[advise] {n:,} jobs advised with bandwidth model v{advised_with}: "
-             + ", ".join(f"{counts.get(k, 0):,} {k}" for k in ("what_if", "stripe", "tag", "none")))
-    return {"jobs": n, "what_if": counts.get("what_if", 0), "stripe": counts.get("stripe", 0),
-            "tag": counts.get("tag", 0)}
+    ctx.echo(
+        f"[advise] {n:,} jobs advised with bandwidth model v{advised_with}: "
+        + ", ".join(f"{counts.get(k, 0):,} {k}" for k in ("what_if", "stripe", "tag", "none"))
+    )
+    return {
+        "jobs": n,
+        "what_if": counts.get("what_if", 0),
+        "stripe": counts.get("stripe", 0),
+        "tag": counts.get("tag", 0),
+    }
 
 
 run, main = entry_points("advise")

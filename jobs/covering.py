@@ -13,14 +13,14 @@ Logic:  `features/covering_sets.py`. Incremental: only logs silver/covering_sets
         recompute every cover with this version's code). A log without any timed read or write
         has no row; `ops/empty_logs` records it.
 """
+
 from __future__ import annotations
 
 import sys
 
+from features.covering_sets import covering_sets
 from iolake.cli import entry_points
 from iolake.runner import commit_outputs, not_at_ingest, read_for
-
-from features.covering_sets import covering_sets
 
 OUT = "silver/covering_sets"
 LEDGER, COVERS = "bronze/logs", "bronze/covers"
@@ -38,23 +38,36 @@ def execute(ctx) -> dict:
     out = ctx.read(COVERS)  # silver/covering_sets' columns, in its order (schemas/covers.py)
     rest, n_rest = not_at_ingest(ctx, COVERS, LEDGER)
     if n_rest:
-        ctx.echo(f"[covering] {n_rest:,} of {ctx.n_todo:,} new logs were not covered at ingest: one Spark pass over their segments")
+        ctx.echo(
+            f"[covering] {n_rest:,} of {ctx.n_todo:,} new logs were not covered at ingest: one Spark pass over their segments"
+        )
         segs = {t: read_for(ctx, t, rest, n_rest) for t in SEGMENT_INPUTS}
         out = out.unionByName(transform(segs, ctx.conf)[OUT])
     try:
-        return commit_outputs(sys.modules[__name__], ctx, {OUT: out},
-                              {"from_ingest": ctx.n_todo - n_rest, "spark_pass": n_rest})
+        return commit_outputs(
+            sys.modules[__name__],
+            ctx,
+            {OUT: out},
+            {"from_ingest": ctx.n_todo - n_rest, "spark_pass": n_rest},
+        )
     finally:
         rest.unpersist()
 
 
-SUMMARY = ("members", "covered")  # facts `summarize` adds to the stage summary (0 when nothing was new)
+SUMMARY = (
+    "members",
+    "covered",
+)  # facts `summarize` adds to the stage summary (0 when nothing was new)
 
 
 def summarize(outputs: dict) -> dict:
     import pyspark.sql.functions as F
 
-    facts = outputs[OUT].agg(F.count(F.lit(1)).alias("members"), F.countDistinct("log_id").alias("covered")).first()
+    facts = (
+        outputs[OUT]
+        .agg(F.count(F.lit(1)).alias("members"), F.countDistinct("log_id").alias("covered"))
+        .first()
+    )
     return {"members": facts.members, "covered": facts.covered}
 
 

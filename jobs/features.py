@@ -11,17 +11,22 @@ Writes: silver/file_features, silver/job_features (job_features last: it marks a
 Rules: `features/file_features.py`, `features/file_rollups.py`, `features/job_features.py`. Runs
 through `iolake/runner.py`.
 """
+
 from __future__ import annotations
 
 import sys
 
+from features import file_features, job_features
 from iolake.cli import entry_points
 from iolake.runner import commit_outputs, not_at_ingest, read_for
 
-from features import file_features, job_features
-
 PATTERNS, OPS, ROLLUPS = "bronze/op_patterns", "bronze/io_ops", "bronze/file_rollups"
-FILE_ONLY = ("bronze/files", "bronze/mpiio", "bronze/h5f", "bronze/h5d")  # read by the Spark rollup pass alone
+FILE_ONLY = (
+    "bronze/files",
+    "bronze/mpiio",
+    "bronze/h5f",
+    "bronze/h5d",
+)  # read by the Spark rollup pass alone
 ROLLED = ("bronze/jobs", "bronze/posix", "bronze/stdio", *FILE_ONLY)  # what that pass reads
 
 
@@ -53,14 +58,24 @@ def execute(ctx) -> dict:
     inputs = {t: ctx.read(t) for t in ctx.stage.tables_in if t not in skip}
     for what, n in (("an access pattern", n_rest), ("file rollups", n_unrolled)):
         if n:
-            ctx.echo(f"[{ctx.stage.name}] {n:,} of {ctx.n_todo:,} new logs have no {what} from ingest: "
-                     "the stage computes them in Spark")
+            ctx.echo(
+                f"[{ctx.stage.name}] {n:,} of {ctx.n_todo:,} new logs have no {what} from ingest: "
+                "the stage computes them in Spark"
+            )
     inputs[OPS] = read_for(ctx, OPS, rest, n_rest)
     to_roll = {t: read_for(ctx, t, unrolled, n_unrolled) for t in ROLLED}
     try:
-        return commit_outputs(sys.modules[__name__], ctx, transform(inputs, ctx.conf, to_roll), {
-            "patterns_from_ingest": ctx.n_todo - n_rest, "patterns_spark_pass": n_rest,
-            "rollups_from_ingest": ctx.n_todo - n_unrolled, "rollups_spark_pass": n_unrolled})
+        return commit_outputs(
+            sys.modules[__name__],
+            ctx,
+            transform(inputs, ctx.conf, to_roll),
+            {
+                "patterns_from_ingest": ctx.n_todo - n_rest,
+                "patterns_spark_pass": n_rest,
+                "rollups_from_ingest": ctx.n_todo - n_unrolled,
+                "rollups_spark_pass": n_unrolled,
+            },
+        )
     finally:
         rest.unpersist()
         unrolled.unpersist()

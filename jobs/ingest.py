@@ -16,6 +16,7 @@ Writes: bronze/logs, jobs, files, posix, mpiio, stdio, h5f, h5d, pnetcdf_file, p
    `iolake/lake/files.py`), else an insert-only MERGE on (job_month, log_id) writes them again
    (`merge`); the ledger is merged last, so a log is "done" only with its rows.
 """
+
 from __future__ import annotations
 
 import sys
@@ -33,7 +34,9 @@ LEDGER = "bronze/logs"
 CANDIDATE_COLS = ("source_uri", "size_bytes", "mtime_ns", "kind")
 
 
-def plan_tasks(logs: list[dict], task_bytes: int, task_max_logs: int, min_tasks: int = 1) -> list[list[dict]]:
+def plan_tasks(
+    logs: list[dict], task_bytes: int, task_max_logs: int, min_tasks: int = 1
+) -> list[list[dict]]:
     """First-fit-decreasing bins of at most `task_bytes` bytes (or one big log) and `task_max_logs` logs.
 
     The byte target shrinks so that there are at least `min_tasks` bins when there are that many
@@ -68,7 +71,9 @@ def _candidates_df(spark, traces: list[TraceFile]):
             T.StructField("kind", T.StringType(), False),
         ]
     )
-    return spark.createDataFrame([(t.uri, t.size_bytes, t.mtime_ns, t.kind) for t in traces], schema)
+    return spark.createDataFrame(
+        [(t.uri, t.size_bytes, t.mtime_ns, t.kind) for t in traces], schema
+    )
 
 
 def new_logs(ctx, traces: list[TraceFile]) -> list[dict]:
@@ -97,7 +102,9 @@ def new_logs(ctx, traces: list[TraceFile]) -> list[dict]:
     if known:
         hashed = hashed.join(ledger.select("log_id"), "log_id", "left_anti")
     # one row per content: the first URI in name order stands for its duplicates
-    first = hashed.groupBy("log_id").agg(F.min_by(F.struct(*CANDIDATE_COLS), "source_uri").alias("c"))
+    first = hashed.groupBy("log_id").agg(
+        F.min_by(F.struct(*CANDIDATE_COLS), "source_uri").alias("c")
+    )
     rows = first.select("log_id", "c.*").collect()
     return [r.asDict() for r in rows]
 
@@ -106,11 +113,17 @@ def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo)
     """Decode `logs` in executors into staged Parquet; returns the (lazy) ledger rows."""
     from jobs.ingest_tasks import OUTPUT_SCHEMA, derivers, make_decode_partition
 
-    bins = plan_tasks(logs, conf.ingest.task_bytes, conf.ingest.task_max_logs,
-                      min_tasks=2 * spark.sparkContext.defaultParallelism)
+    bins = plan_tasks(
+        logs,
+        conf.ingest.task_bytes,
+        conf.ingest.task_max_logs,
+        min_tasks=2 * spark.sparkContext.defaultParallelism,
+    )
     rdd = spark.sparkContext.parallelize(bins, numSlices=max(1, len(bins))).flatMap(lambda b: b)
     df = spark.createDataFrame(
-        rdd.map(lambda r: (r["log_id"], r["source_uri"], r["size_bytes"], r["mtime_ns"], r["kind"])),
+        rdd.map(
+            lambda r: (r["log_id"], r["source_uri"], r["size_bytes"], r["mtime_ns"], r["kind"])
+        ),
         "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string",
     )
     fn = make_decode_partition(conf.ingest, staging, run.run_id, derivers(conf))
@@ -129,8 +142,16 @@ def execute(ctx) -> dict:
     traces = list_traces(inputs, conf.ingest.suffixes)
     echo(f"[ingest] run {run.run_id}: {len(traces)} trace files under {len(inputs)} input(s)")
     logs = new_logs(ctx, traces)
-    echo(f"[ingest] {len(logs)} new logs to decode ({len(traces) - len(logs)} already in the ledger or duplicates)")
-    summary = {"run_id": run.run_id, "listed": len(traces), "new": len(logs), "status": {}, "rows": {}}
+    echo(
+        f"[ingest] {len(logs)} new logs to decode ({len(traces) - len(logs)} already in the ledger or duplicates)"
+    )
+    summary = {
+        "run_id": run.run_id,
+        "listed": len(traces),
+        "new": len(logs),
+        "status": {},
+        "rows": {},
+    }
     if not logs:
         summary["seconds"] = time.monotonic() - t0
         echo(format_summary(summary))
@@ -141,8 +162,16 @@ def execute(ctx) -> dict:
     with progress.SparkProgress(spark, "decode", total_items=len(logs), unit="logs", echo=echo):
         ledger_df.write.mode("overwrite").parquet(f"{staging}/ledger")
     ledger = spark.read.parquet(f"{staging}/ledger")
-    staged = sorted({f for r in ledger.select(F.explode("staged").alias("f")).distinct().collect() for f in [r.f]})
-    months = [r.job_month for r in ledger.select("job_month").distinct().collect()]  # every decoded row's
+    staged = sorted(
+        {
+            f
+            for r in ledger.select(F.explode("staged").alias("f")).distinct().collect()
+            for f in [r.f]
+        }
+    )
+    months = [
+        r.job_month for r in ledger.select("job_month").distinct().collect()
+    ]  # every decoded row's
 
     derive = derivers(conf)
     for table in DECODED_TABLES:
@@ -150,12 +179,16 @@ def execute(ctx) -> dict:
         files = [f for f in staged if f"/{table}/" in f]
         if not files:
             if table in derive:  # no log of the batch had a row: the table exists all the same, or
-                ctx.ensure(f"bronze/{table}")  # its stage would take its absence for "recompute every log"
+                ctx.ensure(
+                    f"bronze/{table}"
+                )  # its stage would take its absence for "recompute every log"
             continue
         rows = spark.read.schema(spec.struct).parquet(*files)
         if conf.ingest.commit == "files":
             # the batch's ids from the staged ledger: the files move into the table as they commit
-            ctx.write(f"bronze/{table}", rows, mode="files", files=files, log_ids=ledger.select("log_id"))
+            ctx.write(
+                f"bronze/{table}", rows, mode="files", files=files, log_ids=ledger.select("log_id")
+            )
         else:
             ctx.write(f"bronze/{table}", rows, months=months)
         faults.point(f"after-merge:{table}")
@@ -183,11 +216,17 @@ def run(spark, conf, inputs: list[str], run_info=None, echo=print) -> dict:
 
 
 def format_summary(s: dict) -> str:
-    lines = [f"ingest {s['run_id']}: {s['listed']} listed, {s['new']} new, {s.get('seconds', 0):.1f} s"]
+    lines = [
+        f"ingest {s['run_id']}: {s['listed']} listed, {s['new']} new, {s.get('seconds', 0):.1f} s"
+    ]
     if s["new"]:
-        lines.append(f"  rate: {s['new'] / max(s['seconds'], 1e-9):.1f} logs/s over {s.get('tasks', 0)} task(s)")
+        lines.append(
+            f"  rate: {s['new'] / max(s['seconds'], 1e-9):.1f} logs/s over {s.get('tasks', 0)} task(s)"
+        )
     st = s.get("status", {})
-    lines.append("  logs: " + ", ".join(f"{k} {st.get(k, 0)}" for k in ("ok", "partial", "quarantined")))
+    lines.append(
+        "  logs: " + ", ".join(f"{k} {st.get(k, 0)}" for k in ("ok", "partial", "quarantined"))
+    )
     for t, n in sorted(s.get("rows", {}).items()):
         lines.append(f"  {t:<14} {n:>12,} rows")
     return "\n".join(lines)

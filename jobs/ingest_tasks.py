@@ -15,6 +15,7 @@ A table the decoder streams (`Decoded.streams`: the io_ops of a huge DXT trace) 
 by batch to its own staged file as it is decoded, so a task holds one batch of it at a time; the
 file is named in the ledger only once the whole log has landed, and is deleted if the log fails.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -22,15 +23,15 @@ import functools
 import tempfile
 import time
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from iolake.lake.files import MONTH_DIR, STATS_KEY, arrow_stats, stats_columns
-from readers.base import BadHeader, DecodeError, Decoded
+from readers.base import BadHeader, Decoded, DecodeError
 from readers.fsio import content_hash, is_local, local_path, read_bytes, resolve
 from schemas import BRONZE, arrow_schema
 
@@ -42,7 +43,9 @@ OUTPUT_ARROW = LEDGER_ARROW.append(pa.field("staged", pa.list_(pa.string())))
 def _output_schema():
     from pyspark.sql import types as T
 
-    return T.StructType(BRONZE["logs"].struct.fields + [T.StructField("staged", T.ArrayType(T.StringType()))])
+    return T.StructType(
+        BRONZE["logs"].struct.fields + [T.StructField("staged", T.ArrayType(T.StringType()))]
+    )
 
 
 OUTPUT_SCHEMA = _output_schema()
@@ -67,8 +70,15 @@ def hash_partition(batches):
         ids = [content_hash(u, k) for u, k in zip(d["source_uri"], d["kind"])]
         yield pa.RecordBatch.from_pydict(
             {"log_id": ids, **{k: d[k] for k in ("source_uri", "size_bytes", "mtime_ns", "kind")}},
-            schema=pa.schema([("log_id", pa.string()), ("source_uri", pa.string()), ("size_bytes", pa.int64()),
-                              ("mtime_ns", pa.int64()), ("kind", pa.string())]),
+            schema=pa.schema(
+                [
+                    ("log_id", pa.string()),
+                    ("source_uri", pa.string()),
+                    ("size_bytes", pa.int64()),
+                    ("mtime_ns", pa.int64()),
+                    ("kind", pa.string()),
+                ]
+            ),
         )
 
 
@@ -76,7 +86,7 @@ def job_month(start_time_sec: int | None) -> str:
     if start_time_sec is None or start_time_sec <= 0:
         return "1970-01"
     try:
-        return dt.datetime.fromtimestamp(start_time_sec, dt.timezone.utc).strftime("%Y-%m")
+        return dt.datetime.fromtimestamp(start_time_sec, dt.UTC).strftime("%Y-%m")
     except (OverflowError, OSError, ValueError):
         return "1970-01"
 
@@ -97,29 +107,36 @@ def check_header(jobs: pa.Table, max_nprocs: int) -> None:
         raise BadHeader(f"bad header: negative run time ({rt} s)")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _bronze_schema(table: str) -> pa.Schema:
     return arrow_schema(BRONZE[table].struct)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _stats_columns(table: str) -> list[str]:
     return stats_columns(BRONZE[table])
 
 
-def with_ingest_columns(table: str, t: pa.Table | pa.RecordBatch, log_id: str | pa.Array, month: str):
+def with_ingest_columns(
+    table: str, t: pa.Table | pa.RecordBatch, log_id: str | pa.Array, month: str
+):
     """`t` (a table or a record batch) with the ingest columns log_id (one id, or one per row)
     and job_month, in the bronze table's column order; the constants are filled in by Arrow, not
     Python lists."""
     n = t.num_rows
-    cols = {"log_id": log_id if isinstance(log_id, (pa.Array, pa.ChunkedArray))
-            else pa.repeat(pa.scalar(log_id, pa.string()), n),
-            "job_month": pa.repeat(pa.scalar(month, pa.string()), n)}
-    return type(t).from_arrays([cols[c] if c in cols else t.column(c) for c in _bronze_schema(table).names],
-                               schema=_bronze_schema(table))
+    cols = {
+        "log_id": log_id
+        if isinstance(log_id, (pa.Array, pa.ChunkedArray))
+        else pa.repeat(pa.scalar(log_id, pa.string()), n),
+        "job_month": pa.repeat(pa.scalar(month, pa.string()), n),
+    }
+    return type(t).from_arrays(
+        [cols[c] if c in cols else t.column(c) for c in _bronze_schema(table).names],
+        schema=_bronze_schema(table),
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _decoded_schema(table: str) -> pa.Schema:
     return BRONZE[table].decoded_arrow_schema
 
@@ -131,7 +148,9 @@ def as_decoded(table: str, t: pa.Table) -> pa.Table:
     schema = _decoded_schema(table)
     if t.schema.equals(schema):
         return t
-    return pa.Table.from_arrays([t.column(c).cast(f.type) for c, f in zip(schema.names, schema)], schema=schema)
+    return pa.Table.from_arrays(
+        [t.column(c).cast(f.type) for c, f in zip(schema.names, schema)], schema=schema
+    )
 
 
 def stack_logs(table: str, parts: list[tuple[str, pa.Table]], month: str) -> pa.Table:
@@ -140,7 +159,9 @@ def stack_logs(table: str, parts: list[tuple[str, pa.Table]], month: str) -> pa.
     microseconds per column per table (88 columns in posix) for every log."""
     rows = pa.concat_tables([t for _, t in parts])
     counts = np.fromiter((t.num_rows for _, t in parts), np.int64, len(parts))
-    ids = pa.array([i for i, _ in parts], pa.string()).take(np.repeat(np.arange(len(parts)), counts))
+    ids = pa.array([i for i, _ in parts], pa.string()).take(
+        np.repeat(np.arange(len(parts)), counts)
+    )
     return with_ingest_columns(table, rows, ids, month)
 
 
@@ -153,7 +174,9 @@ class _Decoder:
         if conf.isolate or conf.decoder == "pydarshan":
             from readers.sandbox import SandboxedDecoder
 
-            self.sandbox = SandboxedDecoder(conf.decoder, conf.decode_timeout_s, conf.worker_memory_mb)
+            self.sandbox = SandboxedDecoder(
+                conf.decoder, conf.decode_timeout_s, conf.worker_memory_mb
+            )
 
     def darshan(self, path: str) -> Decoded:
         if self.sandbox is not None:
@@ -193,6 +216,7 @@ class Deriver:
     log's rows. `stacked` computes the same rows for many logs at once, which is how a decode task runs
     it on the logs of a staged file: `stacked(tables, logs) -> (rows, log of each row)`, with `tables`
     {name: the logs' rows stacked} of the `inputs` tables and `logs` {name: whose each row is}."""
+
     per_log: Callable
     stacked: Callable
     inputs: tuple
@@ -209,16 +233,24 @@ def derivers(conf) -> dict:
     on a driver started as `jobs/ingest.py`, `features` would be `jobs/features.py`.)"""
     ic, out = conf.ingest, {}
     if ic.covers:
-        out["covers"] = Deriver(_covers_of, _covers_stacked, ("io_ops", "posix", "mpiio", "stdio", "files"))
+        out["covers"] = Deriver(
+            _covers_of, _covers_stacked, ("io_ops", "posix", "mpiio", "stdio", "files")
+        )
     if ic.patterns:
         out["op_patterns"] = Deriver(_patterns_of, _patterns_stacked, ("io_ops",))
     if ic.phases:
         gap = float(conf.tags.io_phase_gap_s)
-        out["phases"] = Deriver(functools.partial(_phases_at, gap=gap), functools.partial(_phases_stacked, gap=gap),
-                                ("io_ops",))
+        out["phases"] = Deriver(
+            functools.partial(_phases_at, gap=gap),
+            functools.partial(_phases_stacked, gap=gap),
+            ("io_ops",),
+        )
     if ic.rollups:
-        out["file_rollups"] = Deriver(_rollups_of, _rollups_stacked,
-                                      ("posix", "mpiio", "stdio", "h5f", "h5d", "files", "jobs", "io_ops"))
+        out["file_rollups"] = Deriver(
+            _rollups_of,
+            _rollups_stacked,
+            ("posix", "mpiio", "stdio", "h5f", "h5d", "files", "jobs", "io_ops"),
+        )
     return out
 
 
@@ -306,13 +338,17 @@ def derive_stacked(log_ids: list[str], tables: dict, derive: dict, entries: dict
         parts = [(index[i], rows) for i, rows in tables.get(t, ()) if i in index]
         if parts:
             stack[t] = pa.concat_tables([r for _, r in parts]).combine_chunks()
-            logs[t] = np.repeat(np.fromiter((k for k, _ in parts), np.int64, len(parts)),
-                                [r.num_rows for _, r in parts])
+            logs[t] = np.repeat(
+                np.fromiter((k for k, _ in parts), np.int64, len(parts)),
+                [r.num_rows for _, r in parts],
+            )
     out = {}
     for name, d in derive.items():
         try:
-            rows, at = d.stacked({t: stack[t] for t in d.inputs if t in stack},
-                                 {t: logs[t] for t in d.inputs if t in logs})
+            rows, at = d.stacked(
+                {t: stack[t] for t in d.inputs if t in stack},
+                {t: logs[t] for t in d.inputs if t in logs},
+            )
             rows, counts = as_decoded(name, rows), np.bincount(at, minlength=len(log_ids))
             for log_id, n in zip(log_ids, counts.tolist()):
                 entries[log_id]["row_counts"].append((name, n))
@@ -337,7 +373,9 @@ def _derive_each(name: str, d: Deriver, log_ids: list[str], tables: dict, entrie
         if t is not None:
             got.append(t)
             at.append(np.full(t.num_rows, k))
-    return (pa.concat_tables(got) if got else None), (np.concatenate(at) if at else np.zeros(0, np.int64))
+    return (pa.concat_tables(got) if got else None), (
+        np.concatenate(at) if at else np.zeros(0, np.int64)
+    )
 
 
 def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None = None):
@@ -348,13 +386,21 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
 
         ctx = TaskContext.get()
         rules = derive or {}  # run on a staged file's logs at once (`flush`)
-        tag = f"{ctx.partitionId():05d}-{ctx.attemptNumber()}-{uuid.uuid4().hex[:8]}" if ctx else uuid.uuid4().hex
+        tag = (
+            f"{ctx.partitionId():05d}-{ctx.attemptNumber()}-{uuid.uuid4().hex[:8]}"
+            if ctx
+            else uuid.uuid4().hex
+        )
         fs, root = resolve(staging)
-        pending: dict[tuple[str, str], list[tuple[str, pa.Table]]] = {}  # (table, job_month) -> (log, rows)
+        pending: dict[
+            tuple[str, str], list[tuple[str, pa.Table]]
+        ] = {}  # (table, job_month) -> (log, rows)
         pending_bytes = 0
         staged: list[str] = []
         ledger: list[dict] = []
-        waiting: dict[str, dict] = {}  # log_id -> ledger entry: the pending logs the `rules` derive for
+        waiting: dict[
+            str, dict
+        ] = {}  # log_id -> ledger entry: the pending logs the `rules` derive for
         sizes: dict[str, int] = {}  # log_id -> bytes of its pending tables
         dec = _Decoder(conf)
 
@@ -385,7 +431,13 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
                         got.setdefault(name, []).append(part)
                 for name, parts in got.items():
                     ids = pa.chunked_array([i for _, i in parts]).combine_chunks()
-                    write(name, month, with_ingest_columns(name, pa.concat_tables([r for r, _ in parts]), ids, month))
+                    write(
+                        name,
+                        month,
+                        with_ingest_columns(
+                            name, pa.concat_tables([r for r, _ in parts]), ids, month
+                        ),
+                    )
             pending.clear()
             waiting.clear()
             sizes.clear()
@@ -399,15 +451,25 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
         try:
             for batch in batches:
                 for row in batch.to_pylist():
-                    entry, tables, streamed = _decode_row(dec, row, run_id, conf.max_nprocs, stage_stream)
+                    entry, tables, streamed = _decode_row(
+                        dec, row, run_id, conf.max_nprocs, stage_stream
+                    )
                     staged.extend(streamed)
                     ledger.append(entry)
-                    if rules and entry["row_counts"] is not None and not _streamed(dict(entry["row_counts"]), tables):
+                    if (
+                        rules
+                        and entry["row_counts"] is not None
+                        and not _streamed(dict(entry["row_counts"]), tables)
+                    ):
                         waiting[entry["log_id"]] = entry  # decoded, its segments in memory
                     size = 0
                     for t, tab in tables.items():
-                        pending.setdefault((t, entry["job_month"]), []).append((entry["log_id"], tab))
-                        size += tab.get_total_buffer_size()  # cheaper than `nbytes`, which walks each column
+                        pending.setdefault((t, entry["job_month"]), []).append(
+                            (entry["log_id"], tab)
+                        )
+                        size += (
+                            tab.get_total_buffer_size()
+                        )  # cheaper than `nbytes`, which walks each column
                     sizes[entry["log_id"]] = size
                     pending_bytes += size
                     if pending_bytes > FLUSH_BYTES:
@@ -423,7 +485,9 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
     return decode_partition
 
 
-def _stage(fs, path: str, path_uri: str, table: str, batches, log_id: str, month: str) -> tuple[str | None, int]:
+def _stage(
+    fs, path: str, path_uri: str, table: str, batches, log_id: str, month: str
+) -> tuple[str | None, int]:
     """Writes a streamed table's batches (with log_id and job_month) to one Parquet file, a row
     group per batch; (its URI, rows), or (None, 0) when it has no rows. On error the file is
     deleted and the error raised."""
@@ -451,7 +515,9 @@ def _delete(fs, path: str) -> None:
         pass
 
 
-def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_stream=None) -> tuple[dict, dict, list]:
+def _decode_row(
+    dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_stream=None
+) -> tuple[dict, dict, list]:
     """Decodes one log: (its ledger entry, its tables in their decoded schemas, the staged files of its
     streamed tables). The tables have no log_id or job_month: `stack_logs` adds them to many logs
     at once.
@@ -461,20 +527,40 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
     come later, for many logs at once (`derive_stacked`), for the logs not `_streamed`."""
     t0 = time.monotonic()
     entry = {
-        "log_id": row["log_id"], "job_month": None, "source_uri": row["source_uri"],
-        "size_bytes": row["size_bytes"], "mtime_ns": row["mtime_ns"], "format": row["kind"],
-        "format_version": None, "writer_version": None, "compression": None,
-        "decoder": None, "status": "quarantined", "reason": None, "modules": None,
-        "partial_modules": None, "notes": None, "row_counts": None, "decode_s": None,
-        "ingest_run_id": run_id, "ingested_at": dt.datetime.now(dt.timezone.utc),
+        "log_id": row["log_id"],
+        "job_month": None,
+        "source_uri": row["source_uri"],
+        "size_bytes": row["size_bytes"],
+        "mtime_ns": row["mtime_ns"],
+        "format": row["kind"],
+        "format_version": None,
+        "writer_version": None,
+        "compression": None,
+        "decoder": None,
+        "status": "quarantined",
+        "reason": None,
+        "modules": None,
+        "partial_modules": None,
+        "notes": None,
+        "row_counts": None,
+        "decode_s": None,
+        "ingest_run_id": run_id,
+        "ingested_at": dt.datetime.now(dt.UTC),
     }
     tables: dict[str, pa.Table] = {}
     streamed: list[str] = []
     try:
         d = _decode_one(dec, row)
-        entry.update(format=d.format, format_version=d.format_version, writer_version=d.writer_version,
-                     compression=d.compression, decoder=d.decoder, modules=d.modules,
-                     partial_modules=sorted({*d.partial_modules, *d.damaged}), notes=d.notes)
+        entry.update(
+            format=d.format,
+            format_version=d.format_version,
+            writer_version=d.writer_version,
+            compression=d.compression,
+            decoder=d.decoder,
+            modules=d.modules,
+            partial_modules=sorted({*d.partial_modules, *d.damaged}),
+            notes=d.notes,
+        )
         check_header(d.tables["jobs"], max_nprocs)
         month = job_month(d.tables["jobs"].column("start_time_sec")[0].as_py())
         counts: dict[str, int] = {}
@@ -483,12 +569,14 @@ def _decode_row(dec: _Decoder, row: dict, run_id: str, max_nprocs: int, stage_st
             if t.num_rows:
                 tables[name] = as_decoded(name, t)
                 counts[name] = t.num_rows
-        for name, batches in (d.streams.items() if stage_stream else ()):
+        for name, batches in d.streams.items() if stage_stream else ():
             path, n = stage_stream(name, batches(), row["log_id"], month)
             if path:
                 streamed.append(path)
                 counts[name] = n
-        entry.update(job_month=month, status=d.status, reason=d.reason, row_counts=list(counts.items()))
+        entry.update(
+            job_month=month, status=d.status, reason=d.reason, row_counts=list(counts.items())
+        )
     except Exception as e:  # never let one log fail the stage
         if isinstance(e, DecodeError):
             entry.update(status="quarantined", reason=str(e) or type(e).__name__)
@@ -510,7 +598,10 @@ def _derive(name: str, fn, decoded: dict, entry: dict) -> pa.Table | None:
     try:
         t = fn(decoded)
     except Exception as e:  # the stage's Spark pass will compute it (or fail there, as before)
-        entry["notes"] = [*(entry["notes"] or []), f"{name}: not computed at ingest ({type(e).__name__}: {e})"]
+        entry["notes"] = [
+            *(entry["notes"] or []),
+            f"{name}: not computed at ingest ({type(e).__name__}: {e})",
+        ]
         return None
     entry["row_counts"].append((name, t.num_rows))
     return as_decoded(name, t) if t.num_rows else None

@@ -8,6 +8,7 @@ Writes: gold/placement_labels, rewritten whole (labels aggregate every log). Ski
 Logic:  `features/placement_labels.py`. With `models.ground_truth` (a sweep's labels.csv) the
         agreement of the lake's labels with the sweep's per-config labels is printed.
 """
+
 from __future__ import annotations
 
 import sys
@@ -30,13 +31,20 @@ def agreement_report(ctx, labels) -> dict:
 
     conf, echo = ctx.conf, ctx.echo
     truth = pd.read_csv(conf.models.ground_truth)
-    agree = placement_labels.config_agreement(ctx.read(FF), ctx.read(LOGS), labels, truth, conf.models.label_formats)
+    agree = placement_labels.config_agreement(
+        ctx.read(FF), ctx.read(LOGS), labels, truth, conf.models.label_formats
+    )
     strong = agree[agree.label_margin_gt_std == 1]
-    out = {"configs": len(agree), "agree_pct": 100.0 * agree.agree.mean() if len(agree) else float("nan"),
-           "configs_margin_gt_std": len(strong),
-           "agree_pct_margin_gt_std": 100.0 * strong.agree.mean() if len(strong) else float("nan")}
-    echo(f"[labels] agreement with {conf.models.ground_truth}: {out['agree_pct']:.1f}% of {out['configs']} configs; "
-         f"{out['agree_pct_margin_gt_std']:.1f}% of {out['configs_margin_gt_std']} with label_margin_gt_std=1")
+    out = {
+        "configs": len(agree),
+        "agree_pct": 100.0 * agree.agree.mean() if len(agree) else float("nan"),
+        "configs_margin_gt_std": len(strong),
+        "agree_pct_margin_gt_std": 100.0 * strong.agree.mean() if len(strong) else float("nan"),
+    }
+    echo(
+        f"[labels] agreement with {conf.models.ground_truth}: {out['agree_pct']:.1f}% of {out['configs']} configs; "
+        f"{out['agree_pct_margin_gt_std']:.1f}% of {out['configs_margin_gt_std']} with label_margin_gt_std=1"
+    )
     return out
 
 
@@ -46,14 +54,19 @@ MIN_GROUPS, MIN_PER_TIER = 10, 2  # fewer lake label groups than this cannot tra
 def _from_benchmark(ctx, path: str):
     from models.benchmarks import resolve
 
-    return placement_labels.from_benchmark(ctx.spark, placement_labels.read_benchmark(ctx.spark, resolve(path)),
-                                           ctx.conf.models)
+    return placement_labels.from_benchmark(
+        ctx.spark, placement_labels.read_benchmark(ctx.spark, resolve(path)), ctx.conf.models
+    )
 
 
 def _counts(out):
     import pyspark.sql.functions as F
 
-    facts = out.groupBy().agg(F.count(F.lit(1)).alias("n"), F.sum(F.when(F.col("best_tier") == "bb", 1)).alias("bb")).first()
+    facts = (
+        out.groupBy()
+        .agg(F.count(F.lit(1)).alias("n"), F.sum(F.when(F.col("best_tier") == "bb", 1)).alias("bb"))
+        .first()
+    )
     return facts.n, facts.bb or 0
 
 
@@ -83,18 +96,24 @@ def execute(ctx) -> dict:
         out = transform(ctx.read(FF), ctx.read(LOGS), conf, version).cache()
         n, n_bb = _counts(out)
         if (n < MIN_GROUPS or min(n_bb, n - n_bb) < MIN_PER_TIER) and m.default_benchmark:
-            echo(f"[labels] the lake gives {n} two-tier label groups (bb {n_bb} / pfs {n - n_bb}): too few to "
-                 f"train on; labels from models.default_benchmark = {describe(m.default_benchmark)}")
+            echo(
+                f"[labels] the lake gives {n} two-tier label groups (bb {n_bb} / pfs {n - n_bb}): too few to "
+                f"train on; labels from models.default_benchmark = {describe(m.default_benchmark)}"
+            )
             out.unpersist()
             # stamped with the lake version it stands in for, so an unchanged lake is not relabelled
-            out = _from_benchmark(ctx, m.default_benchmark).withColumn("source_version", F.lit(version).cast("long"))
+            out = _from_benchmark(ctx, m.default_benchmark).withColumn(
+                "source_version", F.lit(version).cast("long")
+            )
             source = "benchmark"
     out = out.cache()
     n, n_bb = _counts(out)
     ctx.write(OUT, out, mode="overwrite")
     summary = {"groups": n, "bb": n_bb, "pfs": n - n_bb, "source": source}
-    echo(f"[labels] {n} label groups from {source} (bb {n_bb} / pfs {n - n_bb}), "
-         f"margin > {m.label_min_margin}")
+    echo(
+        f"[labels] {n} label groups from {source} (bb {n_bb} / pfs {n - n_bb}), "
+        f"margin > {m.label_min_margin}"
+    )
     if m.ground_truth and source == "lake" and n:
         summary["agreement"] = agreement_report(ctx, out)
     out.unpersist()

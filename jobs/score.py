@@ -12,6 +12,7 @@ Writes: gold/placement_predictions, gold/bandwidth_predictions (per file: its ti
 Models run in Spark through `mlflow.pyfunc.spark_udf`; every row names the model and version. The
 per-file models run once per distinct row of their signature columns, joined back to the files.
 """
+
 from __future__ import annotations
 
 import sys
@@ -35,8 +36,10 @@ def signature_columns(model_uri: str) -> list[str]:
 def check_columns(df, needed: list[str], model: str) -> None:
     missing = [c for c in needed if c not in df.columns]
     if missing:
-        raise SchemaDrift(f"{model}: the features lack columns the model's signature needs: {', '.join(missing)} "
-                          f"(features have: {', '.join(df.columns)})")
+        raise SchemaDrift(
+            f"{model}: the features lack columns the model's signature needs: {', '.join(missing)} "
+            f"(features have: {', '.join(df.columns)})"
+        )
 
 
 def todo(candidates, done_table, version: str):
@@ -51,17 +54,27 @@ def _result_type(model_uri: str) -> tuple[str, list[str]]:
     """The model's output columns as a Spark DDL struct (from its signature) and their names."""
     from mlflow.models import get_model_info
 
-    kinds = {"string": "string", "double": "double", "float": "double", "long": "bigint", "integer": "int",
-             "boolean": "boolean"}
+    kinds = {
+        "string": "string",
+        "double": "double",
+        "float": "double",
+        "long": "bigint",
+        "integer": "int",
+        "boolean": "boolean",
+    }
     cols = get_model_info(model_uri).signature.outputs.inputs
     names = [c.name for c in cols]
     return ", ".join(f"{c.name} {kinds.get(c.type.name, 'string')}" for c in cols), names
 
 
 # model output column -> table column (the per-job table speaks of throughput)
-RENAMES = {"job_bandwidth_predictions": {"predicted_bandwidth_mib_s": "predicted_throughput_mib_s",
-                                         "bandwidth_by_tier": "throughput_by_tier",
-                                         "best_bandwidth_mib_s": "best_throughput_mib_s"}}
+RENAMES = {
+    "job_bandwidth_predictions": {
+        "predicted_bandwidth_mib_s": "predicted_throughput_mib_s",
+        "bandwidth_by_tier": "throughput_by_tier",
+        "best_bandwidth_mib_s": "best_throughput_mib_s",
+    }
+}
 
 
 def predict(spark, df, model_uri: str, name: str, version: str, spec, per_key: bool = True):
@@ -85,22 +98,32 @@ def predict(spark, df, model_uri: str, name: str, version: str, spec, per_key: b
     renames = RENAMES.get(spec.name, {})
     made = {renames.get(o, o): o for o in outputs if renames.get(o, o) in spec.struct.fieldNames()}
 
-    def score(rows):  # rows' columns, the model's outputs in spec's names and types in place of any alike
+    def score(
+        rows,
+    ):  # rows' columns, the model's outputs in spec's names and types in place of any alike
         def value(target):
             v = F.col(f"_p.{made[target]}")
-            return F.from_json(v, spec.struct[target].dataType) if isinstance(
-                spec.struct[target].dataType, T.MapType) else v
+            return (
+                F.from_json(v, spec.struct[target].dataType)
+                if isinstance(spec.struct[target].dataType, T.MapType)
+                else v
+            )
 
         p = rows.withColumn("_p", udf(F.struct(*[F.col(c) for c in cols])))
-        return p.select(*[c for c in rows.columns if c not in made], *[value(t).alias(t) for t in made])
+        return p.select(
+            *[c for c in rows.columns if c not in made], *[value(t).alias(t) for t in made]
+        )
 
     scored = join_answers(df, cols, score) if per_key else score(df)
     for f in spec.struct.fields:  # columns an older model version does not output
         if f.name not in scored.columns:
             scored = scored.withColumn(f.name, F.lit(None).cast(f.dataType))
-    return (scored.withColumn("model_name", F.lit(name)).withColumn("model_version", F.lit(str(version)))
-            .withColumn("scored_at", F.current_timestamp())
-            .select(*[F.col(f.name).cast(f.dataType) for f in spec.struct.fields]))
+    return (
+        scored.withColumn("model_name", F.lit(name))
+        .withColumn("model_version", F.lit(str(version)))
+        .withColumn("scored_at", F.current_timestamp())
+        .select(*[F.col(f.name).cast(f.dataType) for f in spec.struct.fields])
+    )
 
 
 def _score_one(ctx, name, table, candidates, per_key: bool = True) -> int:
@@ -128,10 +151,12 @@ def _job_candidates(ctx):
     from models.bandwidth import JOB_NUMERIC
 
     jf = ctx.read("silver/job_features")
-    tier = (F.when(F.size("tiers") == 1, F.col("tiers")[0])
-            .when(F.size("tiers") > 1, F.lit("mixed")).otherwise(F.lit("unknown")))
-    return (jf.withColumn("tier", tier)
-            .na.fill(0, [*JOB_NUMERIC, "seq_pct"]))
+    tier = (
+        F.when(F.size("tiers") == 1, F.col("tiers")[0])
+        .when(F.size("tiers") > 1, F.lit("mixed"))
+        .otherwise(F.lit("unknown"))
+    )
+    return jf.withColumn("tier", tier).na.fill(0, [*JOB_NUMERIC, "seq_pct"])
 
 
 def execute(ctx) -> dict:
@@ -144,13 +169,34 @@ def execute(ctx) -> dict:
         ctx.echo("[score] no silver/file_features yet")
         return {"placement": 0, "bandwidth": 0, "job_bandwidth": 0}
     tracking.configure(conf)
-    candidates = data_files(ctx.read(FF), need_bandwidth=False)  # every data file, whatever the tracer
+    candidates = data_files(
+        ctx.read(FF), need_bandwidth=False
+    )  # every data file, whatever the tracer
     summary = {}
     # per file: scored per distinct model input; per job: per row (a job's inputs are nearly its own)
-    jobs = (("placement", conf.models.placement_model, "gold/placement_predictions", lambda: candidates, True),
-            ("bandwidth", conf.models.bandwidth_model, "gold/bandwidth_predictions", lambda: candidates, True),
-            ("job_bandwidth", conf.models.job_bandwidth_model, "gold/job_bandwidth_predictions",
-             lambda: _job_candidates(ctx) if ctx.exists("silver/job_features") else None, False))
+    jobs = (
+        (
+            "placement",
+            conf.models.placement_model,
+            "gold/placement_predictions",
+            lambda: candidates,
+            True,
+        ),
+        (
+            "bandwidth",
+            conf.models.bandwidth_model,
+            "gold/bandwidth_predictions",
+            lambda: candidates,
+            True,
+        ),
+        (
+            "job_bandwidth",
+            conf.models.job_bandwidth_model,
+            "gold/job_bandwidth_predictions",
+            lambda: _job_candidates(ctx) if ctx.exists("silver/job_features") else None,
+            False,
+        ),
+    )
     for key, name, table, rows, per_key in jobs:
         try:
             df = rows()
@@ -180,21 +226,39 @@ def lake_check(ctx) -> dict | None:
     name = conf.models.placement_model
     mv = version_by_alias(name, conf.models.alias)
     lake = placement_labels.transform(ctx.read(FF), ctx.read("bronze/logs"), conf.models)
-    pred = (ctx.read("gold/placement_predictions").where(F.col("model_version") == str(mv.version))
-            .select("log_id", "record_id", "predicted_tier"))
-    files = ctx.read(FF).select("log_id", "record_id", *FEATURES).join(pred, ["log_id", "record_id"])
+    pred = (
+        ctx.read("gold/placement_predictions")
+        .where(F.col("model_version") == str(mv.version))
+        .select("log_id", "record_id", "predicted_tier")
+    )
+    files = (
+        ctx.read(FF).select("log_id", "record_id", *FEATURES).join(pred, ["log_id", "record_id"])
+    )
     cond = [files[c].eqNullSafe(lake[c]) for c in FEATURES]
     both = files.join(lake.select(*FEATURES, F.col("best_tier").alias("lake_tier")), cond).select(
-        "predicted_tier", "lake_tier")
-    facts = both.groupBy().agg(F.count(F.lit(1)).alias("n"),
-                               F.sum((F.col("predicted_tier") == F.col("lake_tier")).cast("int")).alias("hits"),
-                               F.sum((F.col("lake_tier") == "bb").cast("int")).alias("bb")).first()
+        "predicted_tier", "lake_tier"
+    )
+    facts = (
+        both.groupBy()
+        .agg(
+            F.count(F.lit(1)).alias("n"),
+            F.sum((F.col("predicted_tier") == F.col("lake_tier")).cast("int")).alias("hits"),
+            F.sum((F.col("lake_tier") == "bb").cast("int")).alias("bb"),
+        )
+        .first()
+    )
     if not facts.n:
         return None
-    out = {"files": facts.n, "accuracy": facts.hits / facts.n, "best_constant": max(facts.bb, facts.n - facts.bb) / facts.n}
-    ctx.echo(f"[score] {name} v{mv.version} on the {out['files']} scored files whose tier gap the lake measured "
-             f"(feature groups traced on both tiers): accuracy {out['accuracy']:.3f} "
-             f"(best constant answer {out['best_constant']:.3f})")
+    out = {
+        "files": facts.n,
+        "accuracy": facts.hits / facts.n,
+        "best_constant": max(facts.bb, facts.n - facts.bb) / facts.n,
+    }
+    ctx.echo(
+        f"[score] {name} v{mv.version} on the {out['files']} scored files whose tier gap the lake measured "
+        f"(feature groups traced on both tiers): accuracy {out['accuracy']:.3f} "
+        f"(best constant answer {out['best_constant']:.3f})"
+    )
     return out
 
 

@@ -13,14 +13,14 @@ Incremental: the logs in job_features that bottleneck_tags lacks. Every tagged l
 least one row (a `no_issue` row when no rule fires), so "has a row" is the processed marker;
 no side table to keep in step.
 """
+
 from __future__ import annotations
 
 import sys
 
+from features import bottleneck_tags
 from iolake.cli import entry_points
 from iolake.runner import commit_outputs, not_at_ingest, read_for
-
-from features import bottleneck_tags
 
 OUT = "silver/bottleneck_tags"
 PHASES, OPS, LEDGER = "bronze/phases", "bronze/io_ops", "bronze/logs"
@@ -30,14 +30,27 @@ def transform(inputs: dict, conf) -> dict:
     """silver/bottleneck_tags rows from bronze and silver DataFrames; no I/O, no action. Traced phases
     come from bronze/io_ops, and from bronze/phases' rows when it is among the inputs (a log is in
     one or the other; `execute` sees to it)."""
-    bronze = {name.split("/", 1)[1]: df for name, df in inputs.items()
-              if name.startswith("bronze/") and name not in (PHASES, LEDGER)}
+    bronze = {
+        name.split("/", 1)[1]: df
+        for name, df in inputs.items()
+        if name.startswith("bronze/") and name not in (PHASES, LEDGER)
+    }
     traced = None
     if PHASES in inputs:
-        traced = inputs[PHASES].select(*bottleneck_tags.KEY, "phase", "t0", "t1", "bytes").unionByName(
-            bottleneck_tags.traced_phases(bronze["io_ops"], conf.tags.io_phase_gap_s))
-    return {OUT: bottleneck_tags.transform(bronze, inputs["silver/file_features"], inputs["silver/job_features"],
-                                           conf.tags, traced=traced)}
+        traced = (
+            inputs[PHASES]
+            .select(*bottleneck_tags.KEY, "phase", "t0", "t1", "bytes")
+            .unionByName(bottleneck_tags.traced_phases(bronze["io_ops"], conf.tags.io_phase_gap_s))
+        )
+    return {
+        OUT: bottleneck_tags.transform(
+            bronze,
+            inputs["silver/file_features"],
+            inputs["silver/job_features"],
+            conf.tags,
+            traced=traced,
+        )
+    }
 
 
 def execute(ctx) -> dict:
@@ -49,12 +62,18 @@ def execute(ctx) -> dict:
     inputs = {t: ctx.read(t) for t in ctx.stage.tables_in if t not in (OPS, LEDGER)}
     inputs[PHASES] = inputs[PHASES].where(same_gap)
     if n_rest:
-        ctx.echo(f"[{ctx.stage.name}] {n_rest:,} of {ctx.n_todo:,} new logs have no I/O phases from ingest at this gap: "
-                 "their segments are read from bronze/io_ops")
+        ctx.echo(
+            f"[{ctx.stage.name}] {n_rest:,} of {ctx.n_todo:,} new logs have no I/O phases from ingest at this gap: "
+            "their segments are read from bronze/io_ops"
+        )
     inputs[OPS] = read_for(ctx, OPS, rest, n_rest)
     try:
-        return commit_outputs(sys.modules[__name__], ctx, transform(inputs, ctx.conf),
-                              {"phases_from_ingest": ctx.n_todo - n_rest, "phases_spark_pass": n_rest})
+        return commit_outputs(
+            sys.modules[__name__],
+            ctx,
+            transform(inputs, ctx.conf),
+            {"phases_from_ingest": ctx.n_todo - n_rest, "phases_spark_pass": n_rest},
+        )
     finally:
         rest.unpersist()
 
@@ -65,7 +84,11 @@ SUMMARY = ("tagged",)  # facts `summarize` adds to the stage summary (0 when not
 def summarize(outputs: dict) -> dict:
     import pyspark.sql.functions as F
 
-    facts = outputs[OUT].agg(F.countDistinct(F.when(F.col("tag") != "no_issue", F.col("log_id"))).alias("tagged")).first()
+    facts = (
+        outputs[OUT]
+        .agg(F.countDistinct(F.when(F.col("tag") != "no_issue", F.col("log_id"))).alias("tagged"))
+        .first()
+    )
     return {"tagged": facts.tagged}
 
 

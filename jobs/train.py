@@ -19,6 +19,7 @@ The recursive-elimination decision tree of PrismIO §VII is logged as its own ru
 Skipped when MLflow already holds a run trained on the same version of the same training data
 with the same config. Too few labels is reported, not an error.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -41,9 +42,13 @@ MIN_SPLIT_GROUPS = 5  # fewer (log-connected) split groups than this cannot be s
 def _already_trained(exp_id: str, version, digest: str) -> bool:
     import mlflow
 
-    runs = mlflow.search_runs([exp_id], filter_string=f"tags.`iolake.training_version` = '{version}' and "
-                                                      f"tags.`iolake.config_digest` = '{digest}' and "
-                                                      f"attributes.status = 'FINISHED'", max_results=1)
+    runs = mlflow.search_runs(
+        [exp_id],
+        filter_string=f"tags.`iolake.training_version` = '{version}' and "
+        f"tags.`iolake.config_digest` = '{digest}' and "
+        f"attributes.status = 'FINISHED'",
+        max_results=1,
+    )
     return len(runs) > 0
 
 
@@ -70,6 +75,7 @@ def holder_score(evaluate, artefact_score):
     """`score_fn` for registry.register_and_promote: the alias holder's recipe (its model kind, from
     its run's params) evaluated on the challenger's folds; a holder whose kind is unknown here is
     scored as it is (`artefact_score(version)`) on the held-out rows."""
+
     def score(mv):
         import mlflow
 
@@ -78,11 +84,21 @@ def holder_score(evaluate, artefact_score):
             return evaluate(kind)
         except (ValueError, TypeError):
             return artefact_score(mv)
+
     return score
 
 
-def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, version: str, source: str,
-                    reference: pd.DataFrame | None = None, echo=print, source_text: str | None = None) -> dict:
+def train_placement(
+    labels: pd.DataFrame,
+    groups,
+    conf: Config,
+    info: RunInfo,
+    version: str,
+    source: str,
+    reference: pd.DataFrame | None = None,
+    echo=print,
+    source_text: str | None = None,
+) -> dict:
     """Compare `models.classifiers` on grouped splits, refit the best on every label, register it."""
     import mlflow
 
@@ -93,13 +109,17 @@ def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, v
     X, y = labels[list(FEATURES)].reset_index(drop=True), labels["best_tier"].reset_index(drop=True)
     strong = labels["label_margin_gt_std"].astype("boolean").reset_index(drop=True)
     folds = evaluation.splits(groups, m.splits, m.test_fraction, m.seed)
-    echo(f"[train] placement: {len(X)} label rows from {source} (bb {int((y == 'bb').sum())} / "
-         f"pfs {int((y == 'pfs').sum())}), {len(np.unique(groups))} split groups, {m.splits} grouped splits")
+    echo(
+        f"[train] placement: {len(X)} label rows from {source} (bb {int((y == 'bb').sum())} / "
+        f"pfs {int((y == 'pfs').sum())}), {len(np.unique(groups))} split groups, {m.splits} grouped splits"
+    )
 
     def show(r):
-        echo(f"[train] placement {r['model']:<20} accuracy {r['accuracy_mean']:.3f} ± {r['accuracy_std']:.3f} "
-             f"(majority {r['baseline_mean']:.3f}); margin>std {r.get('accuracy_strong_mean', float('nan')):.3f} "
-             f"(majority {r.get('baseline_strong_mean', float('nan')):.3f}) [{r['seconds']:.1f} s]")
+        echo(
+            f"[train] placement {r['model']:<20} accuracy {r['accuracy_mean']:.3f} ± {r['accuracy_std']:.3f} "
+            f"(majority {r['baseline_mean']:.3f}); margin>std {r.get('accuracy_strong_mean', float('nan')):.3f} "
+            f"(majority {r.get('baseline_strong_mean', float('nan')):.3f}) [{r['seconds']:.1f} s]"
+        )
 
     results = []
     for name in m.classifiers:
@@ -111,45 +131,97 @@ def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, v
     ref = None
     if reference is not None:
         t = time.monotonic()
-        ref = placement.fit_and_evaluate("reference_true_params", reference.reset_index(drop=True), y, folds,
-                                         strong=strong, seed=m.seed,
-                                         estimator=placement.reference_estimator(reference))
+        ref = placement.fit_and_evaluate(
+            "reference_true_params",
+            reference.reset_index(drop=True),
+            y,
+            folds,
+            strong=strong,
+            seed=m.seed,
+            estimator=placement.reference_estimator(reference),
+        )
         ref["seconds"] = time.monotonic() - t
         show(ref)
-    best, veto, note = evaluation.select(results, lambda r: (r["accuracy_mean"], r.get("accuracy_strong_mean", 0.0)),
-                                         [("accuracy", "accuracy_mean", "baseline_mean", False)])
+    best, veto, note = evaluation.select(
+        results,
+        lambda r: (r["accuracy_mean"], r.get("accuracy_strong_mean", 0.0)),
+        [("accuracy", "accuracy_mean", "baseline_mean", False)],
+    )
     if note:
         echo(f"[train] placement: {note}")
-    est = placement.build_estimator(best["model"], seed=m.seed).fit(X, y)  # the winner, refit on every label
+    est = placement.build_estimator(best["model"], seed=m.seed).fit(
+        X, y
+    )  # the winner, refit on every label
     imp = placement.importances(est, X, y, seed=m.seed)
-    echo("[train] placement importances: " + ", ".join(f"{k} {v:.3f}" for k, v in imp.head(6).items()))
+    echo(
+        "[train] placement importances: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in imp.head(6).items())
+    )
 
     exp = tracking.experiment(conf, m.placement_model)
-    common_tags = {**tracking.tags(info), "iolake.training_table": "gold/placement_labels",
-                   "iolake.training_version": version, "iolake.label_source": source,
-                   "iolake.training_source": f"gold/placement_labels from {source_text or source}"}
+    common_tags = {
+        **tracking.tags(info),
+        "iolake.training_table": "gold/placement_labels",
+        "iolake.training_version": version,
+        "iolake.label_source": source,
+        "iolake.training_source": f"gold/placement_labels from {source_text or source}",
+    }
     t = time.monotonic()
     kept, trail = placement.eliminate_features("decision_tree", X, y, folds, seed=m.seed)
     rfe = trail[-1]["accuracy"]
-    with mlflow.start_run(experiment_id=exp, run_name="placement-rfe-decision_tree", tags=common_tags):
-        mlflow.log_params({"model": "decision_tree", "features": ",".join(kept), "elimination": "backward"})
+    with mlflow.start_run(
+        experiment_id=exp, run_name="placement-rfe-decision_tree", tags=common_tags
+    ):
+        mlflow.log_params(
+            {"model": "decision_tree", "features": ",".join(kept), "elimination": "backward"}
+        )
         mlflow.log_metrics({"accuracy_mean": rfe, "baseline_mean": best["baseline_mean"]})
         mlflow.log_dict({"trail": trail}, "elimination.json")
-    echo(f"[train] placement recursive elimination (decision tree) keeps {len(kept)}: {', '.join(kept)}; "
-         f"accuracy {rfe:.3f} [{time.monotonic() - t:.1f} s]")
+    echo(
+        f"[train] placement recursive elimination (decision tree) keeps {len(kept)}: {', '.join(kept)}; "
+        f"accuracy {rfe:.3f} [{time.monotonic() - t:.1f} s]"
+    )
 
     Xp, yp = _weighted_rows(X, y, folds)
-    with mlflow.start_run(experiment_id=exp, run_name=f"placement-{best['model']}", tags=common_tags) as run:
-        mlflow.log_params({"model": best["model"], "features": ",".join(FEATURES), "splits": m.splits,
-                           "split": "grouped", "test_fraction": m.test_fraction, "seed": m.seed, "rows": len(X),
-                           "refit": "all labelled rows", "label_min_margin": m.label_min_margin,
-                           "training_version": version, "rfe_features": ",".join(kept)})
+    with mlflow.start_run(
+        experiment_id=exp, run_name=f"placement-{best['model']}", tags=common_tags
+    ) as run:
+        mlflow.log_params(
+            {
+                "model": best["model"],
+                "features": ",".join(FEATURES),
+                "splits": m.splits,
+                "split": "grouped",
+                "test_fraction": m.test_fraction,
+                "seed": m.seed,
+                "rows": len(X),
+                "refit": "all labelled rows",
+                "label_min_margin": m.label_min_margin,
+                "training_version": version,
+                "rfe_features": ",".join(kept),
+            }
+        )
         for r in results + ([ref] if ref else []):
-            for k in ("accuracy_mean", "accuracy_std", "baseline_mean", "accuracy_strong_mean", "baseline_strong_mean"):
+            for k in (
+                "accuracy_mean",
+                "accuracy_std",
+                "baseline_mean",
+                "accuracy_strong_mean",
+                "baseline_strong_mean",
+            ):
                 if k in r:
                     mlflow.log_metric(f"{r['model']}.{k}", r[k])
-        metrics = {k: best[k] for k in ("accuracy_mean", "accuracy_std", "baseline_mean", "accuracy_strong_mean",
-                                        "baseline_strong_mean") if k in best}
+        metrics = {
+            k: best[k]
+            for k in (
+                "accuracy_mean",
+                "accuracy_std",
+                "baseline_mean",
+                "accuracy_strong_mean",
+                "baseline_strong_mean",
+            )
+            if k in best
+        }
         if ref:
             metrics["reference_accuracy_mean"] = ref["accuracy_mean"]
             if "accuracy_strong_mean" in ref:
@@ -157,14 +229,22 @@ def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, v
         mlflow.log_metrics({**metrics, "rfe_accuracy_mean": rfe})
         tr, te = folds[0]
         shown = placement.build_estimator(best["model"], seed=m.seed).fit(X.iloc[tr], y.iloc[tr])
-        mlflow.log_figure(tracking.figure_confusion(y.iloc[te], shown.predict(X.iloc[te]), ["bb", "pfs"]),
-                          "confusion_matrix_split0.png")
-        mlflow.log_figure(tracking.figure_importances(imp, "permutation importance"), "importances.png")
+        mlflow.log_figure(
+            tracking.figure_confusion(y.iloc[te], shown.predict(X.iloc[te]), ["bb", "pfs"]),
+            "confusion_matrix_split0.png",
+        )
+        mlflow.log_figure(
+            tracking.figure_importances(imp, "permutation importance"), "importances.png"
+        )
         mlflow.log_dict({"comparison": results, "reference": ref}, "selection.json")
         info_m = tracking.log_model(pyfunc.Placement(est, FEATURES), X)
 
         def artefact(mv):
-            pred = registry.load_version(m.placement_model, mv.version).predict(Xp)["predicted_tier"].to_numpy()
+            pred = (
+                registry.load_version(m.placement_model, mv.version)
+                .predict(Xp)["predicted_tier"]
+                .to_numpy()
+            )
             return float(np.mean(pred == yp))
 
         def recipe(kind):
@@ -172,17 +252,45 @@ def train_placement(labels: pd.DataFrame, groups, conf: Config, info: RunInfo, v
                 return best["accuracy_mean"]
             return placement.fit_and_evaluate(kind, X, y, folds, seed=m.seed)["accuracy_mean"]
 
-        promo = registry.register_and_promote(m.placement_model, info_m.model_uri, run.info.run_id,
-                                              best["accuracy_mean"], holder_score(recipe, artefact),
-                                              "grouped-CV accuracy", m.alias, veto=veto)
-    echo(f"[train] {m.placement_model} v{promo['version']} ({best['model']}, refit on {len(X)} labels) -> "
-         f"@{promo['alias']}: {promo['why']}")
-    return {"best": best["model"], "results": results, "reference": ref, "rfe": kept, "rfe_accuracy": rfe, **promo}
+        promo = registry.register_and_promote(
+            m.placement_model,
+            info_m.model_uri,
+            run.info.run_id,
+            best["accuracy_mean"],
+            holder_score(recipe, artefact),
+            "grouped-CV accuracy",
+            m.alias,
+            veto=veto,
+        )
+    echo(
+        f"[train] {m.placement_model} v{promo['version']} ({best['model']}, refit on {len(X)} labels) -> "
+        f"@{promo['alias']}: {promo['why']}"
+    )
+    return {
+        "best": best["model"],
+        "results": results,
+        "reference": ref,
+        "rfe": kept,
+        "rfe_accuracy": rfe,
+        **promo,
+    }
 
 
-def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: str, model_name: str, conf: Config,
-                    info: RunInfo, version: str, source: str, echo=print, sample: str | None = None,
-                    reference: pd.DataFrame | None = None) -> dict:
+def train_bandwidth(
+    rows: pd.DataFrame,
+    groups,
+    features,
+    target: str,
+    level: str,
+    model_name: str,
+    conf: Config,
+    info: RunInfo,
+    version: str,
+    source: str,
+    echo=print,
+    sample: str | None = None,
+    reference: pd.DataFrame | None = None,
+) -> dict:
     """Compare `models.regressors` on grouped splits (beside the median-per-tier rule), refit the best
     on every row, register it as `model_name`: one model that predicts every tier it saw. `sample`
     says how the rows were sampled (`sample_groups`' note), logged as the run's param `sample`.
@@ -199,76 +307,146 @@ def train_bandwidth(rows: pd.DataFrame, groups, features, target: str, level: st
     tiers = sorted(X["tier"].astype(str).unique())
     folds = evaluation.splits(groups, m.splits, m.test_fraction, m.seed)
     cv_jobs = m.cv_jobs or -1  # splits fitted at once; models.cv_jobs 0: one per core (joblib's -1)
-    echo(f"[train] bandwidth/{level}: {len(X)} rows from {source} on tiers {', '.join(tiers)}, "
-         f"{len(np.unique(groups))} split groups")
+    echo(
+        f"[train] bandwidth/{level}: {len(X)} rows from {source} on tiers {', '.join(tiers)}, "
+        f"{len(np.unique(groups))} split groups"
+    )
     results = []
     for name in m.regressors:
         t = time.monotonic()
         r = bandwidth.fit_and_evaluate(name, X, bw, folds, level=level, seed=m.seed, n_jobs=cv_jobs)
         r["seconds"] = time.monotonic() - t
         results.append(r)
-        echo(f"[train] bandwidth/{level} {name:<18} MdAPE {r['mdape_pct_mean']:.1f}% MAPE {r['mape_pct_mean']:.0f}% "
-             f"R² {r['r2_mean']:.3f} R²(log) {r['r2_log_mean']:.3f} (median rule: MdAPE "
-             f"{r['baseline_mdape_pct_mean']:.1f}%, R²(log) {r['baseline_r2_log_mean']:.3f}) [{r['seconds']:.1f} s]")
+        echo(
+            f"[train] bandwidth/{level} {name:<18} MdAPE {r['mdape_pct_mean']:.1f}% MAPE {r['mape_pct_mean']:.0f}% "
+            f"R² {r['r2_mean']:.3f} R²(log) {r['r2_log_mean']:.3f} (median rule: MdAPE "
+            f"{r['baseline_mdape_pct_mean']:.1f}%, R²(log) {r['baseline_r2_log_mean']:.3f}) [{r['seconds']:.1f} s]"
+        )
     ref = None
     if reference is not None:
-        ref = bandwidth.fit_and_evaluate("reference_true_params", reference.reset_index(drop=True), bw, folds,
-                                         level=level, seed=m.seed, estimator=bandwidth.reference_estimator(reference),
-                                         n_jobs=cv_jobs)
-        echo(f"[train] bandwidth/{level} reference: lightgbm on the benchmark's own parameters MdAPE "
-             f"{ref['mdape_pct_mean']:.1f}% R²(log) {ref['r2_log_mean']:.3f} (not a candidate)")
-    best, veto, note = evaluation.select(results, lambda r: r["r2_log_mean"],
-                                         [("MdAPE %", "mdape_pct_mean", "baseline_mdape_pct_mean", True),
-                                          ("R²(log)", "r2_log_mean", "baseline_r2_log_mean", False)])
+        ref = bandwidth.fit_and_evaluate(
+            "reference_true_params",
+            reference.reset_index(drop=True),
+            bw,
+            folds,
+            level=level,
+            seed=m.seed,
+            estimator=bandwidth.reference_estimator(reference),
+            n_jobs=cv_jobs,
+        )
+        echo(
+            f"[train] bandwidth/{level} reference: lightgbm on the benchmark's own parameters MdAPE "
+            f"{ref['mdape_pct_mean']:.1f}% R²(log) {ref['r2_log_mean']:.3f} (not a candidate)"
+        )
+    best, veto, note = evaluation.select(
+        results,
+        lambda r: r["r2_log_mean"],
+        [
+            ("MdAPE %", "mdape_pct_mean", "baseline_mdape_pct_mean", True),
+            ("R²(log)", "r2_log_mean", "baseline_r2_log_mean", False),
+        ],
+    )
     if note:
         echo(f"[train] bandwidth/{level}: {note}")
     if veto and source.startswith("silver/"):
-        veto += (" (the lake's own files do not predict their bandwidth better than the median rule: set "
-                 "models.benchmark_table to train on a benchmark of two tiers instead)")
-    est = bandwidth.build_estimator(best["model"], level=level, seed=m.seed).fit(X, np.log(bw.to_numpy()))
+        veto += (
+            " (the lake's own files do not predict their bandwidth better than the median rule: set "
+            "models.benchmark_table to train on a benchmark of two tiers instead)"
+        )
+    est = bandwidth.build_estimator(best["model"], level=level, seed=m.seed).fit(
+        X, np.log(bw.to_numpy())
+    )
     Xp, bp = _weighted_rows(X, bw, folds)
     exp = tracking.experiment(conf, model_name)
-    with mlflow.start_run(experiment_id=exp, run_name=f"{level}-bandwidth-{best['model']}",
-                          tags={**tracking.tags(info), "iolake.training_version": version,
-                                "iolake.training_source": source}) as run:
-        mlflow.log_params({"model": best["model"], "features": ",".join(features), "rows": len(X), "level": level,
-                           "tiers": ",".join(tiers), "splits": m.splits, "split": "grouped", "seed": m.seed,
-                           "refit": "all rows", "training_version": version,
-                           "sample": sample or f"all rows (models.max_train_rows = {m.max_train_rows:,})",
-                           **({"inputs": "rw_per_open as bytes_per_open (transfer_size x rw_per_open)",
-                               "monotone": ("non-decreasing in transfer_size"
-                                            if isinstance(est.named_steps["model"], pyfunc.IncreasingInFirst)
-                                            else "none")} if level == "file" else {})})
+    with mlflow.start_run(
+        experiment_id=exp,
+        run_name=f"{level}-bandwidth-{best['model']}",
+        tags={
+            **tracking.tags(info),
+            "iolake.training_version": version,
+            "iolake.training_source": source,
+        },
+    ) as run:
+        mlflow.log_params(
+            {
+                "model": best["model"],
+                "features": ",".join(features),
+                "rows": len(X),
+                "level": level,
+                "tiers": ",".join(tiers),
+                "splits": m.splits,
+                "split": "grouped",
+                "seed": m.seed,
+                "refit": "all rows",
+                "training_version": version,
+                "sample": sample or f"all rows (models.max_train_rows = {m.max_train_rows:,})",
+                **(
+                    {
+                        "inputs": "rw_per_open as bytes_per_open (transfer_size x rw_per_open)",
+                        "monotone": (
+                            "non-decreasing in transfer_size"
+                            if isinstance(est.named_steps["model"], pyfunc.IncreasingInFirst)
+                            else "none"
+                        ),
+                    }
+                    if level == "file"
+                    else {}
+                ),
+            }
+        )
         for r in results:
             for k, v in r.items():
                 if k.endswith("_mean") or k.endswith("_std"):
                     mlflow.log_metric(f"{r['model']}.{k}", v)
         mlflow.log_metrics({k: best[k] for k in best if k.endswith("_mean") or k.endswith("_std")})
         if ref is not None:
-            mlflow.log_metrics({f"reference_{k}": ref[k] for k in ("mdape_pct_mean", "mape_pct_mean", "r2_mean",
-                                                                   "r2_log_mean")})
+            mlflow.log_metrics(
+                {
+                    f"reference_{k}": ref[k]
+                    for k in ("mdape_pct_mean", "mape_pct_mean", "r2_mean", "r2_log_mean")
+                }
+            )
         tr, te = folds[0]
-        shown = bandwidth.build_estimator(best["model"], level=level, seed=m.seed).fit(X.iloc[tr],
-                                                                                       np.log(bw.iloc[tr]))
-        mlflow.log_figure(tracking.figure_pred_vs_measured(bw.iloc[te].to_numpy(), np.exp(shown.predict(X.iloc[te])),
-                                                           f"{level} bandwidth, held-out split 0"),
-                          "predicted_vs_measured_split0.png")
+        shown = bandwidth.build_estimator(best["model"], level=level, seed=m.seed).fit(
+            X.iloc[tr], np.log(bw.iloc[tr])
+        )
+        mlflow.log_figure(
+            tracking.figure_pred_vs_measured(
+                bw.iloc[te].to_numpy(),
+                np.exp(shown.predict(X.iloc[te])),
+                f"{level} bandwidth, held-out split 0",
+            ),
+            "predicted_vs_measured_split0.png",
+        )
         info_m = tracking.log_model(pyfunc.Bandwidth(est, features, tiers), X)
 
         def artefact(mv):
-            pred = registry.load_version(model_name, mv.version).predict(Xp)["predicted_bandwidth_mib_s"]
+            pred = registry.load_version(model_name, mv.version).predict(Xp)[
+                "predicted_bandwidth_mib_s"
+            ]
             return bandwidth.metrics(bp, pred.to_numpy(dtype=float))["r2_log"]
 
         def recipe(kind):
             if kind == best["model"]:
                 return best["r2_log_mean"]
-            return bandwidth.fit_and_evaluate(kind, X, bw, folds, level=level, seed=m.seed, n_jobs=cv_jobs)["r2_log_mean"]
+            return bandwidth.fit_and_evaluate(
+                kind, X, bw, folds, level=level, seed=m.seed, n_jobs=cv_jobs
+            )["r2_log_mean"]
 
-        promo = registry.register_and_promote(model_name, info_m.model_uri, run.info.run_id, best["r2_log_mean"],
-                                              holder_score(recipe, artefact), "grouped-CV R²(log)", m.alias,
-                                              veto=veto)
-    echo(f"[train] {model_name} v{promo['version']} ({best['model']}, refit on {len(X)} rows) -> @{promo['alias']}: "
-         f"{promo['why']}")
+        promo = registry.register_and_promote(
+            model_name,
+            info_m.model_uri,
+            run.info.run_id,
+            best["r2_log_mean"],
+            holder_score(recipe, artefact),
+            "grouped-CV R²(log)",
+            m.alias,
+            veto=veto,
+        )
+    echo(
+        f"[train] {model_name} v{promo['version']} ({best['model']}, refit on {len(X)} rows) -> @{promo['alias']}: "
+        f"{promo['why']}"
+    )
     return {"best": best["model"], "results": results, "reference": ref, **promo}
 
 
@@ -281,7 +459,9 @@ def file_model_rows(file_features, logs, m) -> tuple[pd.DataFrame, str | None]:
     from models.bandwidth import FILE_FEATURES
     from schemas.placement_labels import FEATURES
 
-    df = data_files(file_features, logs, m.label_formats).select("log_id", *FILE_FEATURES, "bandwidth_mib_s")
+    df = data_files(file_features, logs, m.label_formats).select(
+        "log_id", *FILE_FEATURES, "bandwidth_mib_s"
+    )
     df, note = sample_groups(df, FEATURES, m.max_train_rows, m.seed, within="log_id")
     return df.orderBy("log_id", *FILE_FEATURES, "bandwidth_mib_s").toPandas(), note
 
@@ -307,8 +487,10 @@ def split_groups(feature_group, pairs: pd.DataFrame, what: str, echo) -> np.ndar
     n = groups.nunique()
     if n >= MIN_SPLIT_GROUPS and not groups.isna().any():
         return groups.to_numpy()
-    echo(f"[train] {what}: the logs tie {pd.Series(feature_group).nunique()} feature groups into {n} component(s): "
-         f"splitting by feature group only (files of one log may sit on both sides)")
+    echo(
+        f"[train] {what}: the logs tie {pd.Series(feature_group).nunique()} feature groups into {n} component(s): "
+        f"splitting by feature group only (files of one log may sit on both sides)"
+    )
     return pd.factorize(pd.Series(feature_group))[0]
 
 
@@ -348,7 +530,11 @@ def sample_groups(df, columns, cap: int, seed: int, within: str | None = None):
     import pyspark.sql.functions as F
     from pyspark.sql import Window
 
-    sizes = None if within is None else df.groupBy(*columns).count().select("count").toPandas()["count"].to_numpy()
+    sizes = (
+        None
+        if within is None
+        else df.groupBy(*columns).count().select("count").toPandas()["count"].to_numpy()
+    )
     n = df.count() if sizes is None else int(sizes.sum())
     if n <= cap:
         return df, None
@@ -360,23 +546,32 @@ def sample_groups(df, columns, cap: int, seed: int, within: str | None = None):
             size = F.count(F.lit(1)).over(Window.partitionBy(*columns))
             h = F.pmod(F.xxhash64(F.lit(seed), F.col(within)), F.lit(buckets))
             kept = int(np.minimum(sizes, k).sum())
-            return (df.withColumn("_group_rows", size)
-                    .where((F.col("_group_rows") <= k) | (h < F.lit(buckets * k) / F.col("_group_rows")))
-                    .drop("_group_rows"),
-                    f"{n:,} rows past models.max_train_rows = {cap:,}: all {len(sizes):,} groups of {what} kept, "
-                    f"each cut to about {k:,} rows (whole values of {within} by a seeded hash), about {kept:,} rows")
+            return (
+                df.withColumn("_group_rows", size)
+                .where(
+                    (F.col("_group_rows") <= k) | (h < F.lit(buckets * k) / F.col("_group_rows"))
+                )
+                .drop("_group_rows"),
+                f"{n:,} rows past models.max_train_rows = {cap:,}: all {len(sizes):,} groups of {what} kept, "
+                f"each cut to about {k:,} rows (whole values of {within} by a seeded hash), about {kept:,} rows",
+            )
     keep = int(buckets * cap / n)
     h = F.pmod(F.xxhash64(F.lit(seed), *[F.col(c) for c in columns]), F.lit(buckets))
-    return df.where(h < keep), (f"{n:,} rows past models.max_train_rows = {cap:,}: about {cap:,} kept, whole "
-                                f"groups of {what} by a seeded hash")
+    return df.where(h < keep), (
+        f"{n:,} rows past models.max_train_rows = {cap:,}: about {cap:,} kept, whole "
+        f"groups of {what} by a seeded hash"
+    )
 
 
 def _benchmark(conf) -> str | None:
     from models.benchmarks import resolve
 
     m = conf.models
-    return resolve(m.benchmark_table) if m.benchmark_table else (resolve(m.default_benchmark)
-                                                                  if m.default_benchmark else None)
+    return (
+        resolve(m.benchmark_table)
+        if m.benchmark_table
+        else (resolve(m.default_benchmark) if m.default_benchmark else None)
+    )
 
 
 def _train_placement_stage(ctx, out: dict) -> None:
@@ -390,8 +585,10 @@ def _train_placement_stage(ctx, out: dict) -> None:
     conf, echo, info = ctx.conf, ctx.echo, ctx.info
     labels_t = "gold/placement_labels"
     if not ctx.exists(labels_t) or ctx.read(labels_t).limit(1).count() == 0:
-        echo("[train] gold/placement_labels is missing or empty: no files were seen with the same I/O features "
-             "on both tiers (set models.benchmark_table or models.default_benchmark); nothing to train")
+        echo(
+            "[train] gold/placement_labels is missing or empty: no files were seen with the same I/O features "
+            "on both tiers (set models.benchmark_table or models.default_benchmark); nothing to train"
+        )
         return
     lv = f"{_table_id(ctx.spark, ctx.spec(labels_t, 'input').path(conf.lake.root))}@{ctx.version(labels_t)}"
     exp = tracking.experiment(conf, conf.models.placement_model)
@@ -402,18 +599,26 @@ def _train_placement_stage(ctx, out: dict) -> None:
     # table always trains the same models
     labels = ctx.read(labels_t).orderBy("label_source", "group_id").toPandas()
     if not enough_labels(labels.best_tier):
-        echo(f"[train] placement: too few labels to train ({dict(labels.best_tier.value_counts())}; need both "
-             f"tiers, >= 2 of each and >= {MIN_LABELS} groups)")
+        echo(
+            f"[train] placement: too few labels to train ({dict(labels.best_tier.value_counts())}; need both "
+            f"tiers, >= 2 of each and >= {MIN_LABELS} groups)"
+        )
         return
     source = ",".join(sorted(labels.label_source.unique()))
     reference = None
     if source == "lake":
-        files = data_files(ctx.read("silver/file_features"), ctx.read("bronze/logs"), conf.models.label_formats)
+        files = data_files(
+            ctx.read("silver/file_features"), ctx.read("bronze/logs"), conf.models.label_formats
+        )
         # only the labelled groups' logs can tie training rows together: a log joining a labelled
         # group to an unlabelled one puts nothing on both sides. Bounded by the labels, not the lake.
         labelled = ctx.spark.createDataFrame(labels[["group_id"]].drop_duplicates())
-        pairs = (files.select(group_id().alias("group_id"), "log_id").join(F.broadcast(labelled), "group_id",
-                                                                          "left_semi").distinct().toPandas())
+        pairs = (
+            files.select(group_id().alias("group_id"), "log_id")
+            .join(F.broadcast(labelled), "group_id", "left_semi")
+            .distinct()
+            .toPandas()
+        )
         groups = split_groups(labels.group_id.to_numpy(), pairs, "placement", echo)
     else:
         groups = evaluation.feature_groups(labels, FEATURES)
@@ -421,7 +626,9 @@ def _train_placement_stage(ctx, out: dict) -> None:
         if bench and bench.endswith(".csv"):
             bpdf = read_benchmark(ctx.spark, bench)
             params = reference_params(bpdf)
-            if params is not None:  # the first configuration of each label group (identical trace features)
+            if (
+                params is not None
+            ):  # the first configuration of each label group (identical trace features)
                 keyed = bpdf.assign(_k=evaluation.feature_key(bpdf, FEATURES))
                 first = keyed.drop_duplicates("_k").set_index("_k")
                 lk = evaluation.feature_key(labels, FEATURES)
@@ -431,8 +638,12 @@ def _train_placement_stage(ctx, out: dict) -> None:
     if source == "benchmark":
         from models.benchmarks import describe
 
-        text = "benchmark " + describe(conf.models.benchmark_table or conf.models.default_benchmark or "?")
-    out["placement"] = train_placement(labels, groups, conf, info, lv, source, reference, echo, text)
+        text = "benchmark " + describe(
+            conf.models.benchmark_table or conf.models.default_benchmark or "?"
+        )
+    out["placement"] = train_placement(
+        labels, groups, conf, info, lv, source, reference, echo, text
+    )
 
 
 def _train_bandwidth_stage(ctx, out: dict) -> None:
@@ -446,18 +657,26 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     conf, echo, info = ctx.conf, ctx.echo, ctx.info
     m = conf.models
     ff_t, jf_t = "silver/file_features", "silver/job_features"
-    lake_v = f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(conf.lake.root))}@{ctx.version(ff_t)}"
+    lake_v = (
+        f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(conf.lake.root))}@{ctx.version(ff_t)}"
+    )
     logs = ctx.read("bronze/logs")
     files, f_note = file_model_rows(ctx.read(ff_t), logs, m)
     if f_note:
         echo(f"[train] bandwidth/file: {f_note}")
     ok = logs.where(F.col("format").isin(list(m.label_formats))).select("log_id")
     jobs, j_note = pd.DataFrame(), None
-    f_sample = j_sample = None  # the sample's note when the lake's own rows train (the benchmark is whole)
+    f_sample = j_sample = (
+        None  # the sample's note when the lake's own rows train (the benchmark is whole)
+    )
     if ctx.exists(jf_t):
-        job_df = (ctx.read(jf_t).join(ok, "log_id", "left_semi")
-                  .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
-                  .withColumn("tier", F.col("tiers")[0]).select("log_id", *JOB_FEATURES, "throughput_mib_s"))
+        job_df = (
+            ctx.read(jf_t)
+            .join(ok, "log_id", "left_semi")
+            .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
+            .withColumn("tier", F.col("tiers")[0])
+            .select("log_id", *JOB_FEATURES, "throughput_mib_s")
+        )
         job_df, j_note = sample_groups(job_df, ["log_id"], m.max_train_rows, m.seed)
         if j_note:
             echo(f"[train] bandwidth/job: {j_note}")
@@ -475,7 +694,9 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         return len(df) >= n and df["tier"].nunique() >= 2
 
     # files: the lake when it measured two tiers (and no benchmark is forced), else the benchmark
-    f_ref = j_ref = None  # the true-parameter reference's inputs, for benchmark rows with parameters
+    f_ref = j_ref = (
+        None  # the true-parameter reference's inputs, for benchmark rows with parameters
+    )
     if two_tiers(files, MIN_LABELS) and not m.benchmark_table:
         f_groups = file_split_groups(files, "bandwidth/file", echo)
         f_rows, f_src, f_ver = files, "silver/file_features", lake_v
@@ -484,23 +705,49 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         f_rows = benchmarks.file_rows(benchmark_frame())
         f_ref = benchmarks.reference_rows(f_rows, benchmark_frame())
         f_groups = evaluation.feature_groups(f_rows, FEATURES)
-        f_src, f_ver = f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}", \
-            f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench
+        f_src, f_ver = (
+            f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}",
+            f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench,
+        )
     else:
         f_rows = None
-        echo(f"[train] bandwidth: {len(files)} lake files with a bandwidth on {files['tier'].nunique() if len(files) else 0} "
-             f"tier(s) and no benchmark table: no bandwidth model")
+        echo(
+            f"[train] bandwidth: {len(files)} lake files with a bandwidth on {files['tier'].nunique() if len(files) else 0} "
+            f"tier(s) and no benchmark table: no bandwidth model"
+        )
     for level, rows, groups, feats, target, name, src, ver in (
-            ("file", f_rows, f_groups if f_rows is not None else None, FILE_FEATURES, "bandwidth_mib_s",
-             m.bandwidth_model, f_src if f_rows is not None else None, f_ver if f_rows is not None else None),):
+        (
+            "file",
+            f_rows,
+            f_groups if f_rows is not None else None,
+            FILE_FEATURES,
+            "bandwidth_mib_s",
+            m.bandwidth_model,
+            f_src if f_rows is not None else None,
+            f_ver if f_rows is not None else None,
+        ),
+    ):
         if rows is None:
             continue
         exp = tracking.experiment(conf, name)
         if _already_trained(exp, ver, info.config_digest):
             echo(f"[train] bandwidth/{level}: already trained on {ver}")
         else:
-            out["bandwidth"] = train_bandwidth(rows, groups, feats, target, level, name, conf, info, ver, src, echo,
-                                               sample=f_sample, reference=f_ref)
+            out["bandwidth"] = train_bandwidth(
+                rows,
+                groups,
+                feats,
+                target,
+                level,
+                name,
+                conf,
+                info,
+                ver,
+                src,
+                echo,
+                sample=f_sample,
+                reference=f_ref,
+            )
 
     # jobs: the lake's single-tier jobs when they span two tiers, else the benchmark's job rows
     if two_tiers(jobs, MIN_JOBS) and not m.benchmark_table:
@@ -510,22 +757,38 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         j_sample = j_note
     elif bench and len(benchmarks.job_rows(benchmark_frame())) >= MIN_JOBS:
         j_rows = benchmarks.job_rows(benchmark_frame())
-        key = pd.Series(evaluation.feature_key(benchmark_frame(), FEATURES).to_numpy(),
-                        index=benchmark_frame().config_id)
+        key = pd.Series(
+            evaluation.feature_key(benchmark_frame(), FEATURES).to_numpy(),
+            index=benchmark_frame().config_id,
+        )
         j_groups = pd.factorize(j_rows.config_id.map(key))[0]
         j_ref = benchmarks.reference_rows(j_rows, benchmark_frame())
         j_src = f"benchmark {benchmarks.describe(m.benchmark_table or m.default_benchmark)}"
         j_ver = f"benchmark:{_file_digest(bench)}" if Path(bench).is_file() else bench
     else:
-        echo(f"[train] bandwidth/job: {len(jobs)} single-tier lake jobs and no benchmark job rows: no per-job model")
+        echo(
+            f"[train] bandwidth/job: {len(jobs)} single-tier lake jobs and no benchmark job rows: no per-job model"
+        )
         return
     exp = tracking.experiment(conf, m.job_bandwidth_model)
     if _already_trained(exp, j_ver, info.config_digest):
         echo(f"[train] bandwidth/job: already trained on {j_ver}")
     else:
-        out["job_bandwidth"] = train_bandwidth(j_rows, j_groups, JOB_FEATURES, "throughput_mib_s", "job",
-                                               m.job_bandwidth_model, conf, info, j_ver, j_src, echo,
-                                               sample=j_sample, reference=j_ref)
+        out["job_bandwidth"] = train_bandwidth(
+            j_rows,
+            j_groups,
+            JOB_FEATURES,
+            "throughput_mib_s",
+            "job",
+            m.job_bandwidth_model,
+            conf,
+            info,
+            j_ver,
+            j_src,
+            echo,
+            sample=j_sample,
+            reference=j_ref,
+        )
 
 
 def execute(ctx) -> dict:

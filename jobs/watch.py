@@ -13,6 +13,7 @@ Incremental: the logs of silver/job_features that gold/app_runs lacks; none -> n
         written (a re-run adds no rows). The detectors run in the driver on the history
         (one row per job, a few numbers each: about 100 bytes a job).
 """
+
 from __future__ import annotations
 
 import sys
@@ -20,7 +21,12 @@ import sys
 from features import regressions
 from iolake.cli import entry_points
 
-JF, FF, RUNS, OUT = "silver/job_features", "silver/file_features", "gold/app_runs", "gold/regressions"
+JF, FF, RUNS, OUT = (
+    "silver/job_features",
+    "silver/file_features",
+    "gold/app_runs",
+    "gold/regressions",
+)
 SUMMARY = ("runs", "apps", "regressions")
 
 
@@ -41,8 +47,10 @@ def execute(ctx) -> dict:
     ctx.write(OUT, out, mode="overwrite")
     apps = int(pdf["app"].nunique()) if len(pdf) else 0
     n_weather = int(flagged["weather"].fillna(False).astype(bool).sum()) if len(flagged) else 0
-    echo(f"[watch] {n_new:,} new runs; {len(pdf):,} runs of {apps:,} applications; {len(flagged):,} regressions "
-         f"({n_weather:,} with file-system weather)")
+    echo(
+        f"[watch] {n_new:,} new runs; {len(pdf):,} runs of {apps:,} applications; {len(flagged):,} regressions "
+        f"({n_weather:,} with file-system weather)"
+    )
     return {"logs": ctx.n_todo, "runs": n_new, "apps": apps, "regressions": len(flagged)}
 
 

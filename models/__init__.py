@@ -1,6 +1,7 @@
 """Models: the estimators (`placement`, `bandwidth`), their evaluation, MLflow tracking and the
 registry, and the shipped benchmark tables (`benchmarks`). Built on `schemas/` alone: the
 platform (`iolake/`), features, stages and apps use the models, never the reverse."""
+
 import os
 
 # MLflow's usage telemetry (and its download progress bars) are off for every process that imports

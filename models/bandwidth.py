@@ -14,6 +14,7 @@ regressors are not constrained (`monotone=False` gives the unconstrained recipe 
 shipped sweep table (`bench/models_eval.py`, `bench/advice_eval.py`) bytes per open and the
 constraint keep the model's error about the same and bring the advice closer to the group's best.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -28,11 +29,27 @@ from schemas.placement_labels import FEATURES
 
 FILE_FEATURES = (*FEATURES, "tier")
 FILE_TARGET = "bandwidth_mib_s"
-JOB_NUMERIC = ("nprocs", "file_count", "shared_file_count", "small_requests", "medium_requests", "read_requests",
-               "write_requests", "bytes_read", "bytes_written")
+JOB_NUMERIC = (
+    "nprocs",
+    "file_count",
+    "shared_file_count",
+    "small_requests",
+    "medium_requests",
+    "read_requests",
+    "write_requests",
+    "bytes_read",
+    "bytes_written",
+)
 JOB_FEATURES = (*JOB_NUMERIC, "seq_pct", "tier")
 JOB_TARGET = "throughput_mib_s"
-REGRESSORS = ("linear", "decision_tree", "random_forest", "gradient_boosting", "xgboost", "lightgbm")
+REGRESSORS = (
+    "linear",
+    "decision_tree",
+    "random_forest",
+    "gradient_boosting",
+    "xgboost",
+    "lightgbm",
+)
 MONOTONE = ("xgboost", "lightgbm")  # regressors that take a monotone constraint on transfer size
 
 
@@ -40,33 +57,64 @@ def regressor(name: str, params: dict | None = None, seed: int = 0):
     p = dict(params or {})
     if name == "linear":
         from sklearn.linear_model import Ridge
+
         return Ridge(**{"alpha": 1.0, **p})
     if name == "decision_tree":
         from sklearn.tree import DecisionTreeRegressor
-        return DecisionTreeRegressor(**{"max_depth": 10, "min_samples_leaf": 2, "random_state": seed, **p})
+
+        return DecisionTreeRegressor(
+            **{"max_depth": 10, "min_samples_leaf": 2, "random_state": seed, **p}
+        )
     if name == "random_forest":
         from sklearn.ensemble import RandomForestRegressor
-        return RandomForestRegressor(**{"n_estimators": 60, "min_samples_leaf": 2, "n_jobs": 1, "random_state": seed, **p})
+
+        return RandomForestRegressor(
+            **{"n_estimators": 60, "min_samples_leaf": 2, "n_jobs": 1, "random_state": seed, **p}
+        )
     if name == "gradient_boosting":
         from sklearn.ensemble import GradientBoostingRegressor
-        return GradientBoostingRegressor(**{"n_estimators": 150, "max_depth": 3, "random_state": seed, **p})
+
+        return GradientBoostingRegressor(
+            **{"n_estimators": 150, "max_depth": 3, "random_state": seed, **p}
+        )
     if name == "xgboost":
         from xgboost import XGBRegressor
-        return XGBRegressor(**{"n_estimators": 150, "max_depth": 4, "learning_rate": 0.1, "n_jobs": 1,
-                               "random_state": seed, **p})
+
+        return XGBRegressor(
+            **{
+                "n_estimators": 150,
+                "max_depth": 4,
+                "learning_rate": 0.1,
+                "n_jobs": 1,
+                "random_state": seed,
+                **p,
+            }
+        )
     if name == "lightgbm":
         from lightgbm import LGBMRegressor
-        return LGBMRegressor(**{"n_estimators": 150, "num_leaves": 15, "min_child_samples": 5, "n_jobs": 1,
-                                "verbose": -1, "random_state": seed, **p})
+
+        return LGBMRegressor(
+            **{
+                "n_estimators": 150,
+                "num_leaves": 15,
+                "min_child_samples": 5,
+                "n_jobs": 1,
+                "verbose": -1,
+                "random_state": seed,
+                **p,
+            }
+        )
     raise ValueError(f"unknown regressor {name!r}; known: {', '.join(REGRESSORS)}")
 
 
 def _job_preprocessor() -> ColumnTransformer:
-    return ColumnTransformer([
-        ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["tier"]),
-        ("num", log_scaled(), list(JOB_NUMERIC)),
-        ("pct", FunctionTransformer(_as_float, feature_names_out="one-to-one"), ["seq_pct"]),
-    ])
+    return ColumnTransformer(
+        [
+            ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), ["tier"]),
+            ("num", log_scaled(), list(JOB_NUMERIC)),
+            ("pct", FunctionTransformer(_as_float, feature_names_out="one-to-one"), ["seq_pct"]),
+        ]
+    )
 
 
 def _file_preprocessor() -> Pipeline:
@@ -74,17 +122,26 @@ def _file_preprocessor() -> Pipeline:
     constrains), then the categoricals with the tier one-hot, the booleans, and bytes per open,
     ranks and processes (log2, scaled); `rw_per_open` itself is not an input."""
     numeric = ["bytes_per_open", "n_ranks", "nprocs"]
-    cols = ColumnTransformer([
-        ("size", log_scaled(), ["transfer_size"]),
-        ("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), [*CATEGORICAL, "tier"]),
-        ("bool", FunctionTransformer(_as_float, feature_names_out="one-to-one"), list(BOOLEAN)),
-        ("num", log_scaled(), numeric),
-    ], remainder="drop", verbose_feature_names_out=True)
+    cols = ColumnTransformer(
+        [
+            ("size", log_scaled(), ["transfer_size"]),
+            (
+                "cat",
+                OneHotEncoder(handle_unknown="ignore", sparse_output=False),
+                [*CATEGORICAL, "tier"],
+            ),
+            ("bool", FunctionTransformer(_as_float, feature_names_out="one-to-one"), list(BOOLEAN)),
+            ("num", log_scaled(), numeric),
+        ],
+        remainder="drop",
+        verbose_feature_names_out=True,
+    )
     return Pipeline([("per_open", FunctionTransformer(_bytes_per_open)), ("cols", cols)])
 
 
-def build_estimator(name: str, params: dict | None = None, level: str = "file", seed: int = 0,
-                    monotone: bool = True) -> Pipeline:
+def build_estimator(
+    name: str, params: dict | None = None, level: str = "file", seed: int = 0, monotone: bool = True
+) -> Pipeline:
     """Pipeline(preprocessing -> regressor) predicting natural-log bandwidth from raw columns; at
     file level with `monotone`, lightgbm and xgboost are non-decreasing in transfer size (see the
     module's docstring)."""
@@ -105,9 +162,12 @@ def reference_estimator(params: pd.DataFrame, name: str = "lightgbm"):
     text = [c for c in params.columns if params[c].dtype == object or c == "tier"]
 
     def make(seed: int) -> Pipeline:
-        prep = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), text)],
-                                 remainder="passthrough")
+        prep = ColumnTransformer(
+            [("cat", OneHotEncoder(handle_unknown="ignore", sparse_output=False), text)],
+            remainder="passthrough",
+        )
         return Pipeline([("prep", prep), ("model", regressor(name, seed=seed))])
+
     return make
 
 
@@ -118,10 +178,13 @@ def metrics(measured, predicted) -> dict:
     lm, lp = np.log(m), np.log(p)
     ape = np.abs(p - m) / m
     ss, ss_log = np.sum((m - m.mean()) ** 2), np.sum((lm - lm.mean()) ** 2)
-    return {"mdape_pct": float(100 * np.median(ape)), "mape_pct": float(100 * np.mean(ape)),
-            "r2": float(1 - np.sum((m - p) ** 2) / ss) if ss > 0 else float("nan"),
-            "r2_log": float(1 - np.sum((lm - lp) ** 2) / ss_log) if ss_log > 0 else float("nan"),
-            "rmse_log": float(np.sqrt(np.mean((lm - lp) ** 2)))}
+    return {
+        "mdape_pct": float(100 * np.median(ape)),
+        "mape_pct": float(100 * np.mean(ape)),
+        "r2": float(1 - np.sum((m - p) ** 2) / ss) if ss > 0 else float("nan"),
+        "r2_log": float(1 - np.sum((lm - lp) ** 2) / ss_log) if ss_log > 0 else float("nan"),
+        "rmse_log": float(np.sqrt(np.mean((lm - lp) ** 2))),
+    }
 
 
 def median_rule(X_train: pd.DataFrame, bw_train, X_test: pd.DataFrame) -> np.ndarray:
@@ -137,22 +200,49 @@ def closer(measured, predicted, rule) -> dict:
     in each metric's own error: absolute percentage error (MdAPE), |log error| (R²(log))."""
     m, p, r = (np.asarray(a, float) for a in (measured, predicted, rule))
     out = {}
-    for k, (em, eb) in {"mdape_pct_mean": (np.abs(p - m) / m, np.abs(r - m) / m),
-                        "r2_log_mean": (np.abs(np.log(p / m)), np.abs(np.log(r / m)))}.items():
+    for k, (em, eb) in {
+        "mdape_pct_mean": (np.abs(p - m) / m, np.abs(r - m) / m),
+        "r2_log_mean": (np.abs(np.log(p / m)), np.abs(np.log(r / m))),
+    }.items():
         out[k] = (int(np.sum(em < eb)), int(np.sum(em > eb)))
     return out
 
 
-def _fold(name: str, X: pd.DataFrame, y: np.ndarray, tr, te, level: str, params, seed: int, monotone: bool,
-          estimator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def _fold(
+    name: str,
+    X: pd.DataFrame,
+    y: np.ndarray,
+    tr,
+    te,
+    level: str,
+    params,
+    seed: int,
+    monotone: bool,
+    estimator,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """One grouped split: (measured, predicted, median rule) bandwidths of its held-out rows."""
-    est = (estimator(seed) if estimator else build_estimator(name, params, level, seed, monotone))
+    est = estimator(seed) if estimator else build_estimator(name, params, level, seed, monotone)
     est.fit(X.iloc[tr], y[tr])
-    return np.exp(y[te]), np.exp(est.predict(X.iloc[te])), median_rule(X.iloc[tr], np.exp(y[tr]), X.iloc[te])
+    return (
+        np.exp(y[te]),
+        np.exp(est.predict(X.iloc[te])),
+        median_rule(X.iloc[tr], np.exp(y[tr]), X.iloc[te]),
+    )
 
 
-def fit_and_evaluate(name: str, X: pd.DataFrame, bandwidth: pd.Series, folds, *, level: str = "file",
-                     params=None, seed: int = 0, monotone: bool = True, estimator=None, n_jobs: int = 1) -> dict:
+def fit_and_evaluate(
+    name: str,
+    X: pd.DataFrame,
+    bandwidth: pd.Series,
+    folds,
+    *,
+    level: str = "file",
+    params=None,
+    seed: int = 0,
+    monotone: bool = True,
+    estimator=None,
+    n_jobs: int = 1,
+) -> dict:
     """Held-out metrics (mean ± std over grouped `folds`) of one regressor, and of the median-per-tier
     rule on the same folds (`baseline_*`). `pooled_r2_log` pools every (fold, test row) pair;
     `vs_baseline` (`evaluation.select`'s sign test), per metric, counts the pairs where the model's
@@ -172,7 +262,10 @@ def fit_and_evaluate(name: str, X: pd.DataFrame, bandwidth: pd.Series, folds, *,
         held = [_fold(name, X, y, tr, te, *args) for tr, te in folds]
     else:
         from joblib import Parallel, delayed
-        held = Parallel(n_jobs=n_jobs, prefer="threads")(delayed(_fold)(name, X, y, tr, te, *args) for tr, te in folds)
+
+        held = Parallel(n_jobs=n_jobs, prefer="threads")(
+            delayed(_fold)(name, X, y, tr, te, *args) for tr, te in folds
+        )
     for truth, pred, rule in held:  # in the splits' order, however they ran
         rows.append(metrics(truth, pred))
         base.append(metrics(truth, rule))
@@ -184,6 +277,9 @@ def fit_and_evaluate(name: str, X: pd.DataFrame, bandwidth: pd.Series, folds, *,
     out = {"model": name, "level": level, "vs_baseline": {k: tuple(v) for k, v in counts.items()}}
     for prefix, df in (("", pd.DataFrame(rows)), ("baseline_", pd.DataFrame(base))):
         for c in df.columns:
-            out[f"{prefix}{c}_mean"], out[f"{prefix}{c}_std"] = float(df[c].mean()), float(df[c].std(ddof=0))
+            out[f"{prefix}{c}_mean"], out[f"{prefix}{c}_std"] = (
+                float(df[c].mean()),
+                float(df[c].std(ddof=0)),
+            )
     out["pooled_r2_log"] = metrics(np.concatenate(pooled_m), np.concatenate(pooled_p))["r2_log"]
     return out

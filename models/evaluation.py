@@ -15,6 +15,7 @@ split is a `GroupShuffleSplit` over *split groups*:
 The same splits (same groups, seed and fraction) serve every model and every baseline, so the
 figures a run reports stand side by side.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -35,8 +36,10 @@ def _norm(v) -> str:
 def feature_key(frame: pd.DataFrame, columns) -> pd.Series:
     """The text key of each row's tuple of `columns`, equal for equal values whatever the dtypes."""
     cols = list(columns)
-    return pd.Series(["\x1f".join(_norm(v) for v in row) for row in frame[cols].itertuples(index=False)],
-                     index=frame.index)
+    return pd.Series(
+        ["\x1f".join(_norm(v) for v in row) for row in frame[cols].itertuples(index=False)],
+        index=frame.index,
+    )
 
 
 def feature_groups(frame: pd.DataFrame, columns) -> np.ndarray:
@@ -121,6 +124,7 @@ def select(results: list[dict], key, checks) -> tuple[dict, str | None, str | No
     the best by `key` overall and the returned reason names the check it failed: a model worse than
     a constant on the typical row must not become the champion.
     """
+
     def compare(r) -> tuple[list[str], list[str]]:
         failed, chance = [], []
         for label, metric, base, lower in checks:
@@ -138,12 +142,27 @@ def select(results: list[dict], key, checks) -> tuple[dict, str | None, str | No
             failed.append(text)
         return failed, chance
 
-    judged = [(r, *compare(r)) for r in results]  # (result, failed checks, shortfalls within chance)
+    judged = [
+        (r, *compare(r)) for r in results
+    ]  # (result, failed checks, shortfalls within chance)
     passing = [j for j in judged if not j[1]]
     best, failed, chance = max(passing or judged, key=lambda j: key(j[0]))
     if passing:
-        note = (f"{best['model']} serves although its mean is below its baseline's, since it is not worse "
-                f"beyond chance row by row (a few groups far off can sink a mean): " + "; ".join(chance)) if chance else None
+        note = (
+            (
+                f"{best['model']} serves although its mean is below its baseline's, since it is not worse "
+                f"beyond chance row by row (a few groups far off can sink a mean): "
+                + "; ".join(chance)
+            )
+            if chance
+            else None
+        )
         return best, None, note
-    return best, (f"every model is worse than its baseline on the same folds; the best, {best['model']}, has "
-                  + ", ".join(failed)), None
+    return (
+        best,
+        (
+            f"every model is worse than its baseline on the same folds; the best, {best['model']}, has "
+            + ", ".join(failed)
+        ),
+        None,
+    )

@@ -2,6 +2,7 @@
 model loads with mlflow + scikit-learn (+ lightgbm / xgboost) alone, without this project.
 Nothing here may import the project.
 """
+
 import mlflow.pyfunc
 import numpy as np
 import pandas as pd
@@ -60,7 +61,9 @@ class Placement(mlflow.pyfunc.PythonModel):
         proba = self.pipeline.predict_proba(X)
         classes = np.asarray(self.pipeline.classes_)
         best = proba.argmax(axis=1)
-        return pd.DataFrame({"predicted_tier": classes[best].astype(str), "probability": proba.max(axis=1)})
+        return pd.DataFrame(
+            {"predicted_tier": classes[best].astype(str), "probability": proba.max(axis=1)}
+        )
 
 
 class Bandwidth(mlflow.pyfunc.PythonModel):
@@ -88,10 +91,14 @@ class Bandwidth(mlflow.pyfunc.PythonModel):
         known = X["tier"].astype(str).isin(tiers).to_numpy()
         best = by.idxmax(axis=1)
         best_bw = by.max(axis=1).to_numpy()
-        return pd.DataFrame({
-            "predicted_bandwidth_mib_s": np.where(known, own, np.nan),
-            "bandwidth_by_tier": [json.dumps({t: float(v) for t, v in r.items()}) for r in by.to_dict("records")],
-            "best_tier": best.astype(str).to_numpy(),
-            "best_bandwidth_mib_s": best_bw,
-            "speedup": np.where(known, best_bw / own, np.nan),
-        })
+        return pd.DataFrame(
+            {
+                "predicted_bandwidth_mib_s": np.where(known, own, np.nan),
+                "bandwidth_by_tier": [
+                    json.dumps({t: float(v) for t, v in r.items()}) for r in by.to_dict("records")
+                ],
+                "best_tier": best.astype(str).to_numpy(),
+                "best_bandwidth_mib_s": best_bw,
+                "speedup": np.where(known, best_bw / own, np.nan),
+            }
+        )

@@ -10,6 +10,7 @@ version gets the alias `challenger` and its run records why (tag `iolake.promoti
 champion at all, is better than a model worse than a constant. Scoring and `iolake predict` load
 the same configured alias.
 """
+
 from __future__ import annotations
 
 
@@ -38,19 +39,28 @@ def version_by_alias(name: str, alias: str):
     except MlflowException as e:
         hint = f"train first: `iolake run` or `python -m jobs.train`; {e.error_code}"
         try:  # versions exist but none took the alias: the newest one's promotion tag says why
-            newest = max(client.search_model_versions(f"name = '{name}'"), key=lambda v: int(v.version), default=None)
+            newest = max(
+                client.search_model_versions(f"name = '{name}'"),
+                key=lambda v: int(v.version),
+                default=None,
+            )
         except MlflowException:
             newest = None
-        held = (str(newest.version), newest.tags.get("iolake.promotion", "?")) if newest is not None else None
+        held = (
+            (str(newest.version), newest.tags.get("iolake.promotion", "?"))
+            if newest is not None
+            else None
+        )
         if held:
             hint = f"its newest version, v{held[0]}, did not take it: {held[1]}"
         raise ModelAliasMissing(
             f"registered model '{name}' has no version with alias '{alias}' in the registry at "
-            f"{mlflow.get_registry_uri()} ({hint})", held
+            f"{mlflow.get_registry_uri()} ({hint})",
+            held,
         ) from None
 
 
-def load_version(name: str, version) -> "object":
+def load_version(name: str, version) -> object:
     import mlflow
 
     return mlflow.pyfunc.load_model(f"models:/{name}/{version}")
@@ -63,8 +73,16 @@ def load(name: str, alias: str):
     return mv, mlflow.pyfunc.load_model(f"models:/{name}/{mv.version}")
 
 
-def register_and_promote(name: str, model_uri: str, run_id: str, score: float, score_fn, metric: str,
-                         alias: str, veto: str | None = None) -> dict:
+def register_and_promote(
+    name: str,
+    model_uri: str,
+    run_id: str,
+    score: float,
+    score_fn,
+    metric: str,
+    alias: str,
+    veto: str | None = None,
+) -> dict:
     """Register `model_uri` as a new version of `name`; give it `alias` if it beats the version holding it.
 
     `alias` is `models.alias` of the configuration, the same one `score` and `predict` load.
@@ -85,7 +103,11 @@ def register_and_promote(name: str, model_uri: str, run_id: str, score: float, s
     given = alias
     if veto:
         given = "challenger"
-        held = f"; @{alias} stays with v{current.version}" if current is not None else f"; no @{alias} yet"
+        held = (
+            f"; @{alias} stays with v{current.version}"
+            if current is not None
+            else f"; no @{alias} yet"
+        )
         why = f"held back: {veto}{held}"
     elif current is None:
         why = f"first version: {metric} {score:.4f}"
@@ -95,8 +117,10 @@ def register_and_promote(name: str, model_uri: str, run_id: str, score: float, s
             why = f"matched or beat @{alias} v{current.version} on the same evaluation: {metric} {score:.4f} >= {champ_score:.4f}"
         else:
             given = "challenger"
-            why = (f"did not beat @{alias} v{current.version} on the same evaluation: "
-                   f"{metric} {score:.4f} < {champ_score:.4f}")
+            why = (
+                f"did not beat @{alias} v{current.version} on the same evaluation: "
+                f"{metric} {score:.4f} < {champ_score:.4f}"
+            )
     alias = given
     client.set_registered_model_alias(name, alias, mv.version)
     client.set_model_version_tag(name, mv.version, "iolake.promotion", why)

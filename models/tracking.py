@@ -4,6 +4,7 @@ One experiment per model (named like the registered model). Each run logs params
 signature + input example, the Delta version of its training table, plots (matplotlib Agg) and
 tags: git sha, iolake run id, config digest.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -37,12 +38,18 @@ def experiment(conf, name: str) -> str:
     if exp is not None:
         return exp.experiment_id
     Path(artifact_root(conf)).mkdir(parents=True, exist_ok=True)
-    return mlflow.create_experiment(name, artifact_location=Path(artifact_root(conf), name).as_uri())
+    return mlflow.create_experiment(
+        name, artifact_location=Path(artifact_root(conf), name).as_uri()
+    )
 
 
 def tags(run_info) -> dict:
-    return {"iolake.git_sha": run_info.git_sha, "iolake.run_id": run_info.run_id,
-            "iolake.config_digest": run_info.config_digest, "mlflow.source.git.commit": run_info.git_sha}
+    return {
+        "iolake.git_sha": run_info.git_sha,
+        "iolake.run_id": run_info.run_id,
+        "iolake.config_digest": run_info.config_digest,
+        "mlflow.source.git.commit": run_info.git_sha,
+    }
 
 
 def log_model(python_model, X_example, name: str = "model"):
@@ -56,16 +63,28 @@ def log_model(python_model, X_example, name: str = "model"):
     cloudpickle.register_pickle_by_value(pyfunc)  # consumers need no iolake code to load it
     example = X_example.head(5).reset_index(drop=True)
     signature = infer_signature(example, python_model.predict(None, example))
-    return mlflow.pyfunc.log_model(name=name, python_model=python_model, signature=signature,
-                                   input_example=example, pip_requirements=_requirements())
+    return mlflow.pyfunc.log_model(
+        name=name,
+        python_model=python_model,
+        signature=signature,
+        input_example=example,
+        pip_requirements=_requirements(),
+    )
 
 
 def _requirements() -> list[str]:
     from importlib.metadata import PackageNotFoundError, version
 
     out = []
-    for names in (("mlflow",), ("scikit-learn",), ("pandas",), ("numpy",), ("cloudpickle",), ("lightgbm",),
-                  ("xgboost", "xgboost-cpu")):
+    for names in (
+        ("mlflow",),
+        ("scikit-learn",),
+        ("pandas",),
+        ("numpy",),
+        ("cloudpickle",),
+        ("lightgbm",),
+        ("xgboost", "xgboost-cpu"),
+    ):
         for p in names:
             try:
                 out.append(f"{p}=={version(p)}")
@@ -77,6 +96,7 @@ def _requirements() -> list[str]:
 
 def figure_confusion(y_true, y_pred, labels):
     import matplotlib
+
     matplotlib.use("Agg")
     from sklearn.metrics import ConfusionMatrixDisplay
 
@@ -87,6 +107,7 @@ def figure_confusion(y_true, y_pred, labels):
 
 def figure_importances(series, title: str):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -99,6 +120,7 @@ def figure_importances(series, title: str):
 
 def figure_pred_vs_measured(measured, predicted, title: str):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

@@ -11,6 +11,7 @@ A table too large to hold at once (the io_ops of a huge DXT trace) comes in `str
 The decode has already checked what the stream holds, so `status`, `notes` and `damaged` are
 final when the decoder returns; a stream raises a `DecodeError` only if the trace changed under it.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator

@@ -5,6 +5,7 @@ memory-safe, reads zlib/bzip2/none and big-endian logs); `decoder="pydarshan"` i
 reference `readers.pydarshan_decoder` (libdarshan-util via cffi; needs a path, and should run
 in a sandbox process on untrusted input).
 """
+
 from __future__ import annotations
 
 import os

@@ -6,6 +6,7 @@ darshan-log-format.h. Darshan 1.x/2.x logs are gzip streams of a different layou
 Peeking first lets ingest quarantine unsupported files with a precise reason instead of
 handing them to a C library.
 """
+
 from __future__ import annotations
 
 import struct

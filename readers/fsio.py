@@ -1,4 +1,5 @@
 """Reading trace files through pyarrow.fs, so local paths, file://, s3:// and hdfs:// work alike."""
+
 from __future__ import annotations
 
 import hashlib
@@ -44,10 +45,12 @@ def content_hash(uri: str, kind: str = "darshan") -> str:
     fs, path = resolve(uri)
     h = hashlib.sha256()
     if kind == "recorder":  # a trace folder: names and contents of its files, in name order
-        infos = sorted(fs.get_file_info(pafs.FileSelector(path, recursive=True)), key=lambda i: i.path)
+        infos = sorted(
+            fs.get_file_info(pafs.FileSelector(path, recursive=True)), key=lambda i: i.path
+        )
         for info in infos:
-            if info.type == pafs.FileType.File and "/_text/" not in info.path[len(path):] + "/":
-                h.update(info.path[len(path):].encode() + b"\0")
+            if info.type == pafs.FileType.File and "/_text/" not in info.path[len(path) :] + "/":
+                h.update(info.path[len(path) :].encode() + b"\0")
                 _hash_stream(fs, info.path, h)
         return h.hexdigest()
     _hash_stream(fs, path, h)

@@ -12,20 +12,21 @@ decode only scans them (same notes, damage and errors, nothing kept) and `Decode
 one chunk of the region at a time, so no one holds every segment at once. Streamed bytes are not
 charged to the 1 GiB in-memory cap but to their own (`ratio` x file size, and `stream_cap`).
 """
+
 from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from functools import lru_cache, partial
+from functools import cache, partial
 
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
-from readers.base import DecodeError, Decoded, DecoderCrash, ResourceLimit, UnsupportedFormat
+from readers.base import Decoded, DecodeError, DecoderCrash, ResourceLimit, UnsupportedFormat
+from readers.tables import heatmap_module
 from schemas import BRONZE
 from schemas.darshan_counters import LUSTRE_COMPONENT_COUNTERS, MODULE_COUNTERS
 from schemas.modules import DARSHAN_MODULE_TABLE
-from readers.tables import heatmap_module
 
 try:  # the extension is built from native/ (`pip install ./native`)
     import iolake_native as _native
@@ -39,10 +40,15 @@ COMPRESSION = {0: "zlib", 1: "bzip2", 2: "none"}
 # it a whole decode is faster (the stream inflates twice: a scan in the decode, then the rows)
 STREAM_DXT_OVER = 4 << 20
 BATCH_ROWS = 1 << 19
-_ERRORS = {"corrupt": DecodeError, "unsupported": UnsupportedFormat, "limit": ResourceLimit, "crash": DecoderCrash}
+_ERRORS = {
+    "corrupt": DecodeError,
+    "unsupported": UnsupportedFormat,
+    "limit": ResourceLimit,
+    "crash": DecoderCrash,
+}
 
 
-@lru_cache(maxsize=None)
+@cache
 def _schema(table: str) -> pa.Schema:
     return BRONZE[table].decoded_arrow_schema
 
@@ -77,7 +83,9 @@ def _native_error(err) -> DecodeError:
 
 def _decode_raw(data: bytes, **limits) -> dict:
     if _native is None:
-        raise DecoderCrash(f"iolake_native is not installed (pip install ./native): {_IMPORT_ERROR}")
+        raise DecoderCrash(
+            f"iolake_native is not installed (pip install ./native): {_IMPORT_ERROR}"
+        )
     try:
         return _native.decode_log(data, **limits)
     except _native.NativeDecodeError as err:
@@ -105,7 +113,9 @@ def _lustre_table(t: dict) -> pa.Table:
     arrays += _columns(pa.int64(), t["counters"], len(LUSTRE_COMPONENT_COUNTERS), n)
     arrays.append(_strings(t["pool_name"], n))
     offsets = pa.Array.from_buffers(pa.int32(), n + 1, [None, pa.py_buffer(t["ost_offsets"])])
-    values = pa.Array.from_buffers(pa.int64(), len(t["ost_ids"]) // 8, [None, pa.py_buffer(t["ost_ids"])])
+    values = pa.Array.from_buffers(
+        pa.int64(), len(t["ost_ids"]) // 8, [None, pa.py_buffer(t["ost_ids"])]
+    )
     arrays.append(pa.ListArray.from_arrays(offsets, values))
     return pa.Table.from_arrays(arrays, schema=_schema("lustre"))
 
@@ -165,8 +175,9 @@ def _io_ops_table(t: dict) -> pa.Table:
     return pa.Table.from_arrays(_io_ops_arrays(t), schema=_schema("io_ops"))
 
 
-def _io_ops_stream(data: bytes, comp_type: int, swapped: bool, parts: list,
-                   batch_rows: int) -> Iterator[pa.RecordBatch]:
+def _io_ops_stream(
+    data: bytes, comp_type: int, swapped: bool, parts: list, batch_rows: int
+) -> Iterator[pa.RecordBatch]:
     """The rows of the streamed DXT modules (`parts`: decode_log's "dxt_parts"), a record batch
     at a time; one empty batch when they hold no rows."""
     stream = _native.DxtStream(data, comp_type, swapped, parts, batch_rows)
@@ -225,8 +236,9 @@ def _names(raw: dict) -> dict[int, str]:
     return dict(zip(_i64(raw["name_ids"], n).to_pylist(), _strings(raw["names"], n).to_pylist()))
 
 
-def decode(source, *, stream_dxt_over: int | None = STREAM_DXT_OVER, batch_rows: int = BATCH_ROWS,
-           **limits) -> Decoded:
+def decode(
+    source, *, stream_dxt_over: int | None = STREAM_DXT_OVER, batch_rows: int = BATCH_ROWS, **limits
+) -> Decoded:
     """Decodes one Darshan log (a path or the file's bytes) into bronze tables.
 
     `stream_dxt_over`: stream io_ops (`Decoded.streams`) when the DXT regions exceed that many
@@ -236,9 +248,13 @@ def decode(source, *, stream_dxt_over: int | None = STREAM_DXT_OVER, batch_rows:
     raw = _decode_raw(data, stream_dxt_over=stream_dxt_over, **limits)
     streams = {}
     if raw["dxt_parts"]:
-        streams["io_ops"] = partial(_io_ops_stream, data, raw["comp_type"], raw["swapped"], raw["dxt_parts"],
-                                    batch_rows)
-    tables: dict[str, pa.Table] = {"jobs": _jobs_table(raw), "files": _files_table(raw, raw["job"]["mounts"])}
+        streams["io_ops"] = partial(
+            _io_ops_stream, data, raw["comp_type"], raw["swapped"], raw["dxt_parts"], batch_rows
+        )
+    tables: dict[str, pa.Table] = {
+        "jobs": _jobs_table(raw),
+        "files": _files_table(raw, raw["job"]["mounts"]),
+    }
     by_module = {t["module"]: t for t in raw["counter_tables"]}
     for name, _idx, _ver, _len, _partial in raw["modules"]:
         if name in by_module:
@@ -248,8 +264,12 @@ def decode(source, *, stream_dxt_over: int | None = STREAM_DXT_OVER, batch_rows:
             tables["lustre"] = _lustre_table(raw["lustre"])
         elif name == "HEATMAP" and raw["heatmap"] is not None:
             tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(raw))
-        elif name in ("DXT_POSIX", "DXT_MPIIO") and raw["io_ops"] is not None and "io_ops" not in tables \
-                and not streams:
+        elif (
+            name in ("DXT_POSIX", "DXT_MPIIO")
+            and raw["io_ops"] is not None
+            and "io_ops" not in tables
+            and not streams
+        ):
             tables["io_ops"] = _io_ops_table(raw["io_ops"])
     meta = dict(raw["job"]["metadata"])
     return Decoded(
@@ -275,7 +295,18 @@ def decode_darshan(source) -> dict[str, pa.Table]:
 def header_facts(source) -> dict:
     """Raw header and job values of a log, for the caller's sanity checks."""
     raw = _decode_raw(_read_bytes(source), stream_dxt_over=STREAM_DXT_OVER)
-    facts = {k: raw[k] for k in ("version", "major", "minor", "magic", "comp_type", "swapped", "partial_flag",
-                                 "regions")}
+    facts = {
+        k: raw[k]
+        for k in (
+            "version",
+            "major",
+            "minor",
+            "magic",
+            "comp_type",
+            "swapped",
+            "partial_flag",
+            "regions",
+        )
+    }
     facts.update({k: v for k, v in raw["job"].items() if k not in ("metadata", "mounts")})
     return facts

@@ -5,12 +5,13 @@ It runs inside `readers.sandbox` worker processes because libdarshan-util can cr
 process on hostile input. It cannot read bzip2 logs (the wheel is built without bzip2) nor
 Darshan 2.x logs; those raise `UnsupportedFormat` before the C library is called.
 """
+
 from __future__ import annotations
 
 import numpy as np
 import pyarrow as pa
 
-from readers.base import DecodeError, Decoded, UnsupportedFormat
+from readers.base import Decoded, DecodeError, UnsupportedFormat
 from readers.darshan_header import peek_header
 from readers.tables import attach_mounts, build_table, heatmap_module, module_table_rows
 from schemas import DARSHAN_MODULE_TABLE
@@ -79,7 +80,9 @@ def _decode_open_log(b, log, facts) -> Decoded:
             tables["heatmap"] = _heatmap(b, log, names)
         elif mod in ("DXT_POSIX", "DXT_MPIIO"):
             ops = _dxt(b, log, mod)
-            tables["io_ops"] = ops if "io_ops" not in tables else pa.concat_tables([tables["io_ops"], ops])
+            tables["io_ops"] = (
+                ops if "io_ops" not in tables else pa.concat_tables([tables["io_ops"], ops])
+            )
         elif table is not None:
             recs = []
             rec = b.log_get_record(log, mod, dtype="numpy")
@@ -105,8 +108,18 @@ def _decode_open_log(b, log, facts) -> Decoded:
 
 def _heatmap(b, log, names: dict) -> pa.Table:
     """HEATMAP records as pydarshan's `DarshanReport.read_all_heatmap_records` reads them."""
-    cols: dict[str, list] = {k: [] for k in ("record_id", "module", "rank", "bin_width_s", "nbins",
-                                             "read_bytes", "write_bytes")}
+    cols: dict[str, list] = {
+        k: []
+        for k in (
+            "record_id",
+            "module",
+            "rank",
+            "bin_width_s",
+            "nbins",
+            "read_bytes",
+            "write_bytes",
+        )
+    }
     rec = b._log_get_heatmap_record(log)
     while rec is not None:
         rid = int(np.uint64(rec["id"]).view(np.int64))
@@ -145,7 +158,18 @@ def _lustre(b, log) -> pa.Table:
 
 def _dxt(b, log, mod: str) -> pa.Table:
     cols: dict[str, list] = {
-        k: [] for k in ("record_id", "rank", "seq", "op", "offset", "length", "start_s", "end_s", "hostname")
+        k: []
+        for k in (
+            "record_id",
+            "rank",
+            "seq",
+            "op",
+            "offset",
+            "length",
+            "start_s",
+            "end_s",
+            "hostname",
+        )
     }
     rec = b.log_get_dxt_record(log, mod, dtype="dict")
     while rec is not None:

@@ -6,6 +6,7 @@ roll-ups `posix`, `stdio`, `mpiio` (one row per file and rank). The ranks are de
 after another; only one rank's raw calls are alive at a time. Format facts, the record-id
 hash and the offset rule are in docs/formats/recorder.md.
 """
+
 from __future__ import annotations
 
 import math
@@ -25,18 +26,30 @@ _M64 = (1 << 64) - 1
 
 
 def _mix(a: int, b: int, c: int) -> tuple[int, int, int]:
-    a = (a - b - c) & _M64; a ^= c >> 43
-    b = (b - c - a) & _M64; b ^= (a << 9) & _M64
-    c = (c - a - b) & _M64; c ^= b >> 8
-    a = (a - b - c) & _M64; a ^= c >> 38
-    b = (b - c - a) & _M64; b ^= (a << 23) & _M64
-    c = (c - a - b) & _M64; c ^= b >> 5
-    a = (a - b - c) & _M64; a ^= c >> 35
-    b = (b - c - a) & _M64; b ^= (a << 49) & _M64
-    c = (c - a - b) & _M64; c ^= b >> 11
-    a = (a - b - c) & _M64; a ^= c >> 12
-    b = (b - c - a) & _M64; b ^= (a << 18) & _M64
-    c = (c - a - b) & _M64; c ^= b >> 22
+    a = (a - b - c) & _M64
+    a ^= c >> 43
+    b = (b - c - a) & _M64
+    b ^= (a << 9) & _M64
+    c = (c - a - b) & _M64
+    c ^= b >> 8
+    a = (a - b - c) & _M64
+    a ^= c >> 38
+    b = (b - c - a) & _M64
+    b ^= (a << 23) & _M64
+    c = (c - a - b) & _M64
+    c ^= b >> 5
+    a = (a - b - c) & _M64
+    a ^= c >> 35
+    b = (b - c - a) & _M64
+    b ^= (a << 49) & _M64
+    c = (c - a - b) & _M64
+    c ^= b >> 11
+    a = (a - b - c) & _M64
+    a ^= c >> 12
+    b = (b - c - a) & _M64
+    b ^= (a << 18) & _M64
+    c = (c - a - b) & _M64
+    c ^= b >> 22
     return a, b, c
 
 
@@ -50,9 +63,9 @@ def path_record_id(path: str) -> int:
     c = 0x9E3779B97F4A7C13
     p = 0
     while len(k) - p >= 24:
-        a = (a + int.from_bytes(k[p:p + 8], "little")) & _M64
-        b = (b + int.from_bytes(k[p + 8:p + 16], "little")) & _M64
-        c = (c + int.from_bytes(k[p + 16:p + 24], "little")) & _M64
+        a = (a + int.from_bytes(k[p : p + 8], "little")) & _M64
+        b = (b + int.from_bytes(k[p + 8 : p + 16], "little")) & _M64
+        c = (c + int.from_bytes(k[p + 16 : p + 24], "little")) & _M64
         a, b, c = _mix(a, b, c)
         p += 24
     rest = k[p:]
@@ -76,7 +89,20 @@ def is_recorder_trace(path: str) -> bool:
 class _IoOps:
     """Column buffers of io_ops, filled rank by rank."""
 
-    COLS = ("source", "record_id", "rank", "seq", "op", "func", "offset", "length", "start_s", "end_s", "thread", "hostname")
+    COLS = (
+        "source",
+        "record_id",
+        "rank",
+        "seq",
+        "op",
+        "func",
+        "offset",
+        "length",
+        "start_s",
+        "end_s",
+        "thread",
+        "hostname",
+    )
 
     def __init__(self):
         self.cols = {c: [] for c in self.COLS}
@@ -109,7 +135,9 @@ def _decode_ranks(folder: str, version: str):
     if version.startswith("2.5"):
         meta = fmt.read_meta25(folder)
         facts = {
-            "nprocs": meta.total_ranks, "start": meta.start_ts, "end": None,
+            "nprocs": meta.total_ranks,
+            "start": meta.start_ts,
+            "end": None,
             "metadata": {
                 "time_resolution": repr(meta.time_resolution),
                 "ts_buffer_elements": str(meta.ts_buffer_elements),
@@ -123,7 +151,9 @@ def _decode_ranks(folder: str, version: str):
     locals_ = [fmt.read_local22(folder, r) for r in range(meta.total_ranks)]
     start = min(lo.start_timestamp for lo in locals_)
     facts = {
-        "nprocs": meta.total_ranks, "start": start, "end": max(lo.end_timestamp for lo in locals_),
+        "nprocs": meta.total_ranks,
+        "start": start,
+        "end": max(lo.end_timestamp for lo in locals_),
         "metadata": {
             "time_resolution": repr(meta.time_resolution),
             "compression_mode": str(meta.compression_mode),
@@ -159,7 +189,11 @@ def _finish_rollups(rolled: dict[str, list[dict]], ids: dict[str, int], dirs: se
         ranks: dict[int, set[int]] = {}
         for r in rows:
             ranks.setdefault(r["record_id"], set()).add(r["rank"])
-        key = {"posix": "POSIX_BYTES_READ", "stdio": "STDIO_BYTES_READ", "mpiio": "MPIIO_BYTES_READ"}[table]
+        key = {
+            "posix": "POSIX_BYTES_READ",
+            "stdio": "STDIO_BYTES_READ",
+            "mpiio": "MPIIO_BYTES_READ",
+        }[table]
         for r in rows:
             clipped = r.pop("_read_returned", None)
             if table != "mpiio" and clipped is not None and len(ranks[r["record_id"]]) == 1:
@@ -176,7 +210,9 @@ def decode_recorder(folder: str) -> Decoded:
     except DecodeError:
         raise
     except (ValueError, IndexError, KeyError, UnicodeError, OverflowError, MemoryError) as err:
-        raise DecoderCrash(f"recorder: decoder failed on {folder}: {type(err).__name__}: {err}") from err
+        raise DecoderCrash(
+            f"recorder: decoder failed on {folder}: {type(err).__name__}: {err}"
+        ) from err
 
 
 def _decode(folder: str, version: str) -> Decoded:
@@ -217,15 +253,28 @@ def _decode(folder: str, version: str) -> Decoded:
     _finish_rollups(rolled, ids, dirs)
     start = facts["start"]
     end = facts["end"] if facts["end"] is not None else start + last_end
-    metadata = dict(facts["metadata"], calls=str(n_calls), time_origin="start_s/end_s are seconds since start_time")
+    metadata = dict(
+        facts["metadata"],
+        calls=str(n_calls),
+        time_origin="start_s/end_s are seconds since start_time",
+    )
     job = {
-        "jobid": None, "uid": None, "nprocs": facts["nprocs"],
-        "start_time_sec": int(math.floor(start)), "start_time_nsec": int(round((start - math.floor(start)) * 1e9)) % 1_000_000_000,
-        "end_time_sec": int(math.floor(end)), "end_time_nsec": int(round((end - math.floor(end)) * 1e9)) % 1_000_000_000,
-        "run_time_s": max(end - start, 0.0), "exe": None,
-        "metadata": list(metadata.items()), "log_ver": version, "mounts": [],
+        "jobid": None,
+        "uid": None,
+        "nprocs": facts["nprocs"],
+        "start_time_sec": int(math.floor(start)),
+        "start_time_nsec": int(round((start - math.floor(start)) * 1e9)) % 1_000_000_000,
+        "end_time_sec": int(math.floor(end)),
+        "end_time_nsec": int(round((end - math.floor(end)) * 1e9)) % 1_000_000_000,
+        "run_time_s": max(end - start, 0.0),
+        "exe": None,
+        "metadata": list(metadata.items()),
+        "log_ver": version,
+        "mounts": [],
     }
-    files = [{"record_id": i, "name": p, "mount_point": None, "fs_type": None} for p, i in ids.items()]
+    files = [
+        {"record_id": i, "name": p, "mount_point": None, "fs_type": None} for p, i in ids.items()
+    ]
     from schemas import BRONZE
 
     tables = {
@@ -240,6 +289,10 @@ def _decode(folder: str, version: str) -> Decoded:
         format_version=version,
         writer_version=version,
         decoder=f"iolake-recorder-{DECODER_VERSION}",
-        modules=[m for m, t in (("POSIX", "posix"), ("STDIO", "stdio"), ("MPI-IO", "mpiio")) if tables[t].num_rows],
+        modules=[
+            m
+            for m, t in (("POSIX", "posix"), ("STDIO", "stdio"), ("MPI-IO", "mpiio"))
+            if tables[t].num_rows
+        ],
         notes=[f"{facts['nprocs']} ranks, {n_calls} calls, {len(ids)} files"],
     )

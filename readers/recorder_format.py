@@ -11,12 +11,13 @@ Two on-disk formats are read (facts in docs/formats/recorder.md):
 Only one rank's calls are materialised at a time (2.5 is a true generator; 2.2 keeps one
 rank's records to sort them by start time, as Recorder's own 2.2 reader does).
 """
+
 from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from readers.base import BadHeader, DecodeError, UnsupportedFormat
 
@@ -56,7 +57,9 @@ def read_version(folder: str) -> str:
     if len(parts) < 2 or not all(p.isdigit() for p in parts[:3]):
         raise BadHeader(f"recorder: VERSION {text!r} is not major.minor.patch")
     if ".".join(parts[:2]) not in SUPPORTED_MAJOR_MINOR:
-        raise UnsupportedFormat(f"recorder: unsupported trace version {text} (supported: 2.2.x, 2.5.x)")
+        raise UnsupportedFormat(
+            f"recorder: unsupported trace version {text} (supported: 2.2.x, 2.5.x)"
+        )
     return text
 
 
@@ -69,7 +72,9 @@ def _read_exact(path: str, what: str) -> bytes:
 
 def _func_names(blob: bytes, what: str) -> list[str]:
     if not blob.endswith(b"\n"):
-        raise TruncatedTrace(f"recorder: {what} function list does not end with a newline (truncated?)")
+        raise TruncatedTrace(
+            f"recorder: {what} function list does not end with a newline (truncated?)"
+        )
     try:
         return blob.decode("ascii").split("\n")[:-1]
     except UnicodeDecodeError as err:
@@ -85,8 +90,10 @@ class _Cursor:
     def take(self, n: int) -> bytes:
         end = self.pos + n
         if n < 0 or end > len(self.data):
-            raise TruncatedTrace(f"recorder: {self.name} is truncated at byte {self.pos} (needs {n} more)")
-        out = self.data[self.pos:end]
+            raise TruncatedTrace(
+                f"recorder: {self.name} is truncated at byte {self.pos} (needs {n} more)"
+            )
+        out = self.data[self.pos : end]
         self.pos = end
         return out
 
@@ -117,13 +124,21 @@ _META25 = struct.Struct("<i4xddiii4x")  # RecorderMetadata, x86-64 padding
 def read_meta25(folder: str) -> Meta25:
     blob = _read_exact(os.path.join(folder, "recorder.mt"), "metadata file")
     if len(blob) < _META25.size:
-        raise BadHeader(f"recorder: recorder.mt has {len(blob)} bytes, the header needs {_META25.size}")
+        raise BadHeader(
+            f"recorder: recorder.mt has {len(blob)} bytes, the header needs {_META25.size}"
+        )
     ranks, start, res, buf, comp, ipc = _META25.unpack_from(blob)
     if ranks < 1 or not (0 < res < 1):
-        raise BadHeader(f"recorder: recorder.mt header is implausible (ranks={ranks}, resolution={res})")
+        raise BadHeader(
+            f"recorder: recorder.mt header is implausible (ranks={ranks}, resolution={res})"
+        )
     if comp != 0:
-        raise UnsupportedFormat(f"recorder: timestamp compression {comp} is not supported (only 0 = none)")
-    return Meta25(ranks, start, res, buf, comp, ipc, _func_names(blob[_META25.size:], "recorder.mt"))
+        raise UnsupportedFormat(
+            f"recorder: timestamp compression {comp} is not supported (only 0 = none)"
+        )
+    return Meta25(
+        ranks, start, res, buf, comp, ipc, _func_names(blob[_META25.size :], "recorder.mt")
+    )
 
 
 _SIG_HEAD = struct.Struct("<QBBBi")  # pthread_t tid, func_id, level, arg_count, args strlen
@@ -142,15 +157,21 @@ def _read_cst(path: str) -> list[tuple[int, int, int, tuple[str, ...]]]:
         if not 0 <= terminal < entries or table[terminal] is not None:
             raise DecodeError(f"recorder: {cur.name} has a bad or repeated terminal id {terminal}")
         if key_len < _SIG_HEAD.size:
-            raise TruncatedTrace(f"recorder: {cur.name} signature {terminal} is shorter than its header")
+            raise TruncatedTrace(
+                f"recorder: {cur.name} signature {terminal} is shorter than its header"
+            )
         tid, func_id, level, argc, arg_len = _SIG_HEAD.unpack_from(key)
-        arg_blob = key[_SIG_HEAD.size:_SIG_HEAD.size + arg_len]
+        arg_blob = key[_SIG_HEAD.size : _SIG_HEAD.size + arg_len]
         if len(arg_blob) != arg_len:
-            raise TruncatedTrace(f"recorder: {cur.name} signature {terminal} arguments are cut short")
+            raise TruncatedTrace(
+                f"recorder: {cur.name} signature {terminal} arguments are cut short"
+            )
         # every argument is followed by one space; spaces inside arguments were replaced by '_'
         args = tuple(arg_blob.decode("utf-8", "replace").split(" ")[:-1]) if arg_len else ()
         if len(args) != argc:
-            raise DecodeError(f"recorder: {cur.name} signature {terminal} has {len(args)} args, header says {argc}")
+            raise DecodeError(
+                f"recorder: {cur.name} signature {terminal} has {len(args)} args, header says {argc}"
+            )
         table[terminal] = (tid, func_id, level, args)
     if not cur.at_end():
         raise DecodeError(f"recorder: {cur.name} has {len(cur.data) - cur.pos} trailing bytes")
@@ -188,7 +209,9 @@ def _count_calls(rules: dict, n_terminals: int, name: str) -> int:
             sym, rep = body[i]
             if sym >= 0:
                 if sym >= n_terminals:
-                    raise DecodeError(f"recorder: {name} uses terminal {sym}, the signature table has {n_terminals}")
+                    raise DecodeError(
+                        f"recorder: {name} uses terminal {sym}, the signature table has {n_terminals}"
+                    )
                 acc += rep
             elif sym in memo:
                 acc += rep * memo[sym]
@@ -252,7 +275,9 @@ def _iter_ts(path: str, n_calls: int, resolution: float) -> Iterator[tuple[float
             vals = struct.unpack(f"<{len(chunk) // 4}I", chunk)
             for j in range(0, len(vals), 2):
                 tstart = vals[j] * resolution + prev
-                tend = vals[j + 1] * resolution + prev  # tend is relative to the previous tstart too
+                tend = (
+                    vals[j + 1] * resolution + prev
+                )  # tend is relative to the previous tstart too
                 prev = tstart
                 yield tstart, tend
 
@@ -280,7 +305,9 @@ def iter_rank_calls25(folder: str, meta: Meta25, rank: int) -> Iterator[Call]:
     n_calls = _count_calls(rules, len(sigs), os.path.basename(cfg_path))
     names = meta.func_names
     cache: dict[int, tuple] = {}
-    for term, (tstart, tend) in zip(_expand(rules), _iter_ts(os.path.join(folder, f"{rank}.ts"), n_calls, meta.time_resolution)):
+    for term, (tstart, tend) in zip(
+        _expand(rules), _iter_ts(os.path.join(folder, f"{rank}.ts"), n_calls, meta.time_resolution)
+    ):
         info = cache.get(term)
         if info is None:
             tid, func_id, level, args = sigs[term]
@@ -289,7 +316,9 @@ def iter_rank_calls25(folder: str, meta: Meta25, rank: int) -> Iterator[Call]:
             elif func_id < len(names):
                 func = names[func_id]
             else:
-                raise DecodeError(f"recorder: rank {rank} calls function id {func_id}, recorder.mt lists {len(names)}")
+                raise DecodeError(
+                    f"recorder: rank {rank} calls function id {func_id}, recorder.mt lists {len(names)}"
+                )
             info = cache[term] = (func, level, tid, args)
         yield Call(tstart, tend, info[0], info[1], info[2], info[3])
 
@@ -315,30 +344,40 @@ class Local22:
 
 
 _GLOBAL22 = struct.Struct("<diii4x")
-_LOCAL22 = struct.Struct("<ddii8x8x1024x")  # + char** filemap, size_t* sizes, int function_count[256]
+_LOCAL22 = struct.Struct(
+    "<ddii8x8x1024x"
+)  # + char** filemap, size_t* sizes, int function_count[256]
 _REC22 = struct.Struct("<BiiiB")  # status, tstart, tend, res, func_id (packed, 14 bytes)
 
 
 def read_meta22(folder: str) -> Meta22:
     blob = _read_exact(os.path.join(folder, "recorder.mt"), "metadata file")
     if len(blob) < _GLOBAL22.size:
-        raise BadHeader(f"recorder: recorder.mt has {len(blob)} bytes, the header needs {_GLOBAL22.size}")
+        raise BadHeader(
+            f"recorder: recorder.mt has {len(blob)} bytes, the header needs {_GLOBAL22.size}"
+        )
     res, ranks, mode, window = _GLOBAL22.unpack_from(blob)
     if ranks < 1 or not (0 < res < 1):
-        raise BadHeader(f"recorder: recorder.mt header is implausible (ranks={ranks}, resolution={res})")
+        raise BadHeader(
+            f"recorder: recorder.mt header is implausible (ranks={ranks}, resolution={res})"
+        )
     if mode not in (1, 2):
-        raise UnsupportedFormat(f"recorder: 2.2 compression mode {mode} is not supported (1 binary, 2 recorder)")
-    return Meta22(res, ranks, mode, window, _func_names(blob[_GLOBAL22.size:], "recorder.mt"))
+        raise UnsupportedFormat(
+            f"recorder: 2.2 compression mode {mode} is not supported (1 binary, 2 recorder)"
+        )
+    return Meta22(res, ranks, mode, window, _func_names(blob[_GLOBAL22.size :], "recorder.mt"))
 
 
 def read_local22(folder: str, rank: int) -> Local22:
-    cur = _Cursor(_read_exact(os.path.join(folder, f"{rank}.mt"), "rank metadata file"), f"{rank}.mt")
+    cur = _Cursor(
+        _read_exact(os.path.join(folder, f"{rank}.mt"), "rank metadata file"), f"{rank}.mt"
+    )
     start, end, num_files, total = _LOCAL22.unpack(cur.take(_LOCAL22.size))
     if num_files < 0 or total < 0:
         raise BadHeader(f"recorder: {rank}.mt declares {num_files} files and {total} records")
     files = {}
     for _ in range(num_files):
-        fid, = cur.ints(1)
+        (fid,) = cur.ints(1)
         (size,) = struct.unpack("<Q", cur.take(8))
         (name_len,) = cur.ints(1)
         files[fid] = (cur.take(name_len).decode("utf-8", "replace"), size)
@@ -360,33 +399,43 @@ def iter_rank_calls22(folder: str, meta: Meta22, local: Local22, rank: int) -> I
         status, t0, t1, ret, func_id = _REC22.unpack_from(data, pos)
         nl = data.find(b"\n", pos + _REC22.size)
         if nl < 0:
-            raise TruncatedTrace(f"recorder: {name} is truncated inside record {len(out)} (no end of line)")
-        tail = data[pos + _REC22.size:nl].decode("utf-8", "replace")
+            raise TruncatedTrace(
+                f"recorder: {name} is truncated inside record {len(out)} (no end of line)"
+            )
+        tail = data[pos + _REC22.size : nl].decode("utf-8", "replace")
         pos = nl + 1
         # arguments are each written as ' ' + text; a compressed record carries only the changed ones
         given = tail.split(" ")[1:] if tail else []
         if status:
             back = func_id
             if back >= len(window):
-                raise DecodeError(f"recorder: {name} record {len(out)} refers to a record before the start")
+                raise DecodeError(
+                    f"recorder: {name} record {len(out)} refers to a record before the start"
+                )
             ref_func, ref_args = window[back]
             args, k = list(ref_args), 0
             for j in range(min(len(args), 7)):
                 if status & (1 << j):
                     if k >= len(given):
-                        raise DecodeError(f"recorder: {name} record {len(out)} lacks a changed argument")
+                        raise DecodeError(
+                            f"recorder: {name} record {len(out)} lacks a changed argument"
+                        )
                     args[j] = given[k]
                     k += 1
             func_id, args_t = ref_func, tuple(args)
         else:
             args_t = tuple(given)
         window.insert(0, (func_id, args_t))
-        del window[max(meta.peephole_window_size, 1):]
+        del window[max(meta.peephole_window_size, 1) :]
         out.append((t0, len(out), t1, ret, func_id, args_t))
     if len(out) != local.total_records:
-        raise TruncatedTrace(f"recorder: {name} holds {len(out)} records, {rank}.mt says {local.total_records}")
+        raise TruncatedTrace(
+            f"recorder: {name} holds {len(out)} records, {rank}.mt says {local.total_records}"
+        )
     out.sort(key=lambda r: (r[0], r[1]))
     for t0, _i, t1, ret, func_id, args in out:
         if func_id >= len(names):
-            raise DecodeError(f"recorder: {name} calls function id {func_id}, recorder.mt lists {len(names)}")
+            raise DecodeError(
+                f"recorder: {name} calls function id {func_id}, recorder.mt lists {len(names)}"
+            )
         yield Call(t0 * res, t1 * res, names[func_id], 0, 0, args, ret)

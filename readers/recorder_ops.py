@@ -6,6 +6,7 @@ each file's end). The offset rule follows the one Recorder's `build_offset_inter
 PrismIO's IOFrame use (open -> 0, O_APPEND/'a' -> end of file, lseek/fseek SET/CUR/END,
 read/write advance the pointer, pread/pwrite carry their offset); see docs/formats/recorder.md.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -17,9 +18,29 @@ O_APPEND = 0o2000
 SEEK_WHENCE = {"0": 0, "1": 1, "2": 2, "MPI_SEEK_SET": 0, "MPI_SEEK_CUR": 1, "MPI_SEEK_END": 2}
 STD_STREAMS = {0: "<STDIN>", 1: "<STDOUT>", 2: "<STDERR>"}  # Darshan's names for fds 0-2
 
-OPEN_FUNCS = {"creat", "creat64", "open", "open64", "fopen", "fopen64", "fdopen", "MPI_File_open", "H5Fcreate", "H5Fopen"}
+OPEN_FUNCS = {
+    "creat",
+    "creat64",
+    "open",
+    "open64",
+    "fopen",
+    "fopen64",
+    "fdopen",
+    "MPI_File_open",
+    "H5Fcreate",
+    "H5Fopen",
+}
 CLOSE_FUNCS = {"close", "fclose", "MPI_File_close", "H5Fclose"}
-SEEK_FUNCS = {"lseek", "lseek64", "fseek", "fseeko", "ftell", "ftello", "MPI_File_seek", "MPI_File_seek_shared"}
+SEEK_FUNCS = {
+    "lseek",
+    "lseek64",
+    "fseek",
+    "fseeko",
+    "ftell",
+    "ftello",
+    "MPI_File_seek",
+    "MPI_File_seek_shared",
+}
 SYNC_FUNCS = {"fsync", "fdatasync", "msync", "MPI_File_sync", "H5Fflush"}
 POSIX_READS = {"read", "pread", "pread64", "readv"}
 POSIX_WRITES = {"write", "pwrite", "pwrite64", "writev"}
@@ -27,29 +48,129 @@ STDIO_READS = {"fread"}
 STDIO_WRITES = {"fwrite", "vfprintf"}
 STAT_FUNCS = {"__xstat", "__xstat64", "__lxstat", "__lxstat64", "__fxstat", "__fxstat64"}
 META_FUNCS = STAT_FUNCS | {
-    "getcwd", "mkdir", "rmdir", "chdir", "link", "linkat", "unlink", "symlink", "symlinkat", "readlink",
-    "readlinkat", "rename", "chmod", "chown", "lchown", "utime", "opendir", "readdir", "closedir",
-    "rewinddir", "mknod", "mknodat", "fcntl", "access", "faccessat", "remove", "truncate", "ftruncate",
-    "mkfifo", "fileno", "dup", "dup2", "MPI_File_set_size", "MPI_File_get_size", "MPI_File_set_view",
+    "getcwd",
+    "mkdir",
+    "rmdir",
+    "chdir",
+    "link",
+    "linkat",
+    "unlink",
+    "symlink",
+    "symlinkat",
+    "readlink",
+    "readlinkat",
+    "rename",
+    "chmod",
+    "chown",
+    "lchown",
+    "utime",
+    "opendir",
+    "readdir",
+    "closedir",
+    "rewinddir",
+    "mknod",
+    "mknodat",
+    "fcntl",
+    "access",
+    "faccessat",
+    "remove",
+    "truncate",
+    "ftruncate",
+    "mkfifo",
+    "fileno",
+    "dup",
+    "dup2",
+    "MPI_File_set_size",
+    "MPI_File_get_size",
+    "MPI_File_set_view",
 }
 # Functions whose file argument is a descriptor/stream (2.2 writes the number, 2.5 the path).
 FD_FUNCS = {
-    "close", "write", "read", "lseek", "lseek64", "pread", "pread64", "pwrite", "pwrite64", "readv", "writev",
-    "fsync", "fdatasync", "fread", "fwrite", "fclose", "fseek", "ftell", "fseeko", "ftello", "vfprintf",
-    "__fxstat", "__fxstat64", "mmap", "mmap64", "fcntl", "ftruncate", "fdopen", "fileno", "dup", "dup2",
+    "close",
+    "write",
+    "read",
+    "lseek",
+    "lseek64",
+    "pread",
+    "pread64",
+    "pwrite",
+    "pwrite64",
+    "readv",
+    "writev",
+    "fsync",
+    "fdatasync",
+    "fread",
+    "fwrite",
+    "fclose",
+    "fseek",
+    "ftell",
+    "fseeko",
+    "ftello",
+    "vfprintf",
+    "__fxstat",
+    "__fxstat64",
+    "mmap",
+    "mmap64",
+    "fcntl",
+    "ftruncate",
+    "fdopen",
+    "fileno",
+    "dup",
+    "dup2",
 }
-NO_FILE_FUNCS = {"getcwd", "umask", "msync", "readdir", "closedir", "rewinddir", "pipe", "tmpfile", "dup", "dup2"}
+NO_FILE_FUNCS = {
+    "getcwd",
+    "umask",
+    "msync",
+    "readdir",
+    "closedir",
+    "rewinddir",
+    "pipe",
+    "tmpfile",
+    "dup",
+    "dup2",
+}
 PATH_ARG = {  # position of the file argument where it is not the first
-    **{f: 1 for f in STAT_FUNCS}, "fread": 3, "fwrite": 3, "mmap": 4, "mmap64": 4, "linkat": 1,
-    "faccessat": 1, "readlinkat": 1, "symlinkat": 2, "mknod": 1, "mknodat": 2,
-    "MPI_File_open": 1, "H5Fcreate": 0, "H5Fopen": 0,
+    **{f: 1 for f in STAT_FUNCS},
+    "fread": 3,
+    "fwrite": 3,
+    "mmap": 4,
+    "mmap64": 4,
+    "linkat": 1,
+    "faccessat": 1,
+    "readlinkat": 1,
+    "symlinkat": 2,
+    "mknod": 1,
+    "mknodat": 2,
+    "MPI_File_open": 1,
+    "H5Fcreate": 0,
+    "H5Fopen": 0,
 }
 MPI_TYPE_SIZE = {
-    "MPI_BYTE": 1, "MPI_CHAR": 1, "MPI_SIGNED_CHAR": 1, "MPI_UNSIGNED_CHAR": 1, "MPI_CHARACTER": 1,
-    "MPI_SHORT": 2, "MPI_UNSIGNED_SHORT": 2, "MPI_INT": 4, "MPI_UNSIGNED": 4, "MPI_INTEGER": 4,
-    "MPI_FLOAT": 4, "MPI_REAL": 4, "MPI_INT32_T": 4, "MPI_UINT32_T": 4, "MPI_LONG": 8,
-    "MPI_UNSIGNED_LONG": 8, "MPI_LONG_LONG_INT": 8, "MPI_LONG_LONG": 8, "MPI_UNSIGNED_LONG_LONG": 8,
-    "MPI_DOUBLE": 8, "MPI_DOUBLE_PRECISION": 8, "MPI_INT64_T": 8, "MPI_UINT64_T": 8, "MPI_OFFSET": 8,
+    "MPI_BYTE": 1,
+    "MPI_CHAR": 1,
+    "MPI_SIGNED_CHAR": 1,
+    "MPI_UNSIGNED_CHAR": 1,
+    "MPI_CHARACTER": 1,
+    "MPI_SHORT": 2,
+    "MPI_UNSIGNED_SHORT": 2,
+    "MPI_INT": 4,
+    "MPI_UNSIGNED": 4,
+    "MPI_INTEGER": 4,
+    "MPI_FLOAT": 4,
+    "MPI_REAL": 4,
+    "MPI_INT32_T": 4,
+    "MPI_UINT32_T": 4,
+    "MPI_LONG": 8,
+    "MPI_UNSIGNED_LONG": 8,
+    "MPI_LONG_LONG_INT": 8,
+    "MPI_LONG_LONG": 8,
+    "MPI_UNSIGNED_LONG_LONG": 8,
+    "MPI_DOUBLE": 8,
+    "MPI_DOUBLE_PRECISION": 8,
+    "MPI_INT64_T": 8,
+    "MPI_UINT64_T": 8,
+    "MPI_OFFSET": 8,
     "MPI_LONG_DOUBLE": 16,
 }
 
@@ -62,15 +183,30 @@ def layer(func: str) -> str:
         return "mpi"
     if func.startswith("H5"):
         return "hdf5"
-    if func in STDIO_READS or func in STDIO_WRITES or func in {"fopen", "fopen64", "fdopen", "fclose", "fseek", "fseeko", "ftell", "ftello", "fileno"}:
+    if (
+        func in STDIO_READS
+        or func in STDIO_WRITES
+        or func
+        in {"fopen", "fopen64", "fdopen", "fclose", "fseek", "fseeko", "ftell", "ftello", "fileno"}
+    ):
         return "stdio"
     return "posix"
 
 
 def op_class(func: str) -> str:
-    if func in POSIX_READS or func in STDIO_READS or func.startswith(("MPI_File_read", "MPI_File_iread")) or func in ("H5Dread", "H5Aread"):
+    if (
+        func in POSIX_READS
+        or func in STDIO_READS
+        or func.startswith(("MPI_File_read", "MPI_File_iread"))
+        or func in ("H5Dread", "H5Aread")
+    ):
         return "read"
-    if func in POSIX_WRITES or func in STDIO_WRITES or func.startswith(("MPI_File_write", "MPI_File_iwrite")) or func in ("H5Dwrite", "H5Awrite"):
+    if (
+        func in POSIX_WRITES
+        or func in STDIO_WRITES
+        or func.startswith(("MPI_File_write", "MPI_File_iwrite"))
+        or func in ("H5Dwrite", "H5Awrite")
+    ):
         return "write"
     if func in OPEN_FUNCS:
         return "open"
@@ -217,7 +353,9 @@ class RankOps:
                 length = size * nmemb if size is not None and nmemb is not None else None
             offset = self.pos.get(handle) if handle is not None else None
             if handle is not None:
-                self.pos[handle] = offset + length if offset is not None and length is not None else None
+                self.pos[handle] = (
+                    offset + length if offset is not None and length is not None else None
+                )
         if path is not None and offset is not None and length is not None:
             if op_class(func) == "write":
                 self.eof[path] = max(self.eof.get(path, 0), offset + length)

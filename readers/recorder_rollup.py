@@ -7,15 +7,31 @@ is metadata time; a read is consecutive when it starts one byte after the previo
 last byte and sequential when it starts after it. A counter the trace cannot give (memory
 alignment, strides, cross-rank variance, ...) is left null, never 0. See docs/formats/recorder.md.
 """
+
 from __future__ import annotations
 
 from collections import Counter
 
-from readers.recorder_ops import POSIX_READS, POSIX_WRITES, STAT_FUNCS, STDIO_READS, STDIO_WRITES, Op, layer
+from readers.recorder_ops import (
+    POSIX_READS,
+    POSIX_WRITES,
+    STAT_FUNCS,
+    STDIO_READS,
+    STDIO_WRITES,
+    Op,
+    layer,
+)
 
 SIZE_BINS = (  # Darshan's access-size histogram bins (upper bounds, exclusive)
-    ("0_100", 100), ("100_1K", 1024), ("1K_10K", 10240), ("10K_100K", 102400), ("100K_1M", 1048576),
-    ("1M_4M", 4194304), ("4M_10M", 10485760), ("10M_100M", 104857600), ("100M_1G", 1073741824),
+    ("0_100", 100),
+    ("100_1K", 1024),
+    ("1K_10K", 10240),
+    ("10K_100K", 102400),
+    ("100K_1M", 1048576),
+    ("1M_4M", 4194304),
+    ("4M_10M", 10485760),
+    ("10M_100M", 104857600),
+    ("100M_1G", 1073741824),
     ("1G_PLUS", None),
 )
 
@@ -66,13 +82,21 @@ def _io(acc: _Acc, kind: str, op: Op, t0: float, t1: float, mpi: bool):
         ret = (op.extra or {}).get("returned")
         acc.c["_READ_RETURNED"] += ret if ret is not None and n is not None else (n or 0)
     if n is None:
-        acc.unknown |= {f"BYTES_{'READ' if kind == 'read' else 'WRITTEN'}", "SIZES", f"MAX_BYTE_{'READ' if kind == 'read' else 'WRITTEN'}"}
+        acc.unknown |= {
+            f"BYTES_{'READ' if kind == 'read' else 'WRITTEN'}",
+            "SIZES",
+            f"MAX_BYTE_{'READ' if kind == 'read' else 'WRITTEN'}",
+        }
     else:
         acc.c["BYTES_READ" if kind == "read" else "BYTES_WRITTEN"] += n
         acc.sizes[n] += 1
         acc.hist[f"SIZE_{R}_{'AGG_' if mpi else ''}{_size_bin(n)}"] += 1
     if off is None or n is None:
-        acc.unknown |= {f"CONSEC_{R}S", f"SEQ_{R}S", f"MAX_BYTE_{'READ' if kind == 'read' else 'WRITTEN'}"}
+        acc.unknown |= {
+            f"CONSEC_{R}S",
+            f"SEQ_{R}S",
+            f"MAX_BYTE_{'READ' if kind == 'read' else 'WRITTEN'}",
+        }
     else:
         last = acc.last_read_byte if kind == "read" else acc.last_write_byte
         if last is not None and off == last + 1:
@@ -223,13 +247,45 @@ class Rollup:
 
 
 _INT_SUFFIXES = {
-    "posix": ("OPENS", "FILENOS", "DUPS", "READS", "WRITES", "SEEKS", "STATS", "MMAPS", "FSYNCS", "FDSYNCS",
-              "RENAME_SOURCES", "RENAME_TARGETS", "BYTES_READ", "BYTES_WRITTEN", "CONSEC_READS",
-              "CONSEC_WRITES", "SEQ_READS", "SEQ_WRITES", "RW_SWITCHES"),
+    "posix": (
+        "OPENS",
+        "FILENOS",
+        "DUPS",
+        "READS",
+        "WRITES",
+        "SEEKS",
+        "STATS",
+        "MMAPS",
+        "FSYNCS",
+        "FDSYNCS",
+        "RENAME_SOURCES",
+        "RENAME_TARGETS",
+        "BYTES_READ",
+        "BYTES_WRITTEN",
+        "CONSEC_READS",
+        "CONSEC_WRITES",
+        "SEQ_READS",
+        "SEQ_WRITES",
+        "RW_SWITCHES",
+    ),
     "stdio": ("OPENS", "FDOPENS", "READS", "WRITES", "SEEKS", "BYTES_READ", "BYTES_WRITTEN"),
-    "mpiio": ("INDEP_OPENS", "COLL_OPENS", "INDEP_READS", "INDEP_WRITES", "COLL_READS", "COLL_WRITES",
-              "SPLIT_READS", "SPLIT_WRITES", "NB_READS", "NB_WRITES", "SYNCS", "VIEWS", "BYTES_READ",
-              "BYTES_WRITTEN", "RW_SWITCHES"),
+    "mpiio": (
+        "INDEP_OPENS",
+        "COLL_OPENS",
+        "INDEP_READS",
+        "INDEP_WRITES",
+        "COLL_READS",
+        "COLL_WRITES",
+        "SPLIT_READS",
+        "SPLIT_WRITES",
+        "NB_READS",
+        "NB_WRITES",
+        "SYNCS",
+        "VIEWS",
+        "BYTES_READ",
+        "BYTES_WRITTEN",
+        "RW_SWITCHES",
+    ),
 }
 _PREFIX = {"posix": "POSIX_", "stdio": "STDIO_", "mpiio": "MPIIO_"}
 
@@ -253,15 +309,21 @@ def _row(module: str, acc: _Acc, record_id: int, rank: int) -> dict:
         agg = "AGG_" if module == "mpiio" else ""
         for R, unknown_key in (("READ", "BYTES_READ"), ("WRITE", "BYTES_WRITTEN")):
             for b in bins:
-                row[f"{p}SIZE_{R}_{agg}{b}"] = None if unknown_key in acc.unknown else acc.hist.get(f"SIZE_{R}_{agg}{b}", 0)
+                row[f"{p}SIZE_{R}_{agg}{b}"] = (
+                    None if unknown_key in acc.unknown else acc.hist.get(f"SIZE_{R}_{agg}{b}", 0)
+                )
         top = sorted(acc.sizes.items(), key=lambda kv: (-kv[1], -kv[0]))[:4]
         sizes_known = "SIZES" not in acc.unknown
         for i in range(4):
             a, n = top[i] if i < len(top) else (0, 0)
             row[f"{p}ACCESS{i + 1}_ACCESS"] = a if sizes_known else None
             row[f"{p}ACCESS{i + 1}_COUNT"] = n if sizes_known else None
-        row[p + "MAX_READ_TIME_SIZE"] = acc.max_read_time[1] if acc.max_read_time[1] is not None else 0
-        row[p + "MAX_WRITE_TIME_SIZE"] = acc.max_write_time[1] if acc.max_write_time[1] is not None else 0
+        row[p + "MAX_READ_TIME_SIZE"] = (
+            acc.max_read_time[1] if acc.max_read_time[1] is not None else 0
+        )
+        row[p + "MAX_WRITE_TIME_SIZE"] = (
+            acc.max_write_time[1] if acc.max_write_time[1] is not None else 0
+        )
         row[p + "F_MAX_READ_TIME"] = acc.max_read_time[0]
         row[p + "F_MAX_WRITE_TIME"] = acc.max_write_time[0]
     for s in ("F_READ_TIME", "F_WRITE_TIME", "F_META_TIME"):

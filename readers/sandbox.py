@@ -9,6 +9,7 @@ Wire format, worker -> parent, per request: an 8-byte little-endian length then 
 ({"ok": true, "meta": {...}, "tables": [[name, nbytes], ...]} or {"ok": false, "kind", "reason"}),
 then each table's IPC stream bytes in order.
 """
+
 from __future__ import annotations
 
 import io
@@ -23,7 +24,7 @@ import time
 
 import pyarrow as pa
 
-from readers.base import DecodeError, Decoded, DecoderCrash, ResourceLimit
+from readers.base import Decoded, DecodeError, DecoderCrash, ResourceLimit
 
 ERRORS = {cls.kind: cls for cls in (DecodeError, DecoderCrash, ResourceLimit)}
 
@@ -103,13 +104,19 @@ class SandboxedDecoder:
             return Decoded(tables=tables, **header["meta"])
         except TimeoutError:
             self._kill()
-            raise ResourceLimit(f"decoder timeout: no result after {self.timeout_s:.0f} s") from None
+            raise ResourceLimit(
+                f"decoder timeout: no result after {self.timeout_s:.0f} s"
+            ) from None
         except (EOFError, BrokenPipeError):
             rc = self._kill()
             if rc is not None and rc < 0:
                 sig = signal.Signals(-rc).name
-                raise DecoderCrash(f"decoder crash: {self.decoder} worker killed by {sig}") from None
-            raise DecoderCrash(f"decoder crash: {self.decoder} worker exited with status {rc}") from None
+                raise DecoderCrash(
+                    f"decoder crash: {self.decoder} worker killed by {sig}"
+                ) from None
+            raise DecoderCrash(
+                f"decoder crash: {self.decoder} worker exited with status {rc}"
+            ) from None
 
     def _read(self, n: int, deadline: float) -> bytes:
         buf = io.BytesIO()
@@ -148,18 +155,41 @@ def _serve(decoder: str, memory_mb: int) -> None:
                     w.write_table(t)
                 blobs.append(sink.getvalue().to_pybytes())
                 names.append([name, len(blobs[-1])])
-            meta = {k: getattr(d, k) for k in (
-                "format", "format_version", "writer_version", "compression", "decoder",
-                "modules", "partial_modules", "notes", "damaged")}
+            meta = {
+                k: getattr(d, k)
+                for k in (
+                    "format",
+                    "format_version",
+                    "writer_version",
+                    "compression",
+                    "decoder",
+                    "modules",
+                    "partial_modules",
+                    "notes",
+                    "damaged",
+                )
+            }
             header = {"ok": True, "meta": meta, "tables": names}
         except MemoryError:
-            header = {"ok": False, "kind": "limit", "reason": f"decoder exceeded its {memory_mb} MiB memory cap"}
+            header = {
+                "ok": False,
+                "kind": "limit",
+                "reason": f"decoder exceeded its {memory_mb} MiB memory cap",
+            }
             blobs = []
         except DecodeError as e:
-            header = {"ok": False, "kind": e.kind if e.kind in ERRORS else "corrupt", "reason": str(e)}
+            header = {
+                "ok": False,
+                "kind": e.kind if e.kind in ERRORS else "corrupt",
+                "reason": str(e),
+            }
             blobs = []
         except Exception as e:  # a decoder bug is still this log's problem, not the stage's
-            header = {"ok": False, "kind": "corrupt", "reason": f"decoder error: {type(e).__name__}: {e}"}
+            header = {
+                "ok": False,
+                "kind": "corrupt",
+                "reason": f"decoder error: {type(e).__name__}: {e}",
+            }
             blobs = []
         h = json.dumps(header).encode()
         out.write(struct.pack("<Q", len(h)) + h)

@@ -1,7 +1,8 @@
 """Helpers every decoder uses to emit rows with exactly the bronze Arrow schemas."""
+
 from __future__ import annotations
 
-from typing import Iterable, Mapping
+from collections.abc import Iterable, Mapping
 
 import numpy as np
 import pyarrow as pa
@@ -31,7 +32,9 @@ def empty_table(table: str) -> pa.Table:
     return BRONZE[table].decoded_arrow_schema.empty_table()
 
 
-def module_table_rows(table: str, records: Iterable[tuple[int, int, np.ndarray, np.ndarray]]) -> pa.Table:
+def module_table_rows(
+    table: str, records: Iterable[tuple[int, int, np.ndarray, np.ndarray]]
+) -> pa.Table:
     """Rows of a module table from (record_id uint64, rank, counters[], fcounters[]) tuples."""
     _, counters, fcounters = MODULE_COUNTERS[table]
     records = list(records)

@@ -26,6 +26,7 @@ The task graph and commands come from `build_tasks()`, a pure function (no Airfl
 the file imports and is tested without Airflow; the DAG object is built only when Airflow is
 importable.
 """
+
 from __future__ import annotations
 
 import datetime as dt
@@ -36,7 +37,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DAY = "{{ ds }}"
-ENTRY = "cluster/pipeline_main.py"  # spark-submit entry: `stage NAME <the stage module's arguments>`
+ENTRY = (
+    "cluster/pipeline_main.py"  # spark-submit entry: `stage NAME <the stage module's arguments>`
+)
 
 if str(ROOT) not in sys.path:  # the DAG folder is not the project: make `iolake` importable
     sys.path.insert(0, str(ROOT))
@@ -52,9 +55,16 @@ def default_submit_args() -> list[str]:
     return args + shlex.split(os.environ.get("IOLAKE_SUBMIT_ARGS", ""))
 
 
-def build_tasks(lake: str, drop: str, env: str = "cluster", project: str | Path = ROOT,
-                spark_submit: str = "spark-submit", submit_args: list[str] | None = None,
-                day: str = DAY, pipeline: str | Path | None = None) -> list[dict]:
+def build_tasks(
+    lake: str,
+    drop: str,
+    env: str = "cluster",
+    project: str | Path = ROOT,
+    spark_submit: str = "spark-submit",
+    submit_args: list[str] | None = None,
+    day: str = DAY,
+    pipeline: str | Path | None = None,
+) -> list[dict]:
     """One task per pipeline.yaml stage, in order: task_id, depends_on, module, script, args,
     stage_args, argv, bash_command.
 
@@ -69,19 +79,32 @@ def build_tasks(lake: str, drop: str, env: str = "cluster", project: str | Path 
     for stage in load_pipeline(pipeline or PIPELINE_FILE):
         script = f"{Path(project)}/{ENTRY}"
         stage_args = ([f"{drop.rstrip('/')}/{day}"] if stage.name == "ingest" else []) + [
-            "--env", env, "--lake", lake]
+            "--env",
+            env,
+            "--lake",
+            lake,
+        ]
         args = ["stage", stage.name, *stage_args]
-        argv = [*shlex.split(spark_submit), *submit_args, "--name", f"iolake-{stage.name}", script, *args]
-        tasks.append({
-            "task_id": stage.name,
-            "depends_on": list(stage.depends_on),
-            "module": stage.module,
-            "script": script,
-            "args": args,
-            "stage_args": stage_args,
-            "argv": argv,
-            "bash_command": shlex.join(argv),
-        })
+        argv = [
+            *shlex.split(spark_submit),
+            *submit_args,
+            "--name",
+            f"iolake-{stage.name}",
+            script,
+            *args,
+        ]
+        tasks.append(
+            {
+                "task_id": stage.name,
+                "depends_on": list(stage.depends_on),
+                "module": stage.module,
+                "script": script,
+                "args": args,
+                "stage_args": stage_args,
+                "argv": argv,
+                "bash_command": shlex.join(argv),
+            }
+        )
     return tasks
 
 
@@ -103,16 +126,21 @@ def make_dag():  # pragma: no cover - needs Airflow
     with DAG(
         dag_id="iolake",
         schedule=os.environ.get("IOLAKE_SCHEDULE", "30 2 * * *"),
-        start_date=dt.datetime(2026, 1, 1, tzinfo=dt.timezone.utc),
+        start_date=dt.datetime(2026, 1, 1, tzinfo=dt.UTC),
         catchup=False,
         max_active_runs=1,  # runs never overlap (ingest is exactly once anyway)
         default_args={"retries": 1, "retry_delay": dt.timedelta(minutes=10)},
         tags=["iolake"],
         doc_md=__doc__,
     ) as dag:
-        ops = {t["task_id"]: BashOperator(task_id=t["task_id"], bash_command=t["bash_command"],
-                                          cwd=os.environ.get("IOLAKE_HOME", str(ROOT)))
-               for t in tasks}
+        ops = {
+            t["task_id"]: BashOperator(
+                task_id=t["task_id"],
+                bash_command=t["bash_command"],
+                cwd=os.environ.get("IOLAKE_HOME", str(ROOT)),
+            )
+            for t in tasks
+        }
         for t in tasks:
             for dep in t["depends_on"]:
                 ops[dep] >> ops[t["task_id"]]

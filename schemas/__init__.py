@@ -1,9 +1,29 @@
 """Every table of the lake, declared once. `TABLES[name]` is its `TableSpec`."""
-from schemas import bottleneck_tags, covering_sets, covers, file_features, files, heatmap, io_ops, job_features, jobs, logs
-from schemas import file_rollups, op_patterns, phases
-from schemas import bandwidth_predictions, job_bandwidth_predictions, placement_labels, placement_predictions
-from schemas import empty_logs, runs
-from schemas import app_runs, regressions, tuning_advice
+
+from schemas import (
+    app_runs,
+    bandwidth_predictions,
+    bottleneck_tags,
+    covering_sets,
+    covers,
+    empty_logs,
+    file_features,
+    file_rollups,
+    files,
+    heatmap,
+    io_ops,
+    job_bandwidth_predictions,
+    job_features,
+    jobs,
+    logs,
+    op_patterns,
+    phases,
+    placement_labels,
+    placement_predictions,
+    regressions,
+    runs,
+    tuning_advice,
+)
 from schemas._spec import INGEST_COLUMNS, Expectation, TableSpec, arrow_schema
 from schemas.modules import DARSHAN_MODULE_TABLE, LUSTRE_SPEC, MODULE_SPECS
 

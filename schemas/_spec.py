@@ -4,10 +4,11 @@ A `TableSpec` is the single place a table's shape lives: its Spark `StructType` 
 the Delta table, to read it and to build test frames), its Arrow schema (used by decoders and
 `mapInArrow`), its merge keys, partition column, Delta properties and its expectations.
 """
+
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -75,7 +76,9 @@ class TableSpec:
             cols = tuple(k for k in self.keys if k not in self.partition_by)[:2]
         bad = [c for c in cols if c in self.partition_by or c not in self.columns]
         if bad:
-            raise ValueError(f"{self.layer}/{self.name}: cannot Z-order by {bad} (partition column or no such column)")
+            raise ValueError(
+                f"{self.layer}/{self.name}: cannot Z-order by {bad} (partition column or no such column)"
+            )
         return cols
 
     def path(self, lake: str) -> str:

@@ -14,6 +14,7 @@ Insert-only per log: the key is computed once, when the job is added; a change o
 `watch.key_parts` or `watch.nprocs_buckets` applies to jobs added afterwards (drop the table to
 rebuild it).
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

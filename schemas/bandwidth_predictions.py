@@ -7,6 +7,7 @@ Written by `jobs/score.py` beside the measured `bandwidth_mib_s`; `model_name` a
 the benchmark did not measure): `bandwidth_by_tier` and `best_tier` still say what each known
 tier would give. Rows of model versions from before per-tier predictions leave the new columns null.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
@@ -24,7 +25,9 @@ SPEC = TableSpec(
             F("tier", T.StringType(), True),
             F("bandwidth_mib_s", T.DoubleType(), True),  # measured
             F("predicted_bandwidth_mib_s", T.DoubleType(), True),  # on the file's own tier
-            F("bandwidth_by_tier", T.MapType(T.StringType(), T.DoubleType()), True),  # {tier: MiB/s}
+            F(
+                "bandwidth_by_tier", T.MapType(T.StringType(), T.DoubleType()), True
+            ),  # {tier: MiB/s}
             F("best_tier", T.StringType(), True),
             F("best_bandwidth_mib_s", T.DoubleType(), True),
             F("speedup", T.DoubleType(), True),  # best / predicted on the file's tier

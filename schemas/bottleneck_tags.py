@@ -16,6 +16,7 @@ insight codes it stands for and its recommendation; `LEFT_OUT` names the Drishti
 tag and why. The table keeps the tag name only: the code and the text are a function of it, so
 rewording a recommendation rewrites no table (gold/tuning_advice and reports look them up here).
 """
+
 from typing import NamedTuple
 
 from pyspark.sql import types as T
@@ -35,57 +36,148 @@ class Tag(NamedTuple):
 # Every tag, once: codes, Drishti's equivalents and recommendations (Drishti's `recommendation`
 # texts per trigger, the keynote's common fixes; every text names what to set).
 CATALOG = {
-    "small_reads": Tag("IO01", ("P05",), "aggregate small reads into larger requests (read whole blocks and slice "
-                       "in memory; MPI-IO collective reads, romio_cb_read=enable; HDF5 chunk cache)"),
-    "small_writes": Tag("IO02", ("P06",), "buffer small writes into larger requests (MPI-IO collective writes, "
-                        "romio_cb_write=enable; HDF5 chunking or H5Pset_alignment; a write-behind buffer)"),
-    "misaligned_file": Tag("IO03", ("P08",), "align requests to the file system's stripe / block boundary (HDF5 "
-                           "H5Pset_alignment; Lustre: lfs setstripe -S to a multiple of the request size)"),
-    "misaligned_memory": Tag("IO04", ("P07",), "allocate I/O buffers aligned to the page size (posix_memalign)"),
-    "random_reads": Tag("IO05", ("P11",), "read in offset order or collect the accesses into fewer, larger ones "
-                        "(MPI-IO collective reads with a file view; data sieving, romio_ds_read=enable)"),
-    "random_writes": Tag("IO06", ("P13",), "write in offset order or through collective MPI-IO with a file view "
-                         "(romio_ds_write=enable)"),
-    "shared_file_imbalance": Tag("IO07", ("P18",), "balance the bytes each rank writes to the shared file "
-                                 "(collective buffering lets aggregators even it out: romio_cb_write=enable)"),
-    "rank_size_imbalance": Tag("IO08", ("P21", "P22"), "spread the bytes evenly over ranks, or let collective "
-                               "MPI-IO aggregators do it"),
-    "stragglers": Tag("IO09", (), "find the slow ranks' files and OSTs (the evidence lists them); spread files "
-                      "over more OSTs (lfs setstripe -c) or balance the work"),
-    "rank0_heavy": Tag("IO10", (), "do not funnel I/O through rank 0: every rank writes its part "
-                       "(MPI_File_write_at_all)"),
-    "no_collective_shared": Tag("IO11", ("M02", "M03"), "use collective MPI-IO on shared files (MPI_File_write_all "
-                                "/ MPI_File_read_all, romio_cb_write=enable, romio_cb_read=enable)"),
-    "metadata_heavy": Tag("IO12", ("P17",), "cut metadata calls: open files once, avoid stat/seek storms, fewer "
-                          "files per directory (file per process -> a shared file or subdirectories); HDF5: "
-                          "collective metadata (H5Pset_coll_metadata_write, H5Pset_all_coll_metadata_ops)"),
-    "stdio_heavy": Tag("IO13", ("S01",), "move bulk data from STDIO (fprintf/fwrite) to POSIX, MPI-IO or a "
-                       "parallel I/O library"),
-    "single_stripe_shared": Tag("IO14", (), "stripe the large shared file over more OSTs: lfs setstripe -c <count> "
-                                "(see the stripe advice for a count)"),
-    "few_osts": Tag("IO15", (), "spread the job's files over more OSTs: lfs setstripe -c <count> on the output "
-                    "directory (see the stripe advice)"),
-    "many_io_phases": Tag("IO16", (), "gather I/O into fewer, larger phases (buffer and write less often; "
-                          "asynchronous I/O)"),
-    "read_after_write": Tag("IO17", (), "keep data you have just written in memory instead of reading it back"),
-    "redundant_reads": Tag("IO18", ("P09",), "read each byte once: cache what is re-read (HDF5 chunk cache, an "
-                           "application buffer)"),
-    "redundant_writes": Tag("IO19", ("P10",), "write each byte once: keep the data in memory until it is final "
-                            "(an application buffer; HDF5: write a dataset once, not per step)"),
-    "small_shared_reads": Tag("IO20", ("P15",), "aggregate the small reads of the shared file: MPI-IO collective "
-                              "reads (MPI_File_read_all, romio_cb_read=enable) or a read by a few ranks and a "
-                              "broadcast"),
-    "small_shared_writes": Tag("IO21", ("P16",), "aggregate the small writes to the shared file: MPI-IO collective "
-                               "writes (MPI_File_write_all, romio_cb_write=enable)"),
-    "shared_file_time_imbalance": Tag("IO22", ("P19",), "even out the ranks' time on the shared file: tune its "
-                                      "striping (lfs setstripe -c / -S) and let collective buffering spread the "
-                                      "work (romio_cb_write=enable)"),
-    "blocking_mpiio_reads": Tag("IO23", ("M06",), "overlap reads with computation: non-blocking MPI-IO "
-                                "(MPI_File_iread, MPI_File_iread_at_all) or HDF5's asynchronous VOL connector"),
-    "blocking_mpiio_writes": Tag("IO24", ("M07",), "overlap writes with computation: non-blocking MPI-IO "
-                                 "(MPI_File_iwrite, MPI_File_iwrite_at_all) or HDF5's asynchronous VOL connector"),
-    "single_reader_shared": Tag("IO25", (), "open the file on the rank that reads it and broadcast the data "
-                                "(MPI_Bcast), or let every rank read its part collectively (MPI_File_read_all)"),
+    "small_reads": Tag(
+        "IO01",
+        ("P05",),
+        "aggregate small reads into larger requests (read whole blocks and slice "
+        "in memory; MPI-IO collective reads, romio_cb_read=enable; HDF5 chunk cache)",
+    ),
+    "small_writes": Tag(
+        "IO02",
+        ("P06",),
+        "buffer small writes into larger requests (MPI-IO collective writes, "
+        "romio_cb_write=enable; HDF5 chunking or H5Pset_alignment; a write-behind buffer)",
+    ),
+    "misaligned_file": Tag(
+        "IO03",
+        ("P08",),
+        "align requests to the file system's stripe / block boundary (HDF5 "
+        "H5Pset_alignment; Lustre: lfs setstripe -S to a multiple of the request size)",
+    ),
+    "misaligned_memory": Tag(
+        "IO04", ("P07",), "allocate I/O buffers aligned to the page size (posix_memalign)"
+    ),
+    "random_reads": Tag(
+        "IO05",
+        ("P11",),
+        "read in offset order or collect the accesses into fewer, larger ones "
+        "(MPI-IO collective reads with a file view; data sieving, romio_ds_read=enable)",
+    ),
+    "random_writes": Tag(
+        "IO06",
+        ("P13",),
+        "write in offset order or through collective MPI-IO with a file view "
+        "(romio_ds_write=enable)",
+    ),
+    "shared_file_imbalance": Tag(
+        "IO07",
+        ("P18",),
+        "balance the bytes each rank writes to the shared file "
+        "(collective buffering lets aggregators even it out: romio_cb_write=enable)",
+    ),
+    "rank_size_imbalance": Tag(
+        "IO08",
+        ("P21", "P22"),
+        "spread the bytes evenly over ranks, or let collective MPI-IO aggregators do it",
+    ),
+    "stragglers": Tag(
+        "IO09",
+        (),
+        "find the slow ranks' files and OSTs (the evidence lists them); spread files "
+        "over more OSTs (lfs setstripe -c) or balance the work",
+    ),
+    "rank0_heavy": Tag(
+        "IO10",
+        (),
+        "do not funnel I/O through rank 0: every rank writes its part (MPI_File_write_at_all)",
+    ),
+    "no_collective_shared": Tag(
+        "IO11",
+        ("M02", "M03"),
+        "use collective MPI-IO on shared files (MPI_File_write_all "
+        "/ MPI_File_read_all, romio_cb_write=enable, romio_cb_read=enable)",
+    ),
+    "metadata_heavy": Tag(
+        "IO12",
+        ("P17",),
+        "cut metadata calls: open files once, avoid stat/seek storms, fewer "
+        "files per directory (file per process -> a shared file or subdirectories); HDF5: "
+        "collective metadata (H5Pset_coll_metadata_write, H5Pset_all_coll_metadata_ops)",
+    ),
+    "stdio_heavy": Tag(
+        "IO13",
+        ("S01",),
+        "move bulk data from STDIO (fprintf/fwrite) to POSIX, MPI-IO or a parallel I/O library",
+    ),
+    "single_stripe_shared": Tag(
+        "IO14",
+        (),
+        "stripe the large shared file over more OSTs: lfs setstripe -c <count> "
+        "(see the stripe advice for a count)",
+    ),
+    "few_osts": Tag(
+        "IO15",
+        (),
+        "spread the job's files over more OSTs: lfs setstripe -c <count> on the output "
+        "directory (see the stripe advice)",
+    ),
+    "many_io_phases": Tag(
+        "IO16",
+        (),
+        "gather I/O into fewer, larger phases (buffer and write less often; asynchronous I/O)",
+    ),
+    "read_after_write": Tag(
+        "IO17", (), "keep data you have just written in memory instead of reading it back"
+    ),
+    "redundant_reads": Tag(
+        "IO18",
+        ("P09",),
+        "read each byte once: cache what is re-read (HDF5 chunk cache, an application buffer)",
+    ),
+    "redundant_writes": Tag(
+        "IO19",
+        ("P10",),
+        "write each byte once: keep the data in memory until it is final "
+        "(an application buffer; HDF5: write a dataset once, not per step)",
+    ),
+    "small_shared_reads": Tag(
+        "IO20",
+        ("P15",),
+        "aggregate the small reads of the shared file: MPI-IO collective "
+        "reads (MPI_File_read_all, romio_cb_read=enable) or a read by a few ranks and a "
+        "broadcast",
+    ),
+    "small_shared_writes": Tag(
+        "IO21",
+        ("P16",),
+        "aggregate the small writes to the shared file: MPI-IO collective "
+        "writes (MPI_File_write_all, romio_cb_write=enable)",
+    ),
+    "shared_file_time_imbalance": Tag(
+        "IO22",
+        ("P19",),
+        "even out the ranks' time on the shared file: tune its "
+        "striping (lfs setstripe -c / -S) and let collective buffering spread the "
+        "work (romio_cb_write=enable)",
+    ),
+    "blocking_mpiio_reads": Tag(
+        "IO23",
+        ("M06",),
+        "overlap reads with computation: non-blocking MPI-IO "
+        "(MPI_File_iread, MPI_File_iread_at_all) or HDF5's asynchronous VOL connector",
+    ),
+    "blocking_mpiio_writes": Tag(
+        "IO24",
+        ("M07",),
+        "overlap writes with computation: non-blocking MPI-IO "
+        "(MPI_File_iwrite, MPI_File_iwrite_at_all) or HDF5's asynchronous VOL connector",
+    ),
+    "single_reader_shared": Tag(
+        "IO25",
+        (),
+        "open the file on the rank that reads it and broadcast the data "
+        "(MPI_Bcast), or let every rank read its part collectively (MPI_File_read_all)",
+    ),
     "no_issue": Tag("IO00", (), ""),
 }
 TAGS = tuple(CATALOG)
@@ -94,20 +186,20 @@ TAGS = tuple(CATALOG)
 # Drishti's counts; docs/tags.md has the table)
 LEFT_OUT = {
     "P01": "write-intensive by operation count (Drishti: INFO): a description, not a fault; job_features has "
-           "read_requests / write_requests",
+    "read_requests / write_requests",
     "P02": "read-intensive by operation count (INFO): likewise",
     "P03": "write-intensive by bytes (INFO): likewise; job_features has bytes_read / bytes_written",
     "P04": "read-intensive by bytes (INFO): likewise",
     "P12": "mostly sequential reads (Drishti: OK): a good pattern, nothing to advise",
     "P14": "mostly sequential writes (OK): likewise",
     "M01": "no MPI-IO module in the log: not a fault by itself (file-per-process POSIX, a serial job); iolake "
-           "tags what the interface costs (small_*, no_collective_shared, rank0_heavy, stdio_heavy)",
+    "tags what the interface costs (small_*, no_collective_shared, rank0_heavy, stdio_heavy)",
     "M04": "collective MPI-IO reads used (OK): a good pattern",
     "M05": "collective MPI-IO writes used (OK): a good pattern",
     "M08": "intra-node aggregators (OK) — and see M09",
     "M09": "inter-node aggregators: the only hints a Darshan log holds (metadata `h`) are the ones Darshan used "
-           "to write its own log (DARSHAN_LOGHINTS, default romio_no_indep_rw=true;cb_nodes=4), not the "
-           "application's, and the node count is not in the log (Drishti asks SLURM's sacct)",
+    "to write its own log (DARSHAN_LOGHINTS, default romio_no_indep_rw=true;cb_nodes=4), not the "
+    "application's, and the node count is not in the log (Drishti asks SLURM's sacct)",
     "M10": "one aggregator per node (OK) — and see M09",
 }
 
@@ -125,7 +217,9 @@ SPEC = TableSpec(
             F("severity", T.StringType(), False),
             F("metric", T.StringType(), False),  # e.g. small_read_share
             F("value", T.DoubleType(), True),
-            F("threshold_name", T.StringType(), True),  # e.g. tags.small_requests; null for no_issue
+            F(
+                "threshold_name", T.StringType(), True
+            ),  # e.g. tags.small_requests; null for no_issue
             F("threshold", T.DoubleType(), True),
             F("evidence", T.ArrayType(T.StringType()), False),
             F("message", T.StringType(), False),

@@ -22,6 +22,7 @@ IOMiner; computed minimum rather than IOMiner's longest-interval greedy).
   null); the gates require them on every new row.
 A job with no interval (no read or write with a timestamp) has no row.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

@@ -6,6 +6,7 @@ logs ingest did not cover. A log ingest covered has `covers` in its ledger row's
 (0 when it has no interval, hence no row); one it did not cover (a huge DXT log whose segments
 were streamed to disk, a lake ingested before this table, `ingest.covers: false`) has not.
 """
+
 from dataclasses import replace
 
 from schemas.covering_sets import SPEC as SILVER_SPEC

@@ -11,6 +11,7 @@ table is dropped and rebuilt (a new id), its stage's rows here no longer count, 
 new work again. Insert-only, keyed (stage, done_table_id, log_id); not partitioned (a few rows a
 night).
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import Expectation, TableSpec

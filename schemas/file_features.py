@@ -5,6 +5,7 @@ operations); `features/file_features.py` documents each rule. Booleans that do n
 the file's interface are false (e.g. `collective` for POSIX), as in PrismIO's data set.
 `tier` comes from the `features.tier_rules` of conf (path prefix or fs type).
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

@@ -17,6 +17,7 @@ ingest did not roll up: a log ingest rolled up has `file_rollups` in its ledger 
 (0 when it has no such record); one it did not (a huge DXT log streamed to disk, a lake ingested
 before this table, `ingest.rollups: false`) has not.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
@@ -26,20 +27,39 @@ F = T.StructField
 
 def _module(p: str, extra: list[str]) -> list:
     long_ = ["ranks", "opens", *extra, "syncs", "bytes_read", "bytes_written"]
-    return ([F(f"{p}_shared", T.IntegerType(), True)] + [F(f"{p}_{c}", T.LongType(), True) for c in long_])
+    return [F(f"{p}_shared", T.IntegerType(), True)] + [
+        F(f"{p}_{c}", T.LongType(), True) for c in long_
+    ]
 
 
-PX = _module("px", ["reads", "writes"]) + [F(f"px_{c}", T.LongType(), True) for c in (
-    "max_byte", "consec_r", "consec_w", "seq_r", "seq_w", "access1")]
-MP = [F("mp_shared", T.IntegerType(), True)] + [F(f"mp_{c}", T.LongType(), True) for c in (
-    "ranks", "indep_opens", "coll_opens", "reads", "writes", "coll_ops", "views", "syncs", "bytes_read",
-    "bytes_written", "access1")]
+PX = _module("px", ["reads", "writes"]) + [
+    F(f"px_{c}", T.LongType(), True)
+    for c in ("max_byte", "consec_r", "consec_w", "seq_r", "seq_w", "access1")
+]
+MP = [F("mp_shared", T.IntegerType(), True)] + [
+    F(f"mp_{c}", T.LongType(), True)
+    for c in (
+        "ranks",
+        "indep_opens",
+        "coll_opens",
+        "reads",
+        "writes",
+        "coll_ops",
+        "views",
+        "syncs",
+        "bytes_read",
+        "bytes_written",
+        "access1",
+    )
+]
 ST = _module("st", ["reads", "writes"]) + [F("st_max_byte", T.LongType(), True)]
 
 
 def _times(p: str) -> list:
-    return [F(f"{p}_{c}", T.DoubleType(), True) for c in (
-        "read_time", "write_time", "meta_time", "slowest", "first_read", "first_write")]
+    return [
+        F(f"{p}_{c}", T.DoubleType(), True)
+        for c in ("read_time", "write_time", "meta_time", "slowest", "first_read", "first_write")
+    ]
 
 
 SPEC = TableSpec(
@@ -47,7 +67,12 @@ SPEC = TableSpec(
     layer="bronze",
     struct=T.StructType(
         [LOG_ID, JOB_MONTH, F("record_id", T.LongType(), False)]
-        + PX + _times("px") + MP + _times("mp") + ST + _times("st")
+        + PX
+        + _times("px")
+        + MP
+        + _times("mp")
+        + ST
+        + _times("st")
         + [
             F("is_h5", T.BooleanType(), True),
             F("h5_opens", T.LongType(), True),

@@ -4,6 +4,7 @@
 module table and `io_ops` carries the same value, so joins are plain equality joins.
 `mount_point`/`fs_type` come from the longest mount-table prefix of the path.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

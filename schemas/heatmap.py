@@ -9,6 +9,7 @@ the job's start; `read_bytes[i]` / `write_bytes[i]` are the bytes moved in it. R
 count is off by one from the log's first (Darshan 3.4.0 - 3.4.3) are corrected as darshan-util
 corrects them, so the rows equal pydarshan's `report.heatmaps[module]`.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

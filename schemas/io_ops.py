@@ -8,6 +8,7 @@ writes and reads each numbered from 0 (Darshan stores a record's writes, then it
 (op, seq) is unique within a (record, rank); Recorder calls in trace order. Times are seconds
 since job start.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import DEFAULT_PROPERTIES, JOB_MONTH, LOG_ID, Expectation, TableSpec
@@ -39,7 +40,10 @@ SPEC = TableSpec(
     zorder_by=("log_id", "record_id"),
     # min/max statistics only where queries filter (and Z-ORDER needs them): collecting them for
     # all 14 columns slows the commit of a large batch
-    properties={**DEFAULT_PROPERTIES, "delta.dataSkippingStatsColumns": "log_id,record_id,rank,start_s"},
+    properties={
+        **DEFAULT_PROPERTIES,
+        "delta.dataSkippingStatsColumns": "log_id,record_id,rank,start_s",
+    },
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("in_set", "source", {"values": list(SOURCES)}),

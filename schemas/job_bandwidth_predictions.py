@@ -7,6 +7,7 @@ job's single tier (`mixed` when its files span several, `unknown` when none has 
 tier the model never saw has a null `predicted_throughput_mib_s` and `speedup` and still gets
 `throughput_by_tier`.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

@@ -6,6 +6,7 @@ bytes moved over that time. Counts are over POSIX records (the layer all I/O rea
 STDIO added where POSIX is absent. `ost_count` is DCA-IO's StripeCount (Table I: the number of
 OSTs the job used); `stripe_count` / `stripe_size` the layout of its largest Lustre file.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
@@ -46,7 +47,9 @@ SPEC = TableSpec(
             F("rank_time_ratio", T.DoubleType(), True),
             F("interfaces", T.ArrayType(T.StringType()), True),
             F("tiers", T.ArrayType(T.StringType()), True),
-            F("ost_count", T.LongType(), True),  # DCA-IO's StripeCount: distinct OSTs of the job's Lustre files
+            F(
+                "ost_count", T.LongType(), True
+            ),  # DCA-IO's StripeCount: distinct OSTs of the job's Lustre files
         ]
     ),
     keys=("log_id",),

@@ -1,10 +1,14 @@
 """bronze/jobs — one row per decoded log: the Darshan job header, executable and mount table."""
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
 
 MOUNT = T.StructType(
-    [T.StructField("mount_point", T.StringType(), True), T.StructField("fs_type", T.StringType(), True)]
+    [
+        T.StructField("mount_point", T.StringType(), True),
+        T.StructField("fs_type", T.StringType(), True),
+    ]
 )
 
 SPEC = TableSpec(

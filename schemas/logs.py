@@ -9,6 +9,7 @@ partial (it ran out of record memory), or their region was cut short or corrupt 
 DXT was written; the native decoder keeps every module that decodes). `partial_modules` names
 them, `reason` says which and why; `quarantined` — nothing landed, `reason` says why.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import LOG_ID, Expectation, TableSpec

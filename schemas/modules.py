@@ -6,6 +6,7 @@ the module as its own column, named exactly as Darshan names it (`POSIX_BYTES_RE
 `rank = -1` marks a record Darshan reduced across all ranks (a shared file).
 A counter the log's module version does not carry is null, never 0.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

@@ -19,6 +19,7 @@ patterned has `op_patterns` in its ledger row's `row_counts` (0 when it has no s
 it did not (a huge DXT log streamed to disk, a lake ingested before this table,
 `ingest.patterns: false`) has not.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

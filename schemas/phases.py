@@ -12,6 +12,7 @@ runs its own Spark pass for the others: a log ingest phased has `phases` in its 
 (a huge DXT log streamed to disk, a lake ingested before this table, `ingest.phases: false`), or
 phased with another gap, has not.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

@@ -5,6 +5,7 @@ The label is the tier with the better mean file bandwidth (PrismIO §V); `margin
 `label_source` is `lake` (silver/file_features) or `benchmark` (a table given in conf).
 The whole table is rewritten when its input changes: labels are aggregates over every log.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import Expectation, TableSpec
@@ -39,7 +40,9 @@ SPEC = TableSpec(
             F("best_tier", T.StringType(), False),
             F("files_bb", T.LongType(), False),
             F("files_pfs", T.LongType(), False),
-            F("bandwidth_mib_s_bb", T.DoubleType(), False),  # mean over the group's files on the tier
+            F(
+                "bandwidth_mib_s_bb", T.DoubleType(), False
+            ),  # mean over the group's files on the tier
             F("bandwidth_mib_s_pfs", T.DoubleType(), False),
             F("bandwidth_std_bb", T.DoubleType(), True),
             F("bandwidth_std_pfs", T.DoubleType(), True),

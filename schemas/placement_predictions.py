@@ -3,6 +3,7 @@
 Written by `jobs/score.py` for every data file of silver/file_features not yet scored by that
 model version; `model_name` and `model_version` say which registered model made the row.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec

@@ -15,6 +15,7 @@ Rewritten whole by each run of the stage that has new jobs: alarms are a functio
 history (and of the settings), and a row's weather can change as peers' runs of the same
 window arrive; a re-run without new jobs writes nothing.
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import Expectation, TableSpec

@@ -10,6 +10,7 @@ pipeline order) and every table's Delta version after the run.
 It lives under `LAKE/ops/` — neither bronze, silver nor gold: it is about the pipeline, not the
 traces. Appended once per run (never merged); not partitioned (a few rows a day).
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import Expectation, TableSpec
@@ -36,9 +37,13 @@ SPEC = TableSpec(
             F("exit_code", T.IntegerType(), False),
             F("error", T.StringType(), True),  # "<ExceptionType>: message" of a failed run
             F("ingest_counts", T.MapType(T.StringType(), T.LongType()), True),
-            F("stages", T.ArrayType(T.StringType()), True),  # stages that ran (or started), in order
+            F(
+                "stages", T.ArrayType(T.StringType()), True
+            ),  # stages that ran (or started), in order
             F("stage_seconds", T.MapType(T.StringType(), T.DoubleType()), True),
-            F("table_versions", T.MapType(T.StringType(), T.LongType()), True),  # "bronze/posix" -> version
+            F(
+                "table_versions", T.MapType(T.StringType(), T.LongType()), True
+            ),  # "bronze/posix" -> version
         ]
     ),
     keys=("run_id",),

@@ -20,6 +20,7 @@ the lake's own mean file bandwidths of files with the same features on the two t
 lake traced both (null otherwise). `current` / `advised` are readable settings; `model_name` / `model_version` are set on rows a
 model computed (null for DCA-IO's rules and tag texts).
 """
+
 from pyspark.sql import types as T
 
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
@@ -43,7 +44,9 @@ SPEC = TableSpec(
             F("predicted_bandwidth_now_mib_s", T.DoubleType(), True),
             F("predicted_bandwidth_advised_mib_s", T.DoubleType(), True),
             F("predicted_speedup", T.DoubleType(), True),
-            F("measured_speedup", T.DoubleType(), True),  # where the lake measured both settings (tier moves)
+            F(
+                "measured_speedup", T.DoubleType(), True
+            ),  # where the lake measured both settings (tier moves)
             F("model_name", T.StringType(), True),
             F("model_version", T.StringType(), True),
             F("evidence", T.ArrayType(T.StringType()), False),

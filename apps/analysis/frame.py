@@ -26,6 +26,7 @@ Rules every method follows:
   the two share: log_id, rank, file_name, record_id, op.
 - A frame over more than one log puts `log_id` first in every index.
 """
+
 from __future__ import annotations
 
 import os
@@ -36,21 +37,81 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from apps.analysis import patterns, timeline as _timeline
+from apps.analysis import patterns
+from apps.analysis import timeline as _timeline
 
-OPS_COLUMNS = ["log_id", "rank", "file_name", "record_id", "source", "layer", "op", "func", "offset", "length",
-               "start_s", "end_s", "duration_s", "seq", "thread", "hostname"]
-COUNTER_COLUMNS = ["log_id", "rank", "file_name", "record_id", "module", "op", "count", "bytes", "time_s",
-                   "seq_count", "consec_count"]
+OPS_COLUMNS = [
+    "log_id",
+    "rank",
+    "file_name",
+    "record_id",
+    "source",
+    "layer",
+    "op",
+    "func",
+    "offset",
+    "length",
+    "start_s",
+    "end_s",
+    "duration_s",
+    "seq",
+    "thread",
+    "hostname",
+]
+COUNTER_COLUMNS = [
+    "log_id",
+    "rank",
+    "file_name",
+    "record_id",
+    "module",
+    "op",
+    "count",
+    "bytes",
+    "time_s",
+    "seq_count",
+    "consec_count",
+]
 JOB_COLUMNS = ["log_id", "nprocs", "run_time_s"]
-COVER_COLUMNS = ["log_id", "rank", "record_id", "file_name", "start_s", "end_s", "share_s", "interval_source"]
+COVER_COLUMNS = [
+    "log_id",
+    "rank",
+    "record_id",
+    "file_name",
+    "start_s",
+    "end_s",
+    "share_s",
+    "interval_source",
+]
 HEATMAP_COLUMNS = ["log_id", "module", "rank", "bin_width_s", "nbins", "read_bytes", "write_bytes"]
-ACTIVITY_COLUMNS = ["log_id", "source", "module", "bin", "start_s", "end_s", "read_bytes", "write_bytes"]
-DTYPES = {"rank": "int64", "record_id": "Int64", "offset": "Int64", "length": "Int64", "seq": "Int64",
-          "thread": "Int64", "count": "Int64", "bytes": "Int64", "seq_count": "Int64", "consec_count": "Int64",
-          "nprocs": "Int64", "start_s": "float64",
-          "end_s": "float64", "duration_s": "float64", "time_s": "float64", "share_s": "float64",
-          "run_time_s": "float64"}
+ACTIVITY_COLUMNS = [
+    "log_id",
+    "source",
+    "module",
+    "bin",
+    "start_s",
+    "end_s",
+    "read_bytes",
+    "write_bytes",
+]
+DTYPES = {
+    "rank": "int64",
+    "record_id": "Int64",
+    "offset": "Int64",
+    "length": "Int64",
+    "seq": "Int64",
+    "thread": "Int64",
+    "count": "Int64",
+    "bytes": "Int64",
+    "seq_count": "Int64",
+    "consec_count": "Int64",
+    "nprocs": "Int64",
+    "start_s": "float64",
+    "end_s": "float64",
+    "duration_s": "float64",
+    "time_s": "float64",
+    "share_s": "float64",
+    "run_time_s": "float64",
+}
 
 META_OPS = ("open", "close", "sync", "meta", "seek")
 KINDS = ("io", "read", "write", "meta")
@@ -58,17 +119,35 @@ LEVEL = {"mpiio": 2, "hdf5": 0}  # every other layer: 1
 # (count columns, bytes column, time column) per module and op kind
 COUNTERS = {
     module: {
-        "read": ([f"{p}_READS"] if module != "mpiio" else [f"{p}_{m}_READS" for m in ("INDEP", "COLL", "SPLIT", "NB")],
-                 f"{p}_BYTES_READ", f"{p}_F_READ_TIME"),
-        "write": ([f"{p}_WRITES"] if module != "mpiio" else [f"{p}_{m}_WRITES" for m in ("INDEP", "COLL", "SPLIT", "NB")],
-                  f"{p}_BYTES_WRITTEN", f"{p}_F_WRITE_TIME"),
-        "meta": ([f"{p}_OPENS"] if module != "mpiio" else [f"{p}_INDEP_OPENS", f"{p}_COLL_OPENS"], None, f"{p}_F_META_TIME"),
+        "read": (
+            [f"{p}_READS"]
+            if module != "mpiio"
+            else [f"{p}_{m}_READS" for m in ("INDEP", "COLL", "SPLIT", "NB")],
+            f"{p}_BYTES_READ",
+            f"{p}_F_READ_TIME",
+        ),
+        "write": (
+            [f"{p}_WRITES"]
+            if module != "mpiio"
+            else [f"{p}_{m}_WRITES" for m in ("INDEP", "COLL", "SPLIT", "NB")],
+            f"{p}_BYTES_WRITTEN",
+            f"{p}_F_WRITE_TIME",
+        ),
+        "meta": (
+            [f"{p}_OPENS"] if module != "mpiio" else [f"{p}_INDEP_OPENS", f"{p}_COLL_OPENS"],
+            None,
+            f"{p}_F_META_TIME",
+        ),
     }
     for module, p in (("posix", "POSIX"), ("mpiio", "MPIIO"), ("stdio", "STDIO"))
 }
 # Darshan's access-pattern counters (seq, consec) per op kind: POSIX keeps them, MPI-IO and STDIO not
-ACCESS = {"posix": {"read": ("POSIX_SEQ_READS", "POSIX_CONSEC_READS"),
-                    "write": ("POSIX_SEQ_WRITES", "POSIX_CONSEC_WRITES")}}
+ACCESS = {
+    "posix": {
+        "read": ("POSIX_SEQ_READS", "POSIX_CONSEC_READS"),
+        "write": ("POSIX_SEQ_WRITES", "POSIX_CONSEC_WRITES"),
+    }
+}
 SOURCE_TABLES = ("io_ops", "files", "jobs", *COUNTERS, "heatmap")
 
 
@@ -78,8 +157,19 @@ def _columns(table: str) -> list[str] | None:
         cols = {c for spec in COUNTERS[table].values() for c in [*spec[0], *spec[1:]] if c}
         cols |= {c for pair in ACCESS.get(table, {}).values() for c in pair}
         return ["log_id", "record_id", "rank", *sorted(cols)]
-    return {"jobs": ["log_id", "nprocs", "run_time_s"], "files": ["log_id", "record_id", "name"],
-            "covering_sets": ["log_id", "rank", "record_id", "start_s", "end_s", "share_s", "interval_source"]}.get(table)
+    return {
+        "jobs": ["log_id", "nprocs", "run_time_s"],
+        "files": ["log_id", "record_id", "name"],
+        "covering_sets": [
+            "log_id",
+            "rank",
+            "record_id",
+            "start_s",
+            "end_s",
+            "share_s",
+            "interval_source",
+        ],
+    }.get(table)
 
 
 def _typed(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
@@ -117,30 +207,45 @@ def _mask(df: pd.DataFrame, rank, filter) -> pd.DataFrame:
 class IOFrame:
     """Trace data of one or more jobs as pandas frames, with PrismIO's analysis methods."""
 
-    def __init__(self, ops: pd.DataFrame, counters: pd.DataFrame, jobs: pd.DataFrame, covering: pd.DataFrame,
-                 heatmap: pd.DataFrame | None = None):
+    def __init__(
+        self,
+        ops: pd.DataFrame,
+        counters: pd.DataFrame,
+        jobs: pd.DataFrame,
+        covering: pd.DataFrame,
+        heatmap: pd.DataFrame | None = None,
+    ):
         self.ops, self.counters, self.jobs, self.covering = ops, counters, jobs, covering
         self.heatmap = pd.DataFrame(columns=HEATMAP_COLUMNS) if heatmap is None else heatmap
 
     # ---- constructors -------------------------------------------------------------------
     @classmethod
-    def from_tables(cls, tables: dict[str, pa.Table]) -> "IOFrame":
+    def from_tables(cls, tables: dict[str, pa.Table]) -> IOFrame:
         """From Arrow tables of the bronze schemas (with `log_id`): io_ops, files, jobs, posix,
         mpiio, stdio and optionally covering_sets. Every other constructor ends here."""
-        pdf = {name: t.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get) for name, t in tables.items()}
-        names = pdf["files"][["log_id", "record_id", "name"]].drop_duplicates(["log_id", "record_id"])
+        pdf = {
+            name: t.to_pandas(types_mapper={pa.int64(): pd.Int64Dtype()}.get)
+            for name, t in tables.items()
+        }
+        names = pdf["files"][["log_id", "record_id", "name"]].drop_duplicates(
+            ["log_id", "record_id"]
+        )
         names = names.rename(columns={"name": "file_name"})
 
         def named(df):
             df = df.merge(names, on=["log_id", "record_id"], how="left")
             missing = df["file_name"].isna() & df["record_id"].notna()
-            df.loc[missing, "file_name"] = "<record " + df.loc[missing, "record_id"].astype(str) + ">"
+            df.loc[missing, "file_name"] = (
+                "<record " + df.loc[missing, "record_id"].astype(str) + ">"
+            )
             return df
 
         ops = named(pdf["io_ops"])
         ops["layer"] = _layer(ops["source"], ops["func"])
         ops["duration_s"] = ops["end_s"] - ops["start_s"]
-        ops = _typed(ops, OPS_COLUMNS).sort_values(["log_id", "rank", "start_s", "seq"], kind="stable")
+        ops = _typed(ops, OPS_COLUMNS).sort_values(
+            ["log_id", "rank", "start_s", "seq"], kind="stable"
+        )
         longs = []
         for module, kinds in COUNTERS.items():
             t = pdf.get(module)
@@ -148,16 +253,36 @@ class IOFrame:
                 continue
             for kind, (counts, nbytes, time) in kinds.items():
                 seq, consec = ACCESS.get(module, {}).get(kind, (None, None))
-                longs.append(pd.DataFrame({
-                    "log_id": t["log_id"], "rank": t["rank"], "record_id": t["record_id"], "module": module,
-                    "op": kind, "count": sum(t[c] for c in counts),
-                    "bytes": t[nbytes] if nbytes else pd.Series(0, index=t.index, dtype="Int64"),
-                    "time_s": t[time].astype("float64"),
-                    "seq_count": t[seq] if seq else pd.Series(pd.NA, index=t.index, dtype="Int64"),
-                    "consec_count": t[consec] if consec else pd.Series(pd.NA, index=t.index, dtype="Int64"),
-                }))
-        counters = named(pd.concat(longs, ignore_index=True)) if longs else pd.DataFrame(columns=COUNTER_COLUMNS)
-        counters = _typed(counters, COUNTER_COLUMNS).sort_values(["log_id", "record_id", "rank", "module", "op"])
+                longs.append(
+                    pd.DataFrame(
+                        {
+                            "log_id": t["log_id"],
+                            "rank": t["rank"],
+                            "record_id": t["record_id"],
+                            "module": module,
+                            "op": kind,
+                            "count": sum(t[c] for c in counts),
+                            "bytes": t[nbytes]
+                            if nbytes
+                            else pd.Series(0, index=t.index, dtype="Int64"),
+                            "time_s": t[time].astype("float64"),
+                            "seq_count": t[seq]
+                            if seq
+                            else pd.Series(pd.NA, index=t.index, dtype="Int64"),
+                            "consec_count": t[consec]
+                            if consec
+                            else pd.Series(pd.NA, index=t.index, dtype="Int64"),
+                        }
+                    )
+                )
+        counters = (
+            named(pd.concat(longs, ignore_index=True))
+            if longs
+            else pd.DataFrame(columns=COUNTER_COLUMNS)
+        )
+        counters = _typed(counters, COUNTER_COLUMNS).sort_values(
+            ["log_id", "record_id", "rank", "module", "op"]
+        )
         jobs = _typed(pdf["jobs"], JOB_COLUMNS).sort_values("log_id")
         cover = pdf.get("covering_sets")
         cover = named(cover) if cover is not None else pd.DataFrame(columns=COVER_COLUMNS)
@@ -168,8 +293,13 @@ class IOFrame:
         return cls(*(f.reset_index(drop=True) for f in (ops, counters, jobs, cover, heat)))
 
     @classmethod
-    def from_frames(cls, ops: pd.DataFrame | None = None, counters: pd.DataFrame | None = None,
-                    jobs: pd.DataFrame | None = None, covering: pd.DataFrame | None = None) -> "IOFrame":
+    def from_frames(
+        cls,
+        ops: pd.DataFrame | None = None,
+        counters: pd.DataFrame | None = None,
+        jobs: pd.DataFrame | None = None,
+        covering: pd.DataFrame | None = None,
+    ) -> IOFrame:
         """From pandas frames already in IOFrame's columns; missing columns are null, `layer` and
         `duration_s` derived when absent (for literal data in tests and notebooks)."""
         ops = pd.DataFrame(columns=OPS_COLUMNS) if ops is None else ops.copy()
@@ -182,7 +312,12 @@ class IOFrame:
             ops["duration_s"] = ops["end_s"] - ops["start_s"]
         if "seq" not in ops.columns:
             ops["seq"] = range(len(ops))
-        frames = [(ops, OPS_COLUMNS), (counters, COUNTER_COLUMNS), (jobs, JOB_COLUMNS), (covering, COVER_COLUMNS)]
+        frames = [
+            (ops, OPS_COLUMNS),
+            (counters, COUNTER_COLUMNS),
+            (jobs, JOB_COLUMNS),
+            (covering, COVER_COLUMNS),
+        ]
         out = []
         for df, cols in frames:
             df = pd.DataFrame(columns=cols) if df is None else df.copy()
@@ -192,7 +327,7 @@ class IOFrame:
         return cls(*out)
 
     @classmethod
-    def from_darshan(cls, path, decoder: str = "native") -> "IOFrame":
+    def from_darshan(cls, path, decoder: str = "native") -> IOFrame:
         """One Darshan log, decoded as ingest decodes it (same `log_id`: the content hash)."""
         from readers.darshan import decode_darshan
         from readers.fsio import content_hash
@@ -201,7 +336,7 @@ class IOFrame:
         return cls.from_tables(_with_log_id(tables, content_hash(os.fspath(path), "darshan")))
 
     @classmethod
-    def from_recorder(cls, folder) -> "IOFrame":
+    def from_recorder(cls, folder) -> IOFrame:
         """One Recorder trace folder, decoded as ingest decodes it."""
         from readers.fsio import content_hash
         from readers.recorder import decode_recorder
@@ -210,8 +345,9 @@ class IOFrame:
         return cls.from_tables(_with_log_id(tables, content_hash(os.fspath(folder), "recorder")))
 
     @classmethod
-    def from_lake(cls, lake, *args, log_id: str | list[str] | None = None,
-                  storage_options: dict | None = None) -> "IOFrame":
+    def from_lake(
+        cls, lake, *args, log_id: str | list[str] | None = None, storage_options: dict | None = None
+    ) -> IOFrame:
         """The given log(s) of the lake (a folder or URI; None: every log), read through delta-rs:
         `IOFrame.from_lake(lake, log_id=None)`. The old form `from_lake(spark, lake, ...)` still
         works: its SparkSession (or None) is ignored, with a DeprecationWarning."""
@@ -219,8 +355,12 @@ class IOFrame:
         from schemas import TABLES
 
         if lake is None or type(lake).__name__ == "SparkSession":
-            warnings.warn("IOFrame.from_lake(spark, lake, ...) is deprecated: the lake is read through delta-rs, "
-                          "without Spark; call IOFrame.from_lake(lake, log_id=...)", DeprecationWarning, stacklevel=2)
+            warnings.warn(
+                "IOFrame.from_lake(spark, lake, ...) is deprecated: the lake is read through delta-rs, "
+                "without Spark; call IOFrame.from_lake(lake, log_id=...)",
+                DeprecationWarning,
+                stacklevel=2,
+            )
             if not args:
                 raise TypeError("IOFrame.from_lake(lake, log_id=None): the lake is missing")
             lake, *args = args
@@ -228,20 +368,33 @@ class IOFrame:
             if len(args) > 1 or log_id is not None:
                 raise TypeError("IOFrame.from_lake(lake, log_id=None) takes one log_id")
             (log_id,) = args
-        ids = [log_id] if isinstance(log_id, str) else (list(log_id) if log_id is not None else None)
+        ids = (
+            [log_id] if isinstance(log_id, str) else (list(log_id) if log_id is not None else None)
+        )
         where = pc.field("log_id").isin(ids) if ids is not None else None
-        tables = {name: arrow.read(lake, TABLES[name], columns=_columns(name), filter=where,
-                                   storage_options=storage_options)
-                  for name in (*SOURCE_TABLES, "covering_sets")}
+        tables = {
+            name: arrow.read(
+                lake,
+                TABLES[name],
+                columns=_columns(name),
+                filter=where,
+                storage_options=storage_options,
+            )
+            for name in (*SOURCE_TABLES, "covering_sets")
+        }
         return cls.from_tables(tables)
 
     def __repr__(self) -> str:
-        return (f"IOFrame({len(self.log_ids)} log(s), {len(self.ops)} ops, "
-                f"{self.counters['record_id'].nunique()} counter records)")
+        return (
+            f"IOFrame({len(self.log_ids)} log(s), {len(self.ops)} ops, "
+            f"{self.counters['record_id'].nunique()} counter records)"
+        )
 
     @property
     def log_ids(self) -> list[str]:
-        return sorted(set(self.jobs["log_id"]) | set(self.ops["log_id"]) | set(self.counters["log_id"]))
+        return sorted(
+            set(self.jobs["log_id"]) | set(self.ops["log_id"]) | set(self.counters["log_id"])
+        )
 
     # ---- selection ----------------------------------------------------------------------
     def _keys(self, *keys: str) -> list[str]:
@@ -255,18 +408,32 @@ class IOFrame:
         the trace timed them, else from counters."""
         ops = self._data_ops(rank, filter)
         ops = ops[ops["file_name"].notna()]
-        kind = ops["op"].where(ops["op"].isin(["read", "write"]), np.where(ops["op"].isin(META_OPS), "meta", None))
-        timed = ops.assign(op=kind, bytes=ops["length"].where(kind.isin(["read", "write"]), 0), time_s=ops["duration_s"])
+        kind = ops["op"].where(
+            ops["op"].isin(["read", "write"]), np.where(ops["op"].isin(META_OPS), "meta", None)
+        )
+        timed = ops.assign(
+            op=kind,
+            bytes=ops["length"].where(kind.isin(["read", "write"]), 0),
+            time_s=ops["duration_s"],
+        )
         timed = timed[timed["op"].notna()]
         # which (log, record, kind) the ops cover — decided on all ops, not the filtered ones
         every = self.ops[self.ops["record_id"].notna()]
         recorder_logs = set(every.loc[every["source"] == "RECORDER", "log_id"])
-        dxt = set(zip(every.loc[every["source"] != "RECORDER", "log_id"], every.loc[every["source"] != "RECORDER", "record_id"]))
+        dxt = set(
+            zip(
+                every.loc[every["source"] != "RECORDER", "log_id"],
+                every.loc[every["source"] != "RECORDER", "record_id"],
+            )
+        )
         c = _mask(self.counters, rank, filter)
         c = _top_layer(c.assign(layer=c["module"]), "layer")
         covered = c["log_id"].isin(recorder_logs) | (
-            c["op"].isin(["read", "write"]) & pd.Series([k in dxt for k in zip(c["log_id"], c["record_id"])],
-                                                       index=c.index, dtype=bool))
+            c["op"].isin(["read", "write"])
+            & pd.Series(
+                [k in dxt for k in zip(c["log_id"], c["record_id"])], index=c.index, dtype=bool
+            )
+        )
         cols = ["log_id", "rank", "file_name", "record_id", "op", "bytes", "time_s"]
         return pd.concat([timed[cols], c.loc[~covered, cols]], ignore_index=True)
 
@@ -275,7 +442,9 @@ class IOFrame:
         """Bytes / summed I/O time per (rank, file_name) of reads and writes: column `io_bandwidth` (bytes/s)."""
         t = self._timed(rank, filter)
         t = t[t["op"].isin(["read", "write"])]
-        g = t.groupby(self._keys("rank", "file_name")).agg(bytes=("bytes", "sum"), time_s=("time_s", "sum"))
+        g = t.groupby(self._keys("rank", "file_name")).agg(
+            bytes=("bytes", "sum"), time_s=("time_s", "sum")
+        )
         bw = g["bytes"].astype("float64") / g["time_s"].where(g["time_s"] > 0)
         return bw.rename("io_bandwidth").to_frame()
 
@@ -298,11 +467,22 @@ class IOFrame:
         if kind != "io":
             t = t[t["op"] == kind]
         label = f"{kind} time"
-        out = t.groupby(["log_id", "file_name", "rank"])["time_s"].sum().rename(label).to_frame().reset_index()
+        out = (
+            t.groupby(["log_id", "file_name", "rank"])["time_s"]
+            .sum()
+            .rename(label)
+            .to_frame()
+            .reset_index()
+        )
         run = dict(zip(self.jobs["log_id"], self.jobs["run_time_s"]))
         out["rank time"] = out["log_id"].map(run).astype("float64")
         out["percentage"] = out[label] / out["rank time"].where(out["rank time"] > 0)
-        io = self._timed(rank, None).groupby(["log_id", "rank"])["time_s"].sum().rename("rank io time")
+        io = (
+            self._timed(rank, None)
+            .groupby(["log_id", "rank"])["time_s"]
+            .sum()
+            .rename("rank io time")
+        )
         out = out.merge(io.reset_index(), on=["log_id", "rank"], how="left")
         out["io share"] = out[label] / out["rank io time"].where(out["rank io time"] > 0)
         cols = [label, "rank time", "percentage", "rank io time", "io share"]
@@ -310,11 +490,18 @@ class IOFrame:
 
     def shared_files(self, rank=None, filter=None) -> pd.DataFrame:
         """Ranks touching each file (ops and counter records; rank -1 = all of the job's ranks)."""
-        seen = pd.concat([_mask(df, rank, filter)[["log_id", "file_name", "rank"]]
-                          for df in (self.ops, self.counters)], ignore_index=True)
+        seen = pd.concat(
+            [
+                _mask(df, rank, filter)[["log_id", "file_name", "rank"]]
+                for df in (self.ops, self.counters)
+            ],
+            ignore_index=True,
+        )
         seen = seen[seen["file_name"].notna()]
         nprocs = dict(zip(self.jobs["log_id"], self.jobs["nprocs"]))
-        lists = {key: _ranks(g, nprocs) for key, g in seen.groupby(["log_id", "file_name"], sort=True)}
+        lists = {
+            key: _ranks(g, nprocs) for key, g in seen.groupby(["log_id", "file_name"], sort=True)
+        }
         index = pd.MultiIndex.from_tuples(list(lists), names=["log_id", "file_name"])
         out = pd.DataFrame({"ranks sharing the file": list(lists.values())}, index=index)
         if len(self.log_ids) <= 1:
@@ -334,16 +521,28 @@ class IOFrame:
         - "per_rank": iolake's own, per rank and direction in time order, sequential meaning
           after the previous op's start (features/file_features.py's rule)."""
         if definition not in patterns.ACCESS_DEFINITIONS:
-            raise ValueError(f"definition must be one of {patterns.ACCESS_DEFINITIONS}, not {definition!r}")
+            raise ValueError(
+                f"definition must be one of {patterns.ACCESS_DEFINITIONS}, not {definition!r}"
+            )
         keys = self._keys("file_name")
         if definition == "darshan":
             c = _mask(self.counters, rank, filter)
-            c = c[(c["module"] == "posix") & c["op"].isin(["read", "write"]) & c["file_name"].notna()]
-            out = patterns.darshan_access_counts(c.fillna({"count": 0, "seq_count": 0, "consec_count": 0}), keys)
+            c = c[
+                (c["module"] == "posix") & c["op"].isin(["read", "write"]) & c["file_name"].notna()
+            ]
+            out = patterns.darshan_access_counts(
+                c.fillna({"count": 0, "seq_count": 0, "consec_count": 0}), keys
+            )
         else:
             ops = self._data_ops(rank, filter)
-            ops = ops[ops["op"].isin(["read", "write"]) & ops["offset"].notna() & ops["length"].notna()]
-            count = patterns.prismio_access_counts if definition == "prismio" else patterns.access_counts
+            ops = ops[
+                ops["op"].isin(["read", "write"]) & ops["offset"].notna() & ops["length"].notna()
+            ]
+            count = (
+                patterns.prismio_access_counts
+                if definition == "prismio"
+                else patterns.access_counts
+            )
             out = count(ops, keys)
         return out if len(out) else _empty(keys, patterns.ACCESS_COLUMNS)
 
@@ -371,19 +570,33 @@ class IOFrame:
         for log_id in self.log_ids:
             heat = self.heatmap[self.heatmap["log_id"] == log_id]
             width = float(heat["bin_width_s"].iloc[0]) if len(heat) else None
-            ops = self.ops[(self.ops["log_id"] == log_id) & self.ops["op"].isin(["read", "write"])
-                           & self.ops["length"].notna() & self.ops["start_s"].notna()]
+            ops = self.ops[
+                (self.ops["log_id"] == log_id)
+                & self.ops["op"].isin(["read", "write"])
+                & self.ops["length"].notna()
+                & self.ops["start_s"].notna()
+            ]
             if len(ops):
                 run = self.jobs.loc[self.jobs["log_id"] == log_id, "run_time_s"]
-                end = max(float(ops["end_s"].max()), float(run.iloc[0]) if len(run) and pd.notna(run.iloc[0]) else 0.0)
+                end = max(
+                    float(ops["end_s"].max()),
+                    float(run.iloc[0]) if len(run) and pd.notna(run.iloc[0]) else 0.0,
+                )
                 width = width or max(end, 1e-9) / 100
                 b = (ops["start_s"].astype(float) // width).astype("int64").clip(lower=0)
                 moved = ops["length"].astype("int64").clip(lower=0)
-                df = pd.DataFrame({"module": ops["layer"].str.upper(), "bin": b,
-                                   "read_bytes": moved.where(ops["op"] == "read", 0),
-                                   "write_bytes": moved.where(ops["op"] == "write", 0),
-                                   "source": np.where(ops["source"] == "RECORDER", "recorder", "dxt")})
-                df = df.groupby(["source", "module", "bin"], as_index=False)[["read_bytes", "write_bytes"]].sum()
+                df = pd.DataFrame(
+                    {
+                        "module": ops["layer"].str.upper(),
+                        "bin": b,
+                        "read_bytes": moved.where(ops["op"] == "read", 0),
+                        "write_bytes": moved.where(ops["op"] == "write", 0),
+                        "source": np.where(ops["source"] == "RECORDER", "recorder", "dxt"),
+                    }
+                )
+                df = df.groupby(["source", "module", "bin"], as_index=False)[
+                    ["read_bytes", "write_bytes"]
+                ].sum()
             elif len(heat):
                 rows = []
                 for module, g in heat.groupby("module"):
@@ -392,17 +605,33 @@ class IOFrame:
                     for r, w in zip(g["read_bytes"], g["write_bytes"]):
                         rd[: len(r)] += np.asarray(r, dtype="int64")
                         wr[: len(w)] += np.asarray(w, dtype="int64")
-                    rows.append(pd.DataFrame({"source": "heatmap", "module": module, "bin": np.arange(n),
-                                              "read_bytes": rd, "write_bytes": wr}))
+                    rows.append(
+                        pd.DataFrame(
+                            {
+                                "source": "heatmap",
+                                "module": module,
+                                "bin": np.arange(n),
+                                "read_bytes": rd,
+                                "write_bytes": wr,
+                            }
+                        )
+                    )
                 df = pd.concat(rows, ignore_index=True)
             else:
                 continue
-            df["log_id"], df["start_s"], df["end_s"] = log_id, df["bin"] * width, (df["bin"] + 1) * width
+            df["log_id"], df["start_s"], df["end_s"] = (
+                log_id,
+                df["bin"] * width,
+                (df["bin"] + 1) * width,
+            )
             out.append(df)
         if not out:
             return pd.DataFrame(columns=ACTIVITY_COLUMNS)
-        return pd.concat(out, ignore_index=True)[ACTIVITY_COLUMNS].sort_values(
-            ["log_id", "module", "bin"]).reset_index(drop=True)
+        return (
+            pd.concat(out, ignore_index=True)[ACTIVITY_COLUMNS]
+            .sort_values(["log_id", "module", "bin"])
+            .reset_index(drop=True)
+        )
 
     @property
     def timeline_source(self) -> str | None:
@@ -411,7 +640,9 @@ class IOFrame:
             return "recorder" if (self.ops["source"] == "RECORDER").all() else "dxt"
         return "heatmap" if len(self.heatmap) else None
 
-    def timeline(self, path, highlight_covering: bool = True, rank=None, filter=None, title=None) -> str:
+    def timeline(
+        self, path, highlight_covering: bool = True, rank=None, filter=None, title=None
+    ) -> str:
         """Save a PNG of every op as a bar on its rank's row, coloured read / write / meta / other;
         covering-set members (silver/covering_sets) outlined. Returns `path`. A log with no timed
         ops but a HEATMAP (production logs without DXT) gets the HEATMAP drawn instead: ranks by
@@ -419,8 +650,14 @@ class IOFrame:
         if len(self.log_ids) > 1:
             raise ValueError("timeline draws one job; build the IOFrame with one log_id")
         if self.timeline_source == "heatmap":
-            heat = self.heatmap if rank is None else self.heatmap[self.heatmap["rank"].isin(list(rank))]
-            title = title or (f"log {self.log_ids[0][:12]} · HEATMAP" if self.log_ids else "HEATMAP")
+            heat = (
+                self.heatmap
+                if rank is None
+                else self.heatmap[self.heatmap["rank"].isin(list(rank))]
+            )
+            title = title or (
+                f"log {self.log_ids[0][:12]} · HEATMAP" if self.log_ids else "HEATMAP"
+            )
             return _timeline.draw_heatmap(heat, os.fspath(path), title)
         ops = _mask(self.ops, rank, filter)
         cover = self.covering if highlight_covering and len(self.covering) else None
@@ -439,7 +676,9 @@ def _ranks(g: pd.DataFrame, nprocs: dict) -> list[int]:
 
 
 def _empty(keys: list[str], columns: list[str]) -> pd.DataFrame:
-    index = pd.MultiIndex.from_tuples([], names=keys) if len(keys) > 1 else pd.Index([], name=keys[0])
+    index = (
+        pd.MultiIndex.from_tuples([], names=keys) if len(keys) > 1 else pd.Index([], name=keys[0])
+    )
     return pd.DataFrame(index=index, columns=columns, dtype="int64")
 
 
@@ -453,4 +692,3 @@ def _with_log_id(tables: dict[str, pa.Table], log_id: str) -> dict[str, pa.Table
             t = TABLES[name].decoded_arrow_schema.empty_table()
         out[name] = t.append_column("log_id", pa.array([log_id] * t.num_rows, pa.string()))
     return out
-

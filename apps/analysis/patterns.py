@@ -31,6 +31,7 @@ Three access-pattern definitions, each counting consecutive / sequential / rando
   is removed at most once: O(n log n) comparisons per file of n ops (the list splices are
   memmoves of the interval arrays, negligible below millions of ops per file).
 """
+
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
@@ -41,7 +42,12 @@ import pandas as pd
 ACCESS_COLUMNS = ["consecutive", "sequential", "random", "total"]
 ACCESS_DEFINITIONS = ("prismio", "darshan", "per_rank")
 RW_COLUMNS = ["RAR", "RAW", "WAR", "WAW", "read", "write", "first read", "first write"]
-_AFTER = {("read", "read"): "RAR", ("read", "write"): "RAW", ("write", "read"): "WAR", ("write", "write"): "WAW"}
+_AFTER = {
+    ("read", "read"): "RAR",
+    ("read", "write"): "RAW",
+    ("write", "read"): "WAR",
+    ("write", "write"): "WAW",
+}
 
 
 def prismio_access_counts(ops: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -52,10 +58,14 @@ def prismio_access_counts(ops: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     prev_end = end.groupby(by, sort=False, dropna=False).shift()
     offset = o["offset"].astype("float64")
     has_prev = prev_end.notna()
-    flags = pd.DataFrame({
-        "consecutive": has_prev & (prev_end == offset), "sequential": has_prev & (prev_end < offset),
-        "random": has_prev & (prev_end > offset), "total": has_prev,
-    }).astype("int64")
+    flags = pd.DataFrame(
+        {
+            "consecutive": has_prev & (prev_end == offset),
+            "sequential": has_prev & (prev_end < offset),
+            "random": has_prev & (prev_end > offset),
+            "total": has_prev,
+        }
+    ).astype("int64")
     return flags.groupby(by, sort=True).sum()[ACCESS_COLUMNS]
 
 
@@ -64,8 +74,14 @@ def darshan_access_counts(counters: pd.DataFrame, keys: list[str]) -> pd.DataFra
     group; `counters` are POSIX read and write rows with `count`, `seq_count`, `consec_count`."""
     c = counters.astype({"count": "int64", "seq_count": "int64", "consec_count": "int64"})
     g = c.groupby(keys, sort=True)[["count", "seq_count", "consec_count"]].sum()
-    out = pd.DataFrame({"consecutive": g["consec_count"], "sequential": g["seq_count"] - g["consec_count"],
-                        "random": g["count"] - g["seq_count"], "total": g["count"]})
+    out = pd.DataFrame(
+        {
+            "consecutive": g["consec_count"],
+            "sequential": g["seq_count"] - g["consec_count"],
+            "random": g["count"] - g["seq_count"],
+            "total": g["count"],
+        }
+    )
     return out[ACCESS_COLUMNS].astype("int64")
 
 
@@ -75,14 +91,23 @@ def access_counts(ops: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     g = o.groupby([*keys, "rank", "op"], sort=False, dropna=False)
     offset = o["offset"].astype("float64")
     prev_off = g["offset"].shift().astype("float64")
-    prev_end = (o["offset"] + o["length"]).groupby([o[k] for k in [*keys, "rank", "op"]], sort=False,
-                                                     dropna=False).shift().astype("float64")
+    prev_end = (
+        (o["offset"] + o["length"])
+        .groupby([o[k] for k in [*keys, "rank", "op"]], sort=False, dropna=False)
+        .shift()
+        .astype("float64")
+    )
     has_prev = prev_off.notna()
     consec = has_prev & (offset == prev_end)
     seq = has_prev & ~consec & (offset > prev_off)
-    flags = pd.DataFrame({
-        "consecutive": consec, "sequential": seq, "random": has_prev & ~consec & ~seq, "total": has_prev,
-    }).astype("int64")
+    flags = pd.DataFrame(
+        {
+            "consecutive": consec,
+            "sequential": seq,
+            "random": has_prev & ~consec & ~seq,
+            "total": has_prev,
+        }
+    ).astype("int64")
     out = flags.groupby([o[k] for k in keys], sort=True).sum()
     return out[ACCESS_COLUMNS]
 
@@ -121,7 +146,9 @@ def readwrite_bytes(ops: pd.DataFrame) -> dict[str, int]:
     o = ops.sort_values(["start_s", "end_s", "rank", "seq"], kind="stable")
     out = dict.fromkeys(RW_COLUMNS, 0)
     owners = ByteOwners()
-    for op, off, length in zip(o["op"].to_numpy(), o["offset"].to_numpy(np.int64), o["length"].to_numpy(np.int64)):
+    for op, off, length in zip(
+        o["op"].to_numpy(), o["offset"].to_numpy(np.int64), o["length"].to_numpy(np.int64)
+    ):
         out[op] += int(length)
         for prev, n in owners.touch(int(off), int(off + length), op).items():
             if n:
@@ -131,6 +158,9 @@ def readwrite_bytes(ops: pd.DataFrame) -> dict[str, int]:
 
 def readwrite_table(ops: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     rows = {key: readwrite_bytes(g) for key, g in ops.groupby(keys, sort=True)}
-    index = pd.MultiIndex.from_tuples(rows, names=keys) if len(keys) > 1 else pd.Index(
-        [k[0] if isinstance(k, tuple) else k for k in rows], name=keys[0])
+    index = (
+        pd.MultiIndex.from_tuples(rows, names=keys)
+        if len(keys) > 1
+        else pd.Index([k[0] if isinstance(k, tuple) else k for k in rows], name=keys[0])
+    )
     return pd.DataFrame(list(rows.values()), index=index, columns=RW_COLUMNS).astype("int64")

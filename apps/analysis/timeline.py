@@ -6,6 +6,7 @@ outlined in red around their rank's row, under the bars (a member's edges sit on
 last op and would hide thin bars); a member Darshan reduced over all ranks (rank -1) sits on its
 own row labelled "all".
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -15,10 +16,14 @@ META_OPS = ("open", "close", "sync", "meta", "seek")
 
 
 def op_kind(op: pd.Series) -> pd.Series:
-    return op.where(op.isin(["read", "write"]), op.isin(META_OPS).map({True: "meta", False: "other"}))
+    return op.where(
+        op.isin(["read", "write"]), op.isin(META_OPS).map({True: "meta", False: "other"})
+    )
 
 
-def draw(ops: pd.DataFrame, covering: pd.DataFrame | None, path: str, title: str | None = None) -> str:
+def draw(
+    ops: pd.DataFrame, covering: pd.DataFrame | None, path: str, title: str | None = None
+) -> str:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch, Rectangle
@@ -33,12 +38,27 @@ def draw(ops: pd.DataFrame, covering: pd.DataFrame | None, path: str, title: str
     kinds = op_kind(ops["op"])
     for (rank, kind), g in ops.groupby([ops["rank"], kinds]):
         bars = list(zip(g["start_s"], (g["end_s"] - g["start_s"]).clip(lower=0)))
-        ax.broken_barh(bars, (rank - 0.35, 0.7), facecolors=COLOURS[kind], edgecolor=COLOURS[kind], linewidth=0.3)
+        ax.broken_barh(
+            bars,
+            (rank - 0.35, 0.7),
+            facecolors=COLOURS[kind],
+            edgecolor=COLOURS[kind],
+            linewidth=0.3,
+        )
     handles = [Patch(color=COLOURS[k], label=k) for k in COLOURS if (kinds == k).any()]
     if covering is not None and len(covering):
         for r in covering.itertuples():
-            ax.add_patch(Rectangle((r.start_s, r.rank - 0.45), r.end_s - r.start_s, 0.9,
-                                   fill=False, edgecolor="red", linewidth=1.4, zorder=0.9))
+            ax.add_patch(
+                Rectangle(
+                    (r.start_s, r.rank - 0.45),
+                    r.end_s - r.start_s,
+                    0.9,
+                    fill=False,
+                    edgecolor="red",
+                    linewidth=1.4,
+                    zorder=0.9,
+                )
+            )
         handles.append(Patch(fill=False, edgecolor="red", label="covering set"))
         ax.autoscale_view(scaley=False)  # add_patch grows the data limits but not the view
     ax.set_xlabel("time since job start (s)")
@@ -86,9 +106,14 @@ def draw_heatmap(heatmap: pd.DataFrame, path: str, title: str | None = None) -> 
     ax = fig.add_subplot(1, 1, 1)
     masked = np.ma.masked_less_equal(grid, 0)
     vmax = max(float(grid.max()), 1.0)
-    im = ax.imshow(masked, aspect="auto", interpolation="nearest", cmap="viridis",
-                   norm=LogNorm(vmin=max(1.0, float(masked.min()) if masked.count() else 1.0), vmax=vmax),
-                   extent=(0, nbins * width, len(ranks) - 0.5, -0.5))
+    im = ax.imshow(
+        masked,
+        aspect="auto",
+        interpolation="nearest",
+        cmap="viridis",
+        norm=LogNorm(vmin=max(1.0, float(masked.min()) if masked.count() else 1.0), vmax=vmax),
+        extent=(0, nbins * width, len(ranks) - 0.5, -0.5),
+    )
     fig.colorbar(im, ax=ax, label="bytes moved in the bin")
     ax.set_xlabel(f"time since job start (s), HEATMAP bins of {width:g} s")
     ax.set_ylabel("rank")

@@ -21,6 +21,7 @@ How a table is read:
 A table no stage has written yet reads as no rows: an empty table of the spec's Arrow schema
 (`exists` tells the two apart). `lake` is the lake root (a folder or URI; a `LakeConf` works too).
 """
+
 from __future__ import annotations
 
 import os
@@ -86,8 +87,13 @@ def versions(lake, storage_options: dict | None = None) -> dict[str, int]:
     return out
 
 
-def read(lake, spec: TableSpec, columns: list[str] | None = None, filter: ds.Expression | None = None,
-         storage_options: dict | None = None) -> pa.Table:
+def read(
+    lake,
+    spec: TableSpec,
+    columns: list[str] | None = None,
+    filter: ds.Expression | None = None,
+    storage_options: dict | None = None,
+) -> pa.Table:
     """The current rows of `spec`'s table: only `columns` (None: all, in table order), only rows
     matching `filter`. A table that does not exist yet gives an empty table of `spec.arrow_schema`
     (projected on `columns`). Raises `UnreadableTable` if delta-rs cannot read the table."""
@@ -98,15 +104,21 @@ def read(lake, spec: TableSpec, columns: list[str] | None = None, filter: ds.Exp
     return read_table(table, columns, filter, _label(spec))
 
 
-def read_table(table: DeltaTable, columns: list[str] | None = None, filter: ds.Expression | None = None,
-               label: str | None = None) -> pa.Table:
+def read_table(
+    table: DeltaTable,
+    columns: list[str] | None = None,
+    filter: ds.Expression | None = None,
+    label: str | None = None,
+) -> pa.Table:
     """`read` of an opened `DeltaTable` (`label` names it in errors)."""
     label = label or table.table_uri
     protocol = table.protocol()
     features = set(protocol.reader_features or ())
     if protocol.min_reader_version > MAX_READER_VERSION:
-        raise UnreadableTable(f"{label}: delta-rs {deltalake.__version__} reads Delta reader version "
-                              f"{MAX_READER_VERSION} at most; the table requires {protocol.min_reader_version}")
+        raise UnreadableTable(
+            f"{label}: delta-rs {deltalake.__version__} reads Delta reader version "
+            f"{MAX_READER_VERSION} at most; the table requires {protocol.min_reader_version}"
+        )
     mapped = table.metadata().configuration.get("delta.columnMapping.mode", "none") != "none"
     if not mapped and features <= DATASET_FEATURES:
         return table.to_pyarrow_dataset().to_table(columns=columns, filter=filter)
@@ -114,15 +126,21 @@ def read_table(table: DeltaTable, columns: list[str] | None = None, filter: ds.E
         return _engine_scan(table, columns, filter)
     except DeltaError as e:
         lacking = sorted(features - DATASET_FEATURES - ENGINE_FEATURES) or sorted(features)
-        lacking = [f for f in lacking if f.lower() in str(e).lower()] or lacking  # the ones delta-rs names
-        raise UnreadableTable(f"{label}: delta-rs {deltalake.__version__} cannot read this table: it requires "
-                              f"reader feature(s) {', '.join(lacking)} ({e})") from e
+        lacking = [
+            f for f in lacking if f.lower() in str(e).lower()
+        ] or lacking  # the ones delta-rs names
+        raise UnreadableTable(
+            f"{label}: delta-rs {deltalake.__version__} cannot read this table: it requires "
+            f"reader feature(s) {', '.join(lacking)} ({e})"
+        ) from e
 
 
 def _engine_scan(table: DeltaTable, columns, filter) -> pa.Table:
     """Rows through delta-rs' engine (deletion vectors applied, mapped columns by logical name),
     typed as a dataset read would type them (string, not string_view)."""
-    schema = pa.schema([f.remove_metadata() for f in pa.schema(table.schema().to_arrow())])  # no physical names
+    schema = pa.schema(
+        [f.remove_metadata() for f in pa.schema(table.schema().to_arrow())]
+    )  # no physical names
     scan_columns = columns if filter is None else None  # the filter may need other columns
     want = schema if scan_columns is None else pa.schema([schema.field(c) for c in scan_columns])
 
@@ -130,7 +148,18 @@ def _engine_scan(table: DeltaTable, columns, filter) -> pa.Table:
         for batch in pa.RecordBatchReader.from_stream(table.scan(columns=scan_columns)):
             yield batch.select(want.names).cast(want)
 
-    return ds.Scanner.from_batches(batches(), schema=want, columns=columns, filter=filter).to_table()
+    return ds.Scanner.from_batches(
+        batches(), schema=want, columns=columns, filter=filter
+    ).to_table()
 
 
-__all__ = ["UnreadableTable", "exists", "open_table", "read", "read_table", "root", "version", "versions"]
+__all__ = [
+    "UnreadableTable",
+    "exists",
+    "open_table",
+    "read",
+    "read_table",
+    "root",
+    "version",
+    "versions",
+]

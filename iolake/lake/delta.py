@@ -5,6 +5,7 @@ rows land in a table in one commit or not at all, and a log already present is n
 inserted again. A commit that loses a race to a concurrent run (Delta's optimistic
 concurrency) is retried; the retry sees the winner's rows and inserts only what is missing.
 """
+
 from __future__ import annotations
 
 import json
@@ -16,8 +17,15 @@ from schemas import TableSpec
 
 log = logging.getLogger(__name__)
 
-RETRYABLE = ("Concurrent", "DELTA_CONCURRENT", "ProtocolChanged", "MetadataChanged",
-             "DELTA_METADATA_CHANGED", "DELTA_PROTOCOL_CHANGED", "already exists")
+RETRYABLE = (
+    "Concurrent",
+    "DELTA_CONCURRENT",
+    "ProtocolChanged",
+    "MetadataChanged",
+    "DELTA_METADATA_CHANGED",
+    "DELTA_PROTOCOL_CHANGED",
+    "already exists",
+)
 # While a concurrent run creates a table, its folder already exists but holds no commit yet:
 # Delta then refuses to create the table "in a non-empty location", or skips the create (the
 # log folder exists) and finds no table. A moment later the winner's commit is there and
@@ -42,7 +50,9 @@ def schema_changes(table_schema, new_schema, what: str) -> list:
         if old is None:
             added.append(f)
         elif old.dataType.simpleString() != f.dataType.simpleString():
-            changed.append(f"{f.name}: {old.dataType.simpleString()} -> {f.dataType.simpleString()}")
+            changed.append(
+                f"{f.name}: {old.dataType.simpleString()} -> {f.dataType.simpleString()}"
+            )
     if changed:
         raise SchemaConflict(
             f"{what}: refusing to change column types ({'; '.join(changed)}); only new nullable columns "
@@ -54,10 +64,14 @@ def schema_changes(table_schema, new_schema, what: str) -> list:
 def commit_metadata(spark, run_id: str, conf_digest: str, stage: str, git_sha: str) -> None:
     """Every Delta commit of this session now carries the run id, git sha and config hash."""
     meta = {"run_id": run_id, "stage": stage, "git_sha": git_sha, "config": conf_digest}
-    spark.conf.set("spark.databricks.delta.commitInfo.userMetadata", json.dumps(meta, sort_keys=True))
+    spark.conf.set(
+        "spark.databricks.delta.commitInfo.userMetadata", json.dumps(meta, sort_keys=True)
+    )
 
 
-def with_retries(fn, retries: int, what: str, retryable: tuple[str, ...] = RETRYABLE, backoff_s: float = 0.25):
+def with_retries(
+    fn, retries: int, what: str, retryable: tuple[str, ...] = RETRYABLE, backoff_s: float = 0.25
+):
     """Call `fn`, again after a jittered back-off (`backoff_s`, doubling, at most 8 s) when it fails
     with one of `retryable` in its error."""
     for attempt in range(retries + 1):
@@ -67,7 +81,12 @@ def with_retries(fn, retries: int, what: str, retryable: tuple[str, ...] = RETRY
             text = f"{type(e).__name__}: {e}"
             if attempt == retries or not any(tok in text for tok in retryable):
                 raise
-            log.info("%s: attempt %d lost a race (%s); retrying", what, attempt + 1, text.splitlines()[0][:200])
+            log.info(
+                "%s: attempt %d lost a race (%s); retrying",
+                what,
+                attempt + 1,
+                text.splitlines()[0][:200],
+            )
             time.sleep(min(8.0, backoff_s * 2**attempt) * (0.5 + random.random()))
     raise AssertionError("unreachable")
 
@@ -82,12 +101,15 @@ def ensure_table(spark, spec: TableSpec, lake: str, retries: int = 8):
 
     path = spec.path(lake)
     if DeltaTable.isDeltaTable(spark, path):
+
         def evolve():  # re-read each attempt: a concurrent run may have added the columns already
             table = DeltaTable.forPath(spark, path)
             added = schema_changes(table.toDF().schema, spec.struct, f"{spec.layer}/{spec.name}")
             if added:
                 cols = ", ".join(f"`{f.name}` {f.dataType.simpleString()}" for f in added)
-                log.warning("%s/%s: schema evolves, adding column(s) %s", spec.layer, spec.name, cols)
+                log.warning(
+                    "%s/%s: schema evolves, adding column(s) %s", spec.layer, spec.name, cols
+                )
                 spark.sql(f"ALTER TABLE delta.`{path}` ADD COLUMNS ({cols})")
             return table
 
@@ -115,8 +137,15 @@ def ensure_table(spark, spec: TableSpec, lake: str, retries: int = 8):
         ) from e
 
 
-def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8,
-                   months: list[str] | None = None, backoff_s: float = 0.25) -> None:
+def merge_new_logs(
+    spark,
+    spec: TableSpec,
+    lake: str,
+    df,
+    retries: int = 8,
+    months: list[str] | None = None,
+    backoff_s: float = 0.25,
+) -> None:
     """Insert the rows the table does not hold yet, matched on `spec.merge_on` (a log's rows by
     job_month + log_id; a prediction by its file and model version).
 
@@ -134,7 +163,9 @@ def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8,
             months = [r[0] for r in df.select("job_month").distinct().collect()]
         months = sorted({m for m in months if m is not None})
         if months:
-            quoted = ", ".join("'" + m.replace("\\", "\\\\").replace("'", "\\'") + "'" for m in months)
+            quoted = ", ".join(
+                "'" + m.replace("\\", "\\\\").replace("'", "\\'") + "'" for m in months
+            )
             cond = f"t.job_month IN ({quoted}) AND {cond}"
 
     def merge():
@@ -152,9 +183,15 @@ def merge_new_logs(spark, spec: TableSpec, lake: str, df, retries: int = 8,
                 src = src.withColumn(f.name, F.lit(None).cast(f.dataType))
         builder = target.alias("t").merge(src.alias("s"), cond).whenNotMatchedInsertAll()
         if added:
-            log.warning("%s/%s: schema evolves, adding column(s) %s", spec.layer, spec.name,
-                        ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in added))
-            builder = builder.withSchemaEvolution()  # additive only (checked above); this merge only
+            log.warning(
+                "%s/%s: schema evolves, adding column(s) %s",
+                spec.layer,
+                spec.name,
+                ", ".join(f"{f.name} {f.dataType.simpleString()}" for f in added),
+            )
+            builder = (
+                builder.withSchemaEvolution()
+            )  # additive only (checked above); this merge only
         builder.execute()
 
     with_retries(merge, retries, f"merge {spec.name}", backoff_s=backoff_s)
@@ -194,7 +231,9 @@ def table_id(spark, spec: TableSpec, lake: str) -> str | None:
     return DeltaTable.forPath(spark, spec.path(lake)).detail().select("id").first()[0]
 
 
-def unprocessed_logs(spark, source: TableSpec, done: TableSpec, lake: str, stage: str | None = None):
+def unprocessed_logs(
+    spark, source: TableSpec, done: TableSpec, lake: str, stage: str | None = None
+):
     """log_ids (with job_month) in `source` that `done` does not hold yet: a stage's new work. With
     `stage`, the logs `ops/empty_logs` records that stage as having processed into this build of
     `done` without a row are not new work either."""
@@ -204,10 +243,13 @@ def unprocessed_logs(spark, source: TableSpec, done: TableSpec, lake: str, stage
 
     todo = read_or_empty(spark, source, lake).select("log_id", "job_month").distinct()
     if table_exists(spark, done, lake):
-        todo = todo.join(read_table(spark, done, lake).select("log_id").distinct(), "log_id", "left_anti")
+        todo = todo.join(
+            read_table(spark, done, lake).select("log_id").distinct(), "log_id", "left_anti"
+        )
         marks = OPS["empty_logs"]
         if stage is not None and table_exists(spark, marks, lake):
             empty = read_table(spark, marks, lake).where(
-                (F.col("stage") == stage) & (F.col("done_table_id") == table_id(spark, done, lake)))
+                (F.col("stage") == stage) & (F.col("done_table_id") == table_id(spark, done, lake))
+            )
             todo = todo.join(empty.select("log_id"), "log_id", "left_anti")
     return todo

@@ -20,6 +20,7 @@ Exactly once, as with the MERGE:
 The files were read by the gate through the same Parquet reader Delta uses, with the table's
 schema (`schemas/`), so what the gate saw is what the table returns.
 """
+
 from __future__ import annotations
 
 import json
@@ -56,7 +57,12 @@ def arrow_stats(t: pa.Table, columns: list[str]) -> str:
         nulls[c] = a.null_count
         typ = a.type
         floating = pa.types.is_floating(typ)
-        if not (pa.types.is_integer(typ) or floating or pa.types.is_string(typ) or pa.types.is_large_string(typ)):
+        if not (
+            pa.types.is_integer(typ)
+            or floating
+            or pa.types.is_string(typ)
+            or pa.types.is_large_string(typ)
+        ):
             continue
         if a.null_count == len(a):
             continue
@@ -67,15 +73,17 @@ def arrow_stats(t: pa.Table, columns: list[str]) -> str:
         if floating and not (math.isfinite(lo) and math.isfinite(hi)):
             continue
         mins[c], maxs[c] = lo, hi
-    return json.dumps({"numRecords": t.num_rows, "minValues": mins, "maxValues": maxs, "nullCount": nulls},
-                      separators=(",", ":"))
+    return json.dumps(
+        {"numRecords": t.num_rows, "minValues": mins, "maxValues": maxs, "nullCount": nulls},
+        separators=(",", ":"),
+    )
 
 
 def month_of(path: str) -> str:
     """The job_month of a staged file, from its `job_month=<M>` folder."""
     for part in reversed(path.split("/")[:-1]):
         if part.startswith(MONTH_DIR):
-            return part[len(MONTH_DIR):]
+            return part[len(MONTH_DIR) :]
     raise ValueError(f"staged file {path} is not under a {MONTH_DIR}<month> folder")
 
 
@@ -104,15 +112,34 @@ def _add_actions(spark, files: list[dict]):
     add = jvm.org.apache.spark.sql.delta.actions.AddFile
     tags = getattr(add, "apply$default$7")()
     dv = getattr(add, "apply$default$8")()
-    return seq([add.apply(f["rel"], smap({"job_month": f["month"]}), f["size"], f["mtime_ms"], True, f["stats"],
-                          tags, dv, none, none, none, none, none) for f in files])
+    return seq(
+        [
+            add.apply(
+                f["rel"],
+                smap({"job_month": f["month"]}),
+                f["size"],
+                f["mtime_ms"],
+                True,
+                f["stats"],
+                tags,
+                dv,
+                none,
+                none,
+                none,
+                none,
+                none,
+            )
+            for f in files
+        ]
+    )
 
 
 def _write_op(spark, partition_by: list[str]):
     jvm, none, seq, _ = _scala(spark)
     mode = jvm.org.apache.spark.sql.SaveMode.Append
     return jvm.org.apache.spark.sql.delta.DeltaOperations.Write(
-        mode, jvm.scala.Some(seq(partition_by)), none, none, none, none, none, none, none)
+        mode, jvm.scala.Some(seq(partition_by)), none, none, none, none, none, none, none
+    )
 
 
 def _footer(fs, path: str) -> tuple[int, str | None]:
@@ -135,15 +162,15 @@ def _holds_any(spark, spec, lake: str, log_ids, months: list[str]) -> bool:
     return bool(t.join(log_ids, "log_id", "left_semi").limit(1).count())
 
 
-def commit_staged_files(spark, spec, lake: str, staged: list[str], log_ids, retries: int = 8,
-                        backoff_s: float = 0.25) -> str:
+def commit_staged_files(
+    spark, spec, lake: str, staged: list[str], log_ids, retries: int = 8, backoff_s: float = 0.25
+) -> str:
     """Add the staged Parquet files `staged` (URIs under `job_month=<M>/` folders) to `spec`'s table
     in one commit; `log_ids` is a DataFrame of the batch's log_ids (a superset will do) that does not
     read the staged files, which move. Returns "files", or "merge" when the table already held some
     of the batch's logs and the insert-only MERGE committed them."""
-    from readers.fsio import resolve
-
     from iolake.lake.delta import ensure_table, merge_new_logs, with_retries
+    from readers.fsio import resolve
 
     ensure_table(spark, spec, lake, retries)
     table_fs, table_root = resolve(spec.path(lake))
@@ -161,11 +188,22 @@ def commit_staged_files(spark, spec, lake: str, staged: list[str], log_ids, retr
             table_fs.create_dir(f"{table_root}/{MONTH_DIR}{month}", recursive=True)
             fs.move(src, dest)
             mtime = table_fs.get_file_info(dest).mtime
-            moved.append({"rel": rel, "path": dest, "src": src, "month": month, "size": size, "stats": stats,
-                          "mtime_ms": int(mtime.timestamp() * 1000) if mtime else int(time.time() * 1000)})
+            moved.append(
+                {
+                    "rel": rel,
+                    "path": dest,
+                    "src": src,
+                    "month": month,
+                    "size": size,
+                    "stats": stats,
+                    "mtime_ms": int(mtime.timestamp() * 1000) if mtime else int(time.time() * 1000),
+                }
+            )
 
         def commit() -> str:
-            dlog = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, spec.path(lake))
+            dlog = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+                spark._jsparkSession, spec.path(lake)
+            )
             txn = dlog.startTransaction()
             txn.readWholeTable()  # any concurrent commit to the table now conflicts: retried from scratch
             if _holds_any(spark, spec, lake, log_ids, months):
@@ -176,7 +214,9 @@ def commit_staged_files(spark, spec, lake: str, staged: list[str], log_ids, retr
 
         how = with_retries(commit, retries, f"add files {spec.name}", backoff_s=backoff_s)
         if how == "merge":
-            rows = spark.read.schema(spec.struct).parquet(*[_uri_like(staged[0], m["path"]) for m in moved])
+            rows = spark.read.schema(spec.struct).parquet(
+                *[_uri_like(staged[0], m["path"]) for m in moved]
+            )
             merge_new_logs(spark, spec, lake, rows, retries, months, backoff_s)
             for m in moved:
                 table_fs.delete_file(m["path"])

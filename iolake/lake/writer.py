@@ -16,6 +16,7 @@ Every stage (ingest, features, …, score) and the `ops/runs` table write throug
 3. a commit that loses a race to a concurrent run is retried (`lake.commit_retries`, first
    back-off `lake.retry_backoff_s`); every commit carries the run's `userMetadata`.
 """
+
 from __future__ import annotations
 
 import time
@@ -23,8 +24,17 @@ import time
 MODES = ("insert", "overwrite", "append", "files")
 
 
-def write(spark, conf, spec, df, mode: str = "insert", months: list[str] | None = None, echo=None,
-          files: list[str] | None = None, log_ids=None) -> None:
+def write(
+    spark,
+    conf,
+    spec,
+    df,
+    mode: str = "insert",
+    months: list[str] | None = None,
+    echo=None,
+    files: list[str] | None = None,
+    log_ids=None,
+) -> None:
     """Gate `df` against `spec`'s expectations, then commit it to `spec`'s table in `conf.lake.root`.
 
     `months`: the batch's job_months when the caller knows them (else an insert reads them from
@@ -51,11 +61,19 @@ def write(spark, conf, spec, df, mode: str = "insert", months: list[str] | None 
         from iolake.lake.files import commit_staged_files
 
         how = commit_staged_files(spark, spec, lake, files, log_ids, retries, backoff)
-        verb = f"add {len(files)} files" if how == "files" else "merge (the table held some of these logs)"
+        verb = (
+            f"add {len(files)} files"
+            if how == "files"
+            else "merge (the table held some of these logs)"
+        )
     else:
         ensure_table(spark, spec, lake, retries)
         path = spec.path(lake)
-        with_retries(lambda: df.select(*spec.columns).write.format("delta").mode(mode).save(path),
-                     retries, f"{mode} {spec.name}", backoff_s=backoff)
+        with_retries(
+            lambda: df.select(*spec.columns).write.format("delta").mode(mode).save(path),
+            retries,
+            f"{mode} {spec.name}",
+            backoff_s=backoff,
+        )
     if echo is not None:
         echo(f"[commit] {spec.name}: gate {t1 - t0:.1f} s, {verb} {time.monotonic() - t1:.1f} s")

@@ -7,6 +7,7 @@ labels (`models.default_benchmark: iosweep`), so a first run trains, promotes an
 tiers are not a centre's: a centre should train on its own history (labels from its lake, or
 `models.benchmark_table` pointing at its own benchmark).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -24,7 +25,11 @@ def resolve(name_or_path: str) -> str:
 
 
 def describe(name_or_path: str) -> str:
-    return f"{name_or_path} (shipped: {SHIPPED[name_or_path]})" if name_or_path in SHIPPED else name_or_path
+    return (
+        f"{name_or_path} (shipped: {SHIPPED[name_or_path]})"
+        if name_or_path in SHIPPED
+        else name_or_path
+    )
 
 
 def cast_like(frame: pd.DataFrame, spec, columns) -> pd.DataFrame:
@@ -43,7 +48,9 @@ def cast_like(frame: pd.DataFrame, spec, columns) -> pd.DataFrame:
         elif isinstance(t, (T.DoubleType, T.FloatType)):
             out[c] = pd.to_numeric(out[c]).astype("float64")
         elif isinstance(t, T.BooleanType):
-            out[c] = out[c].map(lambda v: str(v).strip().lower() in ("true", "1", "1.0")).astype(bool)
+            out[c] = (
+                out[c].map(lambda v: str(v).strip().lower() in ("true", "1", "1.0")).astype(bool)
+            )
         elif isinstance(t, T.StringType):
             out[c] = out[c].astype(str)
     return out
@@ -56,8 +63,14 @@ def file_rows(pdf: pd.DataFrame) -> pd.DataFrame:
 
     parts = []
     for t in TIERS:
-        col = f"file_bandwidth_mib_s_{t}" if f"file_bandwidth_mib_s_{t}" in pdf else f"bandwidth_mib_s_{t}"
-        part = pdf[[*FEATURES]].assign(tier=t, bandwidth_mib_s=pdf[col], config_id=pdf.get("config_id", pdf.index))
+        col = (
+            f"file_bandwidth_mib_s_{t}"
+            if f"file_bandwidth_mib_s_{t}" in pdf
+            else f"bandwidth_mib_s_{t}"
+        )
+        part = pdf[[*FEATURES]].assign(
+            tier=t, bandwidth_mib_s=pdf[col], config_id=pdf.get("config_id", pdf.index)
+        )
         parts.append(part[part.bandwidth_mib_s > 0])
     from schemas import SILVER
 
@@ -77,8 +90,11 @@ def job_rows(pdf: pd.DataFrame) -> pd.DataFrame:
         if f"job_throughput_mib_s_{t}" not in pdf:
             continue
         part = pdf[[f"job_{c}" for c in cols]].rename(columns=lambda c: c[4:])
-        part = part.assign(tier=t, throughput_mib_s=pdf[f"job_throughput_mib_s_{t}"],
-                           config_id=pdf.get("config_id", pdf.index))
+        part = part.assign(
+            tier=t,
+            throughput_mib_s=pdf[f"job_throughput_mib_s_{t}"],
+            config_id=pdf.get("config_id", pdf.index),
+        )
         parts.append(part[part.throughput_mib_s > 0])
     from schemas import SILVER
 

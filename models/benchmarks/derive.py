@@ -22,6 +22,7 @@ Writes one row per labelled configuration (default OUT: `models/benchmarks/ioswe
 
 No trace, path or time is kept: features and measured bandwidths only.
 """
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -30,26 +31,52 @@ import pandas as pd
 
 OUT = Path(__file__).with_name("iosweep.csv")
 TIERS = ("bb", "pfs")
-IOR_PARAMS = ("api", "nprocs", "io_type", "file_per_proc", "collective", "fsync", "fsync_per_write", "preallocate",
-              "use_file_view", "unique_dir", "random_offset", "transfer_size", "block_size", "segments",
-              "xfers_per_open_close")
+IOR_PARAMS = (
+    "api",
+    "nprocs",
+    "io_type",
+    "file_per_proc",
+    "collective",
+    "fsync",
+    "fsync_per_write",
+    "preallocate",
+    "use_file_view",
+    "unique_dir",
+    "random_offset",
+    "transfer_size",
+    "block_size",
+    "segments",
+    "xfers_per_open_close",
+)
 
 
 def _mode(s: pd.Series):
     return s.mode().iloc[0]
 
 
-def derive(ff: pd.DataFrame, logs: pd.DataFrame, jf: pd.DataFrame, labels: pd.DataFrame) -> pd.DataFrame:
+def derive(
+    ff: pd.DataFrame, logs: pd.DataFrame, jf: pd.DataFrame, labels: pd.DataFrame
+) -> pd.DataFrame:
     """The benchmark table from pandas frames of silver/file_features, bronze/logs, silver/job_features."""
     from models.bandwidth import JOB_NUMERIC
     from schemas.placement_labels import FEATURES
 
     rid = logs.source_uri.str.extract(r"((bb|pfs)_c(\d+)_r\d+)\.darshan$")
-    logs = logs.assign(run_id=rid[0], run_tier=rid[1], config_id=pd.to_numeric(rid[2])).dropna(subset=["run_id"])
+    logs = logs.assign(run_id=rid[0], run_tier=rid[1], config_id=pd.to_numeric(rid[2])).dropna(
+        subset=["run_id"]
+    )
     logs = logs[logs.status == "ok"][["log_id", "run_id", "run_tier", "config_id"]]
     files = ff.merge(logs, on="log_id")
-    files = files[(files.reads + files.writes > 0) & (files.interface != "STDIO") & (files.bandwidth_mib_s > 0)]
-    feats = files.sort_values(["config_id", "run_id", "record_id"]).groupby("config_id")[list(FEATURES)].agg(_mode)
+    files = files[
+        (files.reads + files.writes > 0)
+        & (files.interface != "STDIO")
+        & (files.bandwidth_mib_s > 0)
+    ]
+    feats = (
+        files.sort_values(["config_id", "run_id", "record_id"])
+        .groupby("config_id")[list(FEATURES)]
+        .agg(_mode)
+    )
     fbw = files.groupby(["config_id", "tier"]).bandwidth_mib_s.mean().unstack()
     jobs = jf.merge(logs, on="log_id")
     jcols = [*JOB_NUMERIC, "seq_pct"]
@@ -72,4 +99,3 @@ def derive(ff: pd.DataFrame, logs: pd.DataFrame, jf: pd.DataFrame, labels: pd.Da
     for p in IOR_PARAMS:
         out[f"ior_{p}"] = lab[p]
     return out.reset_index().sort_values("config_id")
-

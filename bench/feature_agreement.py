@@ -24,12 +24,12 @@ sys.path.insert(0, str(ROOT))
 def main() -> None:
     import pandas as pd
 
-    from tests.ground_truth import agreement, features_without_dxt, summary
     from iolake.config import load_config
     from iolake.lake import read_table
     from iolake.spark import session_from_config
     from jobs import features, ingest
     from schemas import BRONZE, SILVER
+    from tests.support.ground_truth import agreement, features_without_dxt, summary
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--sweep", default=str(ROOT.parent / "shared" / "data" / "iosweep"))

@@ -39,8 +39,8 @@ def main(argv=None) -> int:
     from iolake.spark import build_session
     from jobs import covering, ingest
     from schemas import BRONZE, SILVER
-    from tests.apps.viewcheck import compare
     from tests.jobs.test_covering import _dxt_union_s
+    from tests.support.viewcheck import compare
 
     t0 = time.monotonic()
     lake = a.lake or Path(tempfile.mkdtemp(prefix="iolake-sweep-")) / "lake"

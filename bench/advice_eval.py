@@ -17,7 +17,7 @@ open (`Space.cap_per_open`, on in the pipeline).
 
 Prints, per min-speedup threshold: the share of starts whose choice reaches >= 90% of the group's
 best, the share more than 10% below the current setting, and the same for the plain rule and
-for staying put. Goal (issue 14): >= 90%, better than the rule, <= 5% more than 10% below now.
+for staying put. Goal: >= 90%, better than the rule, <= 5% more than 10% below now.
 """
 from __future__ import annotations
 

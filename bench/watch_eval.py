@@ -208,7 +208,7 @@ def main(argv=None) -> int:
         for rules in (["cusum", "robust_z"], ["glr", "robust_z"]):
             rows.append({"detector": " + ".join(rules) + " (union)", "settings": "each as in conf/base.yaml",
                          **evaluate(ys, cps, rules, defaults, pool)})
-        rows.append({"detector": "defaults, further_drop off", "settings": "blind while regressed (before)",
+        rows.append({"detector": "defaults, further_drop off", "settings": "blind while regressed",
                      **evaluate(ys, cps, conf.rules, dataclasses.replace(defaults, further_drop=not defaults.further_drop), pool)})
         ih = edison_history(a.data, "issue", conf.nprocs_buckets)
         iys = series(ih)

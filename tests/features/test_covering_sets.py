@@ -216,7 +216,7 @@ def test_set_cover_search_beats_the_greedy_where_the_greedy_is_fooled():
 def test_cover_frame_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs():
     """Every 45th Darshan log of the IOR sweep (24 logs, all three interfaces and both tiers): the
     project's decoder's ops through `cover_frame` against pydarshan's DXT segments. The whole
-    sweep through ingest and the covering stage is bench/sweep_checks.py."""
+    sweep through ingest and the covering stage is `python -m bench.sweep_checks`."""
     import pandas as pd
 
     from readers import native_darshan as native

@@ -46,7 +46,7 @@ cluster: setup
 	cluster/standalone.sh $(ARGS)
 
 bench: setup
-	$(BIN)/python bench/ingest_baseline.py
+	$(BIN)/python -m bench --quick
 
 clean:
 	rm -rf lake mlruns mlflow.db spark-warehouse

@@ -1,9 +1,9 @@
 """The whole pipeline on a real standalone cluster at scale, with 1 and with 2 workers.
 
-    .venv/bin/python bench/cluster_scale.py CORPUS --logs 100000 [--workers 2 1] [--keep DIR]
-                                            [--driver-memory 2g] [--worker-memory 2g]
+    python -m bench.cluster_scale CORPUS --logs 100000 [--workers 2 1] [--keep DIR]
+                                  [--driver-memory 2g] [--worker-memory 2g]
 
-CORPUS is a folder of distinct Darshan logs (`bench/make_corpus.py`). For each worker count, in
+CORPUS is a folder of distinct Darshan logs (`python -m bench.make_corpus`). For each worker count, in
 one run of this script, `cluster/standalone.py` starts a master and that many workers (1 core
 each) on this machine and spark-submits `iolake run` of the first N logs into an empty lake:
 every stage of `pipeline.yaml` in order, the executors decoding from the shipped app archive.
@@ -21,9 +21,7 @@ of the pipeline the second executor actually shortens.
 """
 from __future__ import annotations
 
-import argparse
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -31,28 +29,23 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-from pipeline_scale import DONE, StageRSS, pick_inputs  # noqa: E402  (bench/ is on sys.path when run as a script)
-from rss import _procs  # noqa: E402
+from bench.common import MIB, ROOT, STAGE_DONE, StageRSS, children, parser, procs, result
+from bench.pipeline_scale import pick_inputs
 
-MIB = 2**20
 DAEMONS = ("deploy.master.Master", "deploy.worker.Worker")
 
 
 def split_cluster_rss(root: int) -> tuple[int, int]:
     """(driver, executors) RSS under `root`, the standalone launcher: daemons are left out."""
-    procs = _procs()
-    kids: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in procs.items():
-        kids.setdefault(ppid, []).append(pid)
+    table = procs()
+    kids = children(table)
     driver = executors = 0
     todo = [(root, "launcher")]
     while todo:
         pid, role = todo.pop()
-        if pid not in procs:
+        if pid not in table:
             continue
-        _, rss, cmd = procs[pid]
+        _, rss, cmd = table[pid]
         if "CoarseGrainedExecutorBackend" in cmd:
             role = "executor"
         elif any(d in cmd for d in DAEMONS) and role != "executor":
@@ -78,7 +71,7 @@ def run_cluster(inputs: list[str], lake: Path, workers: int, args) -> tuple[floa
     rss, stages, tail = StageRSS(p.pid, split_cluster_rss), [], []
     for line in p.stdout:
         tail = (tail + [line])[-80:]
-        m = DONE.match(line)
+        m = STAGE_DONE.match(line)
         if m:
             d, e = rss.cut()
             stages.append((m.group(1), float(m.group(2)), d, e))
@@ -95,15 +88,15 @@ def run_cluster(inputs: list[str], lake: Path, workers: int, args) -> tuple[floa
     return time.perf_counter() - t0, stages
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--logs", type=int, default=100_000)
     ap.add_argument("--workers", type=int, nargs="+", default=[2, 1], help="worker counts, run in this order")
     ap.add_argument("--driver-memory", default="2g")
     ap.add_argument("--worker-memory", default="2g")
     ap.add_argument("--keep", type=Path, help="keep each lake here (DIR/lake-wN) instead of deleting it")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     scratch = Path(tempfile.mkdtemp(prefix="cluster-scale-"))
     results: dict[int, tuple[float, list]] = {}
@@ -139,7 +132,10 @@ def main() -> None:
     walls = [results[w][0] for w in ws]
     cells = " | ".join(f"{t:,.0f} s ({args.logs / t:,.1f} logs/s)" for t in walls)
     print(f"| wall, whole run | {cells}" + (f" | {walls[-1] / walls[0]:.2f} |" if len(ws) > 1 else " |"))
+    result("cluster_scale", f"{args.logs:,} logs: " + ", ".join(f"{w} worker(s) {t:,.0f} s" for w, t in zip(ws, walls))
+           + (f"; ratio {walls[-1] / walls[0]:.2f}" if len(ws) > 1 else ""))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,7 +1,7 @@
 """Are two lakes the same, table by table and row by row? (Refactors must not change a table.)
 
-    python bench/compare_lakes.py LAKE_A LAKE_B [--json]
-    python bench/compare_lakes.py --run BASE_REV [INPUT...] --work DIR [--conf-dir DIR]
+    python -m bench.compare_lakes LAKE_A LAKE_B [--json]
+    python -m bench.compare_lakes --run BASE_REV [INPUT...] --work DIR [--conf-dir DIR]
 
 The first form reads every table of `schemas.TABLES` present in either lake with delta-rs (no
 Spark), drops the columns that record *when* or *by which run* a row was written (they differ
@@ -9,23 +9,20 @@ between any two runs), sorts the rest by every column and compares them exactly:
 types. It prints one line per table (rows in each, equal or the first differing column) and
 exits 1 when any table differs.
 
-The second form makes the two lakes first: `iolake run` of git revision BASE_REV (checked out
-as a worktree) and of this tree, over the same INPUT (default: the shared corpus and the IOR
+The second form makes the two lakes first: `iolake run` of git revision BASE_REV (extracted
+with `git archive` into DIR/base-tree) and of this tree, over the same INPUT (default: the shared corpus and the IOR
 sweep's Darshan logs), each into its own lake under DIR, then compares them. MLflow outputs
 are not tables and are not compared; predictions are (they hold each model's outputs).
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.common import ROOT, checkout, parser, result, shared, tree_env
 
 # Columns that say when, by which run or at which table version a row was written.
 VOLATILE = {"ingest_run_id", "ingested_at", "decode_s", "scored_at", "source_version"}
@@ -88,7 +85,7 @@ def compare(lake_a: str, lake_b: str) -> list[dict]:
 
 
 def run_tree(tree: Path, inputs: list[str], lake: Path, conf_dir: Path | None) -> float:
-    env = dict(os.environ, PYTHONPATH=str(tree))
+    env = tree_env(tree)
     cmd = [sys.executable, "-m", "iolake.cli", "run", *inputs, "--lake", str(lake)]
     if conf_dir:
         cmd += ["--conf-dir", str(conf_dir)]
@@ -98,7 +95,7 @@ def run_tree(tree: Path, inputs: list[str], lake: Path, conf_dir: Path | None) -
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = parser(__spec__.name, __doc__)
     p.add_argument("lakes", nargs="*", help="LAKE_A LAKE_B, or with --run the inputs")
     p.add_argument("--run", metavar="BASE_REV", help="build both lakes first: BASE_REV's pipeline and this tree's")
     p.add_argument("--work", default="/tmp/compare_lakes", help="folder for the worktree and the two lakes")
@@ -109,11 +106,10 @@ def main(argv=None) -> int:
     if args.run:
         work = Path(args.work)
         work.mkdir(parents=True, exist_ok=True)
-        shared = ROOT.parent / "shared" / "data"
-        inputs = args.lakes or [str(shared / "darshan"), str(shared / "iosweep" / "darshan")]
+        inputs = args.lakes or [str(shared("darshan")), str(shared("iosweep", "darshan"))]
         base = work / "base-tree"
         if not base.exists():
-            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", str(base), args.run], check=True)
+            checkout(args.run, base)
         t_base = run_tree(base, inputs, work / "lake-base", Path(args.base_conf_dir) if args.base_conf_dir else None)
         t_head = run_tree(ROOT, inputs, work / "lake-head", Path(args.conf_dir) if args.conf_dir else None)
         print(f"[compare] base {args.run}: {t_base:.0f} s; this tree: {t_head:.0f} s ({t_base / t_head:.2f}x)")
@@ -131,6 +127,8 @@ def main(argv=None) -> int:
             print(f"{r['table']:<30} {r['rows_a']!s:>10} {r['rows_b']!s:>10}  {verdict}")
     same = all(r["equal"] for r in rows)
     print(f"[compare] {sum(r['equal'] for r in rows)}/{len(rows)} tables equal")
+    result("compare_lakes", f"{sum(r['equal'] for r in rows)}/{len(rows)} tables equal"
+                            + ("" if same else ": " + ", ".join(r["table"] for r in rows if not r["equal"])))
     return 0 if same else 1
 
 

@@ -1,6 +1,7 @@
-"""Score a pandas frame with iolake's champion models, using MLflow alone (nothing from iolake).
+"""Score a pandas frame with iolake's champion models, using MLflow alone (nothing from iolake):
+what a consumer of the registry needs, and that it is enough.
 
-    python bench/consumer.py sqlite:////path/to/lake/mlflow.db [features.csv]
+    python -m bench.consumer sqlite:////path/to/lake/mlflow.db [features.csv]
 
 Loads `models:/iolake-placement@champion` and `models:/iolake-bandwidth@champion` from the
 registry at the given tracking URI and prints, per row, the predicted tier, its probability and
@@ -14,6 +15,8 @@ os.environ.setdefault("MLFLOW_DISABLE_TELEMETRY", "true")
 import mlflow  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from bench.common import parser  # noqa: E402  (the harness's argument parser; nothing from iolake)
+
 EXAMPLE = pd.DataFrame([
     # POSIX, one file per rank, fsync after every 4 KiB write: the case a burst buffer wins
     {"interface": "POSIX", "collective": False, "fsync": True, "fsync_per_write": True, "preallocate": False,
@@ -26,13 +29,14 @@ EXAMPLE = pd.DataFrame([
 ])
 
 
-def main(argv) -> int:
-    if not argv:
-        print(__doc__, file=sys.stderr)
-        return 2
-    mlflow.set_tracking_uri(argv[0])
-    mlflow.set_registry_uri(argv[0])
-    frame = pd.read_csv(argv[1]) if len(argv) > 1 else EXAMPLE
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
+    ap.add_argument("tracking_uri", help="the MLflow tracking URI holding the registry")
+    ap.add_argument("features", nargs="?", help="a CSV of file features (default: two literal rows)")
+    a = ap.parse_args(argv)
+    mlflow.set_tracking_uri(a.tracking_uri)
+    mlflow.set_registry_uri(a.tracking_uri)
+    frame = pd.read_csv(a.features) if a.features else EXAMPLE
     placement = mlflow.pyfunc.load_model("models:/iolake-placement@champion")
     bandwidth = mlflow.pyfunc.load_model("models:/iolake-bandwidth@champion")
     tiers = placement.predict(frame)
@@ -42,4 +46,4 @@ def main(argv) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

@@ -11,12 +11,11 @@ and the reason.
 
 Drishti's output per log is cached in `--out` (a log already there is not run again).
 
-Usage: .venv/bin/python bench/drishti_agreement.py [--data DIR] [--venv DIR] [--out DIR]
-                                                  [--lake DIR] [--jobs N] [--explain] [--drishti-only]
+    python -m bench.drishti_agreement [--data DIR] [--venv DIR] [--out DIR]
+                                      [--lake DIR] [--jobs N] [--explain] [--drishti-only]
 """
 from __future__ import annotations
 
-import argparse
 import csv
 import hashlib
 import shutil
@@ -26,8 +25,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.common import parser, result, shared
 
 DRISHTI_VERSION = "0.8"
 # tags with a branch of iolake's own: only rows decided by the Drishti setting count as the Drishti code
@@ -110,8 +108,9 @@ def run_iolake(logs: list[Path], lake: str) -> dict[str, set[str]]:
     return {p: by_id[i] for p, i in ids.items() if i in by_id}
 
 
-def table(drishti: dict[str, set[str]], iolake: dict[str, set[str]], explain: bool) -> str:
-    """Per covered Drishti code: both / only Drishti / only iolake / neither over the logs both read."""
+def table(drishti: dict[str, set[str]], iolake: dict[str, set[str]], explain: bool) -> tuple[str, int, int]:
+    """Per covered Drishti code: both / only Drishti / only iolake / neither over the logs both read;
+    the table's text, and the (log, code) pairs both tools agree on and all of them."""
     from schemas.bottleneck_tags import CATALOG, LEFT_OUT
 
     logs = sorted(set(drishti) & set(iolake))
@@ -122,10 +121,12 @@ def table(drishti: dict[str, set[str]], iolake: dict[str, set[str]], explain: bo
     lines = [f"{len(logs)} logs read by both tools", "",
              f"{'code':<5} {'iolake tag(s)':<44} {'both':>5} {'only Drishti':>13} {'only iolake':>12} {'neither':>8}"]
     notes = []
+    agree = pairs = 0
     for code in sorted(by_code, key=_order):
         tags_ = by_code[code]
         d = {lg for lg in logs if code in drishti[lg]}
         i = {lg for lg in logs if iolake[lg] & set(tags_)}
+        agree, pairs = agree + len(logs) - len(d ^ i), pairs + len(logs)
         lines.append(f"{code:<5} {' | '.join(f'{t} ({CATALOG[t].code})' for t in tags_):<44} {len(d & i):>5} "
                      f"{len(d - i):>13} {len(i - d):>12} {len(set(logs) - d - i):>8}")
         if explain:
@@ -135,16 +136,16 @@ def table(drishti: dict[str, set[str]], iolake: dict[str, set[str]], explain: bo
     for code in sorted(LEFT_OUT, key=_order):
         n = sum(code in drishti[lg] for lg in logs)
         lines.append(f"{code:<5} {n:>4} / {len(logs):<4} {LEFT_OUT[code]}")
-    return "\n".join(lines + ([""] + notes if notes else []))
+    return "\n".join(lines + ([""] + notes if notes else [])), agree, pairs
 
 
 def _order(code: str) -> tuple:
     return ("SPM".index(code[0]), int(code[1:]))
 
 
-def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "darshan"))
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
+    ap.add_argument("--data", default=str(shared("darshan")))
     ap.add_argument("--venv", default="/tmp/drishti-venv", help="the separate venv holding drishti-io")
     ap.add_argument("--out", default="/tmp/drishti-out", help="Drishti's per-log CSVs (a cache)")
     ap.add_argument("--lake", default=None, help="reuse (or keep) the scratch lake here")
@@ -166,13 +167,17 @@ def main(argv=None) -> None:
     for e, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
         print(f"  {n:>4} failed: {e[:160]}")
     if args.drishti_only:
-        return
+        return 0
     drishti = {str(p): r["codes"] for p, r in results.items() if not r["error"]}
     lake = args.lake or tempfile.mkdtemp(prefix="iolake-drishti-") + "/lake"
     iolake = run_iolake(logs, lake)
     print(f"iolake: {len(iolake)} of {len(logs)} logs tagged (lake {lake})\n")
-    print(table(drishti, iolake, args.explain))
+    text, agree, pairs = table(drishti, iolake, args.explain)
+    print(text)
+    result("drishti_agreement", f"{len(set(drishti) & set(iolake))} logs: the tools agree on {agree} of {pairs} "
+                                f"(log, covered code) pairs ({agree / max(pairs, 1):.1%})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,25 +1,23 @@
 """What a nightly drop costs an incremental stage on a big lake, with and without pruning the
 stage's inputs to the new logs' `job_month` partitions (`iolake/runner.py` `month_filter`).
 
-    .venv/bin/python bench/drop_cost.py LAKE [--stages features covering tags] [--repeat 2]
+    python -m bench.drop_cost LAKE [--stages features covering tags] [--repeat 2]
 
 LAKE: a lake whose ingest is ahead of the stages (e.g. the 100,000-log corpus lake with every
-stage run, then a `make_corpus.py --month` drop ingested on top: the drop is the stages' new
-work). For each pure stage, the runner's own input reads (`StageContext.read`: new-log filter by
-broadcast semi join, with or without the month filter) feed the stage's transform; every output
-is cached and counted; nothing is committed. Pruned and unpruned alternate, `--repeat` times
-each; the best seconds per variant, the ratio, and a checksum of every output (row count and the
-sum of a 64-bit hash of each row) to show both read the same rows.
+stage run, then a `python -m bench.make_corpus --month` drop ingested on top: the drop is the
+stages' new work). For each pure stage, the runner's own input reads (`StageContext.read`: new-log
+filter by broadcast semi join, with or without the month filter) feed the stage's transform; every
+output is cached and counted; nothing is committed. Pruned and unpruned alternate (which goes
+first too), `--repeat` rounds; the best seconds per variant, the ratio, and a checksum of every
+output (row count and the sum of a 64-bit hash of each row) to show both read the same rows.
 """
 from __future__ import annotations
 
-import argparse
 import importlib
 import sys
 import time
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.common import alternate, parser, result
 
 
 def checksum(df) -> tuple[int, int]:
@@ -55,7 +53,7 @@ def run_once(spark, conf, stage, prune: bool) -> tuple[float, dict]:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("lake")
     ap.add_argument("--stages", nargs="+", default=["features", "covering", "tags"])
     ap.add_argument("--repeat", type=int, default=2)
@@ -67,20 +65,21 @@ def main(argv=None) -> int:
 
     conf = load_config("local", overrides={"lake": {"root": a.lake}})
     spark = session_from_config(conf)
+    ratios, all_same = [], True
     for name in a.stages:
         stage = stage_by_name(name)
-        best, facts = {}, {}
-        for _ in range(a.repeat):
-            for prune in (False, True):
-                s, f = run_once(spark, conf, stage, prune)
-                best[prune] = min(best.get(prune, float("inf")), s)
-                facts[prune] = f
-                print(f"  {name} {'pruned' if prune else 'unpruned'}: {s:.1f} s", flush=True)
-        same = facts[False]["outputs"] == facts[True]["outputs"]
-        print(f"{name}: {facts[True]['logs']:,} new logs in month(s) {facts[True]['months']}; "
-              f"unpruned {best[False]:.1f} s, pruned {best[True]:.1f} s, pruned/unpruned {best[True] / best[False]:.2f}; "
-              f"outputs {'identical' if same else 'DIFFER'} {facts[True]['outputs']}", flush=True)
-    return 0
+        print(f"{name}:", flush=True)
+        best, facts = alternate(a.repeat, lambda way: run_once(spark, conf, stage, way == "pruned"),
+                                names=("unpruned", "pruned"))
+        same = facts["unpruned"]["outputs"] == facts["pruned"]["outputs"]
+        all_same &= same
+        ratios.append(f"{name} {best['pruned'] / best['unpruned']:.2f}")
+        print(f"{name}: {facts['pruned']['logs']:,} new logs in month(s) {facts['pruned']['months']}; "
+              f"unpruned {best['unpruned']:.1f} s, pruned {best['pruned']:.1f} s, "
+              f"pruned/unpruned {best['pruned'] / best['unpruned']:.2f}; "
+              f"outputs {'identical' if same else 'DIFFER'} {facts['pruned']['outputs']}", flush=True)
+    result("drop_cost", f"pruned/unpruned: {', '.join(ratios)}; outputs {'identical' if all_same else 'DIFFER'}")
+    return 0 if all_same else 1
 
 
 if __name__ == "__main__":

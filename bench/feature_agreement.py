@@ -7,35 +7,33 @@ two stages. With `--no-dxt` it also computes the features of the same Darshan lo
 alone (the DXT segments left out of bronze/io_ops, as a log written with DXT off decodes) and prints
 the Darshan runs' agreement with and without DXT side by side.
 
-Usage: .venv/bin/python bench/feature_agreement.py [--lake DIR] [--no-dxt]
+    python -m bench.feature_agreement [--sweep DIR] [--lake DIR] [--no-dxt]
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.common import parser, result, shared
 
 
-def main() -> None:
+def main(argv=None) -> int:
     import pandas as pd
 
-    from tests.ground_truth import agreement, features_without_dxt, summary
     from iolake.config import load_config
     from iolake.lake import read_table
     from iolake.spark import session_from_config
     from jobs import features, ingest
     from schemas import BRONZE, SILVER
+    from tests.support.ground_truth import agreement, features_without_dxt, summary
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--sweep", default=str(ROOT.parent / "shared" / "data" / "iosweep"))
+    ap = parser(__spec__.name, __doc__)
+    ap.add_argument("--sweep", default=str(shared("iosweep")))
     ap.add_argument("--lake", default=None, help="reuse (or keep) the scratch lake here")
     ap.add_argument("--no-dxt", action="store_true", help="also score features computed without DXT")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     lake = args.lake or tempfile.mkdtemp(prefix="iolake-sweep-") + "/lake"
     conf = load_config("local", overrides={"lake": {"root": lake}})
     spark = session_from_config(conf)
@@ -65,7 +63,12 @@ def main() -> None:
     print("\nmismatch classes (runs):")
     print(bad.groupby(["feature", "tracer", "api", "io_type"]).size().to_string())
     print(f"\ningest {t1 - t0:.1f} s, features {t2 - t1:.1f} s, lake {lake}")
+    per = summary(scored)
+    result("feature_agreement", f"{len(per)} features over {scored.run_id.nunique()} runs: runs agreeing "
+                                f"{per.pct.min():.1f}-{per.pct.max():.1f}% per feature; ingest {t1 - t0:.0f} s, "
+                                f"features {t2 - t1:.0f} s")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,10 +1,12 @@
-"""A huge DXT trace decoded and ingested in bounded memory (issue 16): generator and benchmark.
+"""A huge DXT trace decoded and ingested in bounded memory: peak RSS and seconds of each step.
 
-    .venv/bin/python bench/huge_dxt.py [--gib 1.0] [--out LOG] [--keep]
+    python -m bench.huge_dxt [--gib 1.0] [--out LOG] [--keep]
+    python -m bench.huge_dxt --quick         # a 0.02 GiB region
 
-Writes a Darshan log (format 3.41, zlib) whose DXT_POSIX region inflates to >= `--gib` GiB
-(32-byte segments: 1 GiB is 33.5 M segments) into a temporary folder, then runs each step in a
-fresh child process, which reports its own peak RSS (getrusage ru_maxrss) and time:
+Writes a Darshan log (format 3.41, zlib; `tests/support/darshan_writer.py`) whose DXT_POSIX
+region inflates to >= `--gib` GiB (32-byte segments: 1 GiB is 33.5 M segments) into a temporary
+folder, then runs each step in a fresh child process, which reports its own peak RSS (getrusage
+ru_maxrss) and time:
 
   inflate   Python's zlib inflating the DXT region in 4 MiB pieces, nothing kept: the floor;
   decode    `readers.native_darshan.decode` (io_ops streamed) and every batch read, counted;
@@ -14,14 +16,6 @@ fresh child process, which reports its own peak RSS (getrusage ru_maxrss) and ti
 
 Prints seconds, peak RSS (MiB), rows and the ratio of each step's time to the floor's, then
 deletes what it wrote (unless --keep).
-
-The writer (`write_log`, `dxt_record`) follows darshan-util's layout: the 3.41 header
-(darshan-log-format.h: version, magic, compression, partial flags, name map, 64 module maps,
-64 module versions), zlib regions for the job record (+ exe and mount table), the name records
-and each module; DXT records as darshan-dxt-logutils.c reads them: a 104-byte `dxt_file_record`
-(base record id, rank, shared_record, hostname[64], write_count, read_count) and then
-write_count + read_count 32-byte `segment_info`s (offset, length, start, end), writes first.
-Tests use it for small synthetic logs.
 """
 from __future__ import annotations
 
@@ -35,27 +29,9 @@ import tempfile
 import time
 import zlib
 from collections.abc import Iterable
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-MAGIC = 6567223
-DXT_POSIX, DXT_MPIIO, POSIX = 10, 11, 1  # module indices of format 3.41
-HOST = 64
-SEG = 32
-
-
-def dxt_header(rid: int, rank: int, host: bytes, write_count: int, read_count: int, big: bool = False) -> bytes:
-    """The 104-byte `dxt_file_record` (shared_record -1), in byte order `big`."""
-    e = ">" if big else "<"
-    return (struct.pack(e + "Qqq", rid, rank, -1) + host[:HOST].ljust(HOST, b"\0")
-            + struct.pack(e + "qq", write_count, read_count))
-
-
-def dxt_record(rid: int, rank: int, host: bytes, writes, reads, big: bool = False) -> bytes:
-    """One DXT record: its header, then its write and read segments (offset, length, start, end)."""
-    e = ">" if big else "<"
-    head = dxt_header(rid, rank, host, len(writes), len(reads), big)
-    return head + b"".join(struct.pack(e + "qqdd", *s) for s in (*writes, *reads))
+from bench.common import ROOT, parser, result
+from tests.support.darshan_writer import DXT_POSIX, HEADER, SEG, dxt_header, write_log
 
 
 def _segments(first: int, n: int, rank: int):
@@ -84,43 +60,6 @@ def huge_dxt_region(segments: int, ranks: int = 64, piece: int = 1 << 20) -> Ite
             yield _segments(first, min(piece, n - first), rank)
 
 
-def write_log(fh, regions: dict[int, Iterable[bytes]], versions: dict[int, int] | None = None,
-              comp: int = 0, level: int = 1, big: bool = False) -> None:
-    """Writes a format-3.41 log to the seekable `fh`: job and name regions, then each module
-    region (module index -> raw record bytes, in pieces), compressed with zlib (`comp` 0) or
-    stored (`comp` 2). The header is written last, once the region offsets are known."""
-    e = ">" if big else "<"
-    versions = versions or {}
-    job = struct.pack(e + "7q", 1000, 1_600_000_000, 0, 1_600_000_100, 0, 64, 42)
-    job += b"lib_ver=3.4.0\n".ljust(1024, b"\0") + b"/bin/bench\nlustre\t/scratch\0"
-    names = struct.pack(e + "Q", 0x1234_5678_9ABC) + b"/scratch/huge.dat\0"
-
-    def put(pieces: Iterable[bytes]) -> tuple[int, int]:
-        off = fh.tell()
-        z = zlib.compressobj(level) if comp == 0 else None
-        for p in pieces:
-            fh.write(z.compress(p) if z else p)
-        if z:
-            fh.write(z.flush())
-        return off, fh.tell() - off
-
-    fh.seek(1328)
-    maps = {"job": put([job]), "names": put([names])}
-    mod_map = [(0, 0)] * 64
-    mod_ver = [0] * 64
-    for i in sorted(regions):
-        mod_map[i] = put(regions[i])
-        mod_ver[i] = versions.get(i, 1)
-    head = b"3.41".ljust(8, b"\0") + struct.pack(e + "q", MAGIC) + bytes([comp]) + bytes(7) + struct.pack("<Q", 0)
-    head += struct.pack(e + "QQ", *maps["names"]) + b"".join(struct.pack(e + "QQ", *m) for m in mod_map)
-    head += struct.pack(e + "64I", *mod_ver)
-    assert len(head) == 1328
-    fh.seek(0)
-    fh.write(head)
-    # darshan-util finds the job region right after the header
-    assert maps["job"][0] == 1328
-
-
 # ---------------------------------------------------------------------------------------------
 # the steps, each run in a child process
 
@@ -128,7 +67,7 @@ def write_log(fh, regions: dict[int, Iterable[bytes]], versions: dict[int, int] 
 def _inflate(path: str) -> dict:
     """The floor: inflate the DXT region with Python's zlib, 4 MiB at a time, nothing kept."""
     with open(path, "rb") as fh:
-        head = fh.read(1328)
+        head = fh.read(HEADER)
         # the 3.41 header: version[8], magic, comp + partial flags, name map, then 64 module maps
         off, n = struct.unpack_from("<QQ", head, 48 + 16 * DXT_POSIX)
         fh.seek(off)
@@ -178,7 +117,6 @@ STEPS = {"inflate": _inflate, "decode": _decode, "ingest": _ingest}
 def _child(step: str, path: str) -> None:
     import resource
 
-    sys.path.insert(0, str(ROOT))
     t0 = time.monotonic()
     res = STEPS[step](path)
     res["seconds"] = time.monotonic() - t0
@@ -187,18 +125,21 @@ def _child(step: str, path: str) -> None:
 
 
 def _run(step: str, path: str) -> dict:
-    out = subprocess.run([sys.executable, __file__, "--child", step, path], check=True, capture_output=True,
-                         text=True, cwd=ROOT)
+    out = subprocess.run([sys.executable, "-m", "bench.huge_dxt", "--child", step, path], check=True,
+                         capture_output=True, text=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("--gib", type=float, default=1.0, help="decompressed size of the DXT region (GiB)")
     ap.add_argument("--out", help="write the log here instead of a temporary folder")
     ap.add_argument("--keep", action="store_true", help="keep the log and the staged files")
+    ap.add_argument("--quick", action="store_true", help="a 0.02 GiB region")
     ap.add_argument("--child", nargs=2, metavar=("STEP", "LOG"), help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
+    if a.quick:
+        a.gib = 0.02
     if a.child:
         _child(*a.child)
         return 0
@@ -234,6 +175,10 @@ def main(argv=None) -> int:
     ok = ing["rows"] == segments and results["decode"]["rows"] == segments and ing["status"] == "ok"
     print(f"\ningest ledger: status {ing['status']}, row_counts {ing['row_counts']}; staged io_ops rows "
           f"{'==' if ing['rows'] == segments else '!='} {segments:,} segments written")
+    dec = results["decode"]
+    result("huge_dxt", f"{region / 2**30:.3f} GiB DXT region: decode {dec['seconds']:.1f} s "
+                       f"({dec['seconds'] / floor:.2f}x the floor), peak RSS decode {dec['peak_rss_mib']:,.0f} MiB, "
+                       f"ingest {ing['peak_rss_mib']:,.0f} MiB; rows {'ok' if ok else 'WRONG'}")
     return 0 if ok else 1
 
 

@@ -1,60 +1,75 @@
 """The ingest stage of a base commit against this tree's, on the same corpus, in one run.
 
-    .venv/bin/python bench/ingest_ab.py BASE_REV CORPUS [--rounds 2]
+    python -m bench.ingest_ab BASE_REV CORPUS [--rounds 2]
 
-BASE_REV is checked out from git into a scratch folder (`git archive`; the native decoder is the
-one installed, shared by both); each round ingests CORPUS
-into a fresh lake with each tree (`python -m jobs.ingest`, its own JVM, the tree's own conf/),
-alternating which goes first. It prints each run's decode seconds (the decode tasks: the work
-that is per log) and ingest stage seconds, then the best of each way and the ratios this / base.
-Check that the two trees' lakes hold the same rows with `bench/compare_lakes.py`.
+BASE_REV is extracted from git into a scratch folder (`git archive`; the native decoder is the
+one installed, shared by both); each round ingests CORPUS into a fresh lake with each tree
+(`python -m jobs.ingest`, its own JVM, the tree's own conf/), alternating which goes first. It
+prints each run's decode seconds (the decode tasks: the work that is per log) and ingest stage
+seconds, then the best of each way and the ratios this / base. Check that the two trees' lakes
+hold the same rows with `python -m bench.compare_lakes`.
 """
 from __future__ import annotations
 
-import argparse
+import re
 import shutil
 import subprocess
 import sys
-import tempfile
+import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from ingest_commit import ROOT, ingest  # noqa: E402  (bench/ is on sys.path when run as a script)
+from bench.common import ROOT, alternate, checkout, parser, result, scratch, tree_env
+
+DECODE = re.compile(r"^\[decode\] \d+/\d+ logs in ([0-9.]+) s")
+STAGE = re.compile(r"^\[ingest\] done in ([0-9.]+) s")
 
 
-def snapshot(rev: str, into: Path) -> Path:
-    into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
+def ingest(corpus: str, lake: Path, tree: Path = ROOT) -> dict:
+    """`python -m jobs.ingest` of the code and conf/ in `tree` in its own JVM: its wall, decode
+    and stage seconds."""
+    cmd = [sys.executable, "-m", "jobs.ingest", corpus, "--lake", str(lake), "--conf-dir", str(tree / "conf")]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, env=tree_env(tree), capture_output=True, text=True, cwd=tree)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        sys.stdout.write(p.stdout[-4000:] + p.stderr[-4000:])
+        raise SystemExit(f"ingest failed with exit code {p.returncode}")
+    out = {"wall": wall, "decode": None, "stage": None}
+    for line in p.stdout.splitlines():
+        if m := DECODE.match(line):
+            out["decode"] = float(m.group(1))
+        elif m := STAGE.match(line):
+            out["stage"] = float(m.group(1))
+    return out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("base")
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
+    ap.add_argument("base", help="git revision of the base tree")
     ap.add_argument("corpus")
     ap.add_argument("--rounds", type=int, default=2)
-    args = ap.parse_args()
-    scratch = Path(tempfile.mkdtemp(prefix="ingest-ab-"))
-    try:
-        trees = {"base": snapshot(args.base, scratch / "base"), "this": ROOT}
-        best = {w: (float("inf"), float("inf")) for w in trees}
-        for r in range(args.rounds):
-            order = list(trees) if r % 2 == 0 else list(reversed(trees))
-            for way in order:
-                lake = scratch / f"lake-{way}"
-                out = ingest(args.corpus, lake, trees[way] / "conf", tree=trees[way])
-                decode, stage = out["decode"], out["stage"]
-                print(f"round {r + 1} {way}: decode {decode:.1f} s, ingest stage {stage:.1f} s "
-                      f"(wall {out['wall']:.1f} s)", flush=True)
-                best[way] = (min(best[way][0], decode), min(best[way][1], stage))
-                shutil.rmtree(lake)
-        (bd, bs), (td, ts) = best["base"], best["this"]
-        print(f"best of {args.rounds}: decode {bd:.1f} -> {td:.1f} s ({td / bd:.2f}x), "
-              f"ingest stage {bs:.1f} -> {ts:.1f} s ({ts / bs:.2f}x)")
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
+    args = ap.parse_args(argv)
+    with scratch("ingest-ab") as work:
+        trees = {"base": checkout(args.base, work / "base"), "this": ROOT}
+        decode: dict[str, float] = {}
+
+        def timed(way: str) -> tuple[float, dict]:
+            lake = work / f"lake-{way}"
+            out = ingest(args.corpus, lake, trees[way])
+            print(f"  {way}: decode {out['decode']:.1f} s, ingest stage {out['stage']:.1f} s "
+                  f"(wall {out['wall']:.1f} s)", flush=True)
+            decode[way] = min(decode.get(way, out["decode"]), out["decode"])
+            shutil.rmtree(lake)
+            return out["stage"], out
+
+        best, _ = alternate(args.rounds, timed)
+    (bd, td), (bs, ts) = (decode["base"], decode["this"]), (best["base"], best["this"])
+    print(f"best of {args.rounds}: decode {bd:.1f} -> {td:.1f} s ({td / bd:.2f}x), "
+          f"ingest stage {bs:.1f} -> {ts:.1f} s ({ts / bs:.2f}x)")
+    result("ingest_ab", f"this / {args.base}: decode {td / bd:.2f}x, ingest stage {ts / bs:.2f}x "
+                        f"(best of {args.rounds})")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,28 +1,25 @@
-"""Ingest throughput of the pydarshan path, against what a user would write instead.
+"""Ingest throughput of iolake against what a user would write instead: pydarshan to Parquet.
+
+    python -m bench.ingest_baseline [CORPUS] [--decoder pydarshan|native]
+    python -m bench.ingest_baseline --quick      # the wheel's sample logs, native decoder
 
 Runs, in one process tree and on the same corpus (default: ../shared/data/darshan):
   baseline  a 2-process pool: pydarshan `DarshanReport(read_all=True)` + `to_df()` per log,
             every module frame written to Parquet (crashing logs crash a pool worker, so
-            each log runs in a fresh task with `maxtasksperchild=1`... as a user would learn)
+            each log runs in a fresh task with `maxtasksperchild=1`, as a user would learn)
   iolake    `python -m jobs.ingest CORPUS --lake TMP` (local[2], Delta, gates on)
 and prints logs/s, MB/s, peak RSS (sum over the process tree, sampled) and the ratio.
-
-Usage: .venv/bin/python bench/ingest_baseline.py [CORPUS] [--decoder pydarshan|native]
 """
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from rss import PeakRSS  # noqa: E402  (bench/ is on sys.path when run as a script)
+from bench.common import ROOT, PeakRSS, parser, result, sample_logs, scratch, shared, tree_env
 
 
 def _baseline_one(args):
@@ -48,7 +45,7 @@ def list_logs(corpus: str) -> list[str]:
 
 
 def baseline(logs: list[str]) -> tuple[float, int, int]:
-    with tempfile.TemporaryDirectory() as out, PeakRSS(os.getpid()) as rss:
+    with scratch("baseline") as out, PeakRSS(os.getpid()) as rss:
         t0 = time.perf_counter()
         ctx = mp.get_context("fork")
         with ctx.Pool(2, maxtasksperchild=1) as pool:
@@ -65,9 +62,9 @@ def baseline(logs: list[str]) -> tuple[float, int, int]:
 
 
 def iolake(corpus: str, decoder: str) -> tuple[float, int, str]:
-    with tempfile.TemporaryDirectory() as tmp:
+    with scratch("ingest") as tmp:
         cmd = [sys.executable, "-m", "jobs.ingest", corpus, "--lake", f"{tmp}/lake", "--decoder", decoder]
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        env = tree_env(ROOT)
         t0 = time.perf_counter()
         p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True, cwd=ROOT)
         with PeakRSS(p.pid) as rss:
@@ -77,11 +74,14 @@ def iolake(corpus: str, decoder: str) -> tuple[float, int, str]:
         return time.perf_counter() - t0, rss.total, out
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("corpus", nargs="?", default=str(ROOT.parent / "shared" / "data" / "darshan"))
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
+    ap.add_argument("corpus", nargs="?", default=str(shared("darshan")))
     ap.add_argument("--decoder", default="pydarshan", choices=("pydarshan", "native"))
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true", help="the sample logs, native decoder")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.corpus, args.decoder = str(sample_logs()), "native"
     logs = list_logs(args.corpus)
     mb = sum(os.path.getsize(p) for p in logs) / 2**20
     print(f"corpus: {len(logs)} logs, {mb:.1f} MiB ({args.corpus})")
@@ -93,7 +93,10 @@ def main() -> None:
           f"{mb / it:6.2f} MiB/s  peak RSS {irss / 2**20:7.0f} MiB")
     print(f"ratio iolake/baseline throughput: {bt / it:.2f}x")
     print(out.strip().splitlines()[-1] if out.strip() else "")
+    result("ingest_baseline", f"{len(logs)} logs: iolake ({args.decoder}) {it:.1f} s, {len(logs) / it:.2f} logs/s, "
+                              f"peak RSS {irss / 2**20:.0f} MiB; baseline {bt:.1f} s; {bt / it:.2f}x its throughput")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,8 +1,8 @@
 """End-to-end Spark ingest at scale, with the pure-decode floor measured in the same run.
 
-    .venv/bin/python bench/ingest_scale.py CORPUS [--increment CORPUS2] [--floor-sample 5000]
+    python -m bench.ingest_scale CORPUS [--increment CORPUS2] [--floor-sample 5000] [--lake DIR]
 
-CORPUS is a folder of distinct Darshan logs (bench/make_corpus.py builds one). In one run:
+CORPUS is a folder of distinct Darshan logs (`python -m bench.make_corpus` builds one). In one run:
   floor      the native decoder alone over a sample of CORPUS in a 2-process pool, no Spark,
              nothing written: the most any ingest on these 2 cores could do per log;
   ingest     `python -m jobs.ingest CORPUS --lake TMP` (local[2], Delta, gates on), with the
@@ -15,19 +15,15 @@ logs from the two points (fixed cost + per-log cost).
 """
 from __future__ import annotations
 
-import argparse
 import multiprocessing as mp
 import os
 import random
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-from rss import PeakRSS  # noqa: E402  (bench/ is on sys.path when run as a script)
+from bench.common import ROOT, PeakRSS, parser, result, scratch, tree_env
 
 
 def list_logs(corpus: str) -> list[str]:
@@ -56,7 +52,7 @@ def floor(logs: list[str], sample: int, seed: int = 1) -> tuple[float, int, floa
 
 def ingest(corpus: str, lake: str) -> tuple[float, PeakRSS, str]:
     cmd = [sys.executable, "-m", "jobs.ingest", corpus, "--lake", lake]
-    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    env = tree_env(ROOT)
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     lines = []
@@ -78,19 +74,19 @@ def report(name: str, n: int, mb: float, secs: float, rss: PeakRSS, floor_s: flo
           f"(together {rss.total / 2**20:,.0f} MiB); {secs / n / floor_s:.2f}x the decode floor per log")
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("corpus")
     ap.add_argument("--increment", help="a second corpus ingested on top (a nightly drop)")
     ap.add_argument("--floor-sample", type=int, default=5000)
     ap.add_argument("--lake", help="keep the lake here (default: a temporary folder)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     logs = list_logs(args.corpus)
     mb = sum(os.path.getsize(p) for p in logs) / 2**20
     print(f"corpus: {len(logs):,} logs, {mb:,.0f} MiB ({args.corpus}); load average {os.getloadavg()[0]:.1f}")
     fs, fn, fmb = floor(logs, args.floor_sample)
     print(f"floor (native decode only, 2 procs, {fn:,} logs): {1 / fs:,.1f} logs/s, {fmb / (fs * fn):,.2f} MiB/s")
-    with tempfile.TemporaryDirectory(dir=os.environ.get("TMPDIR")) as tmp:
+    with scratch("ingest-scale") as tmp:
         lake = args.lake or f"{tmp}/lake"
         secs, rss, _ = ingest(args.corpus, lake)
         report("ingest", len(logs), mb, secs, rss, fs)
@@ -105,12 +101,17 @@ def main() -> None:
             (n1, t1), (n2, t2) = points
             per = (t1 - t2) / (n1 - n2)
             fixed = t1 - per * n1
+            million = (fixed + per * 1e6) / 60
             print(f"linear fit: {fixed:,.0f} s fixed + {per * 1e3:,.2f} ms/log -> 1,000,000 logs in "
-                  f"{(fixed + per * 1e6) / 60:,.0f} min on these cores")
+                  f"{million:,.0f} min on these cores")
         else:
             n1, t1 = points[0]
-            print(f"proportional: 1,000,000 logs in {t1 / n1 * 1e6 / 60:,.0f} min on these cores")
+            million = t1 / n1 * 1e6 / 60
+            print(f"proportional: 1,000,000 logs in {million:,.0f} min on these cores")
+    result("ingest_scale", f"{len(logs):,} logs in {secs:,.1f} s = {len(logs) / secs:,.1f} logs/s, "
+                           f"{secs / len(logs) / fs:.2f}x the decode floor; 1,000,000 logs ~{million:,.0f} min")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """What `bronze/io_ops`'s file layout costs: bytes, point lookups and the stages that read it.
 
-    .venv/bin/python bench/layout_cost.py LAKE [--layouts staged maintain zorder1 compact]
+    python -m bench.layout_cost LAKE [--layouts staged maintain zorder1 compact]
         [--stages features covering tags] [--rounds 1] [--lookups 30] [--work DIR]
 
 LAKE is an ingested lake (bronze only is enough; it is only read). Each layout is a copy of it:
@@ -18,7 +18,6 @@ against the first layout, measured in the same run. Reads LAKE only; copies go t
 """
 from __future__ import annotations
 
-import argparse
 import random
 import shutil
 import subprocess
@@ -27,10 +26,7 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-sys.path.insert(0, str(ROOT / "bench"))
-from pipeline_scale import DONE  # noqa: E402  (bench/ is on sys.path when run as a script)
+from bench.common import ROOT, STAGE_DONE, iolake_cmd, parser, result
 
 IO_OPS_ONLY = {"zorder2": ("log_id", "record_id"), "zorder1": ("log_id",), "compact": ()}
 LAYOUTS = ("staged", "maintain", *IO_OPS_ONLY)
@@ -39,7 +35,7 @@ DERIVED = ("silver", "gold", "ops/empty_logs")  # what the stages write: never c
 
 def iolake(*args: str) -> str:
     """Run `iolake ARGS` (this tree) and return its output; exit on failure, with its tail."""
-    p = subprocess.run([str(ROOT / ".venv/bin/iolake"), *args], capture_output=True, text=True, cwd=ROOT)
+    p = subprocess.run(iolake_cmd(*args), capture_output=True, text=True, cwd=ROOT)
     if p.returncode != 0:
         raise SystemExit(f"iolake {' '.join(args)} exited {p.returncode}:\n{(p.stdout + p.stderr)[-2000:]}")
     return p.stdout
@@ -85,21 +81,21 @@ def lookup_ms(lake: Path, log_ids: list[str]) -> float:
 
 def stage_seconds(stage: str, lake: Path) -> float:
     out = iolake("stage", stage, "--lake", str(lake))
-    found = [float(m.group(2)) for m in map(DONE.match, out.splitlines()) if m and m.group(1) == stage]
+    found = [float(m.group(2)) for m in map(STAGE_DONE.match, out.splitlines()) if m and m.group(1) == stage]
     if not found:
         raise SystemExit(f"iolake stage {stage}: no 'done in' line:\n{out[-2000:]}")
     return found[-1]
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("lake", type=Path)
     ap.add_argument("--layouts", nargs="+", default=["staged", "maintain", "zorder1", "compact"], choices=LAYOUTS)
     ap.add_argument("--stages", nargs="+", default=["features", "covering", "tags"])
     ap.add_argument("--rounds", type=int, default=1)
     ap.add_argument("--lookups", type=int, default=30)
     ap.add_argument("--work", type=Path, default=None, help="scratch folder for the copies (default: a temp dir)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
     if not (args.lake / "bronze/io_ops/_delta_log").is_dir():
         raise SystemExit(f"{args.lake}: no bronze/io_ops Delta table (ingest a lake first)")
 
@@ -153,6 +149,10 @@ def main() -> int:
             row += f" {best:12.1f} {best / base:5.2f}"
         print(row)
     print(f"(stage seconds: best of {args.rounds}; copies in {work})")
+    last = args.layouts[-1]
+    result("layout_cost", f"{last} against {first}: io_ops bytes {facts[last]['bytes'] / facts[first]['bytes']:.2f}x, "
+                          f"lookups {facts[last]['lookup'] / facts[first]['lookup']:.2f}x, "
+                          + ", ".join(f"{s} {min(times[last, s]) / min(times[first, s]):.2f}x" for s in args.stages))
     return 0
 
 

@@ -1,7 +1,8 @@
 """Build a large corpus of *distinct* Darshan logs from real ones, for scale benchmarks.
 
-    .venv/bin/python bench/make_corpus.py OUT --logs 100000 [--templates DIR ...] [--per-dir 1000]
-                                          [--month YYYY-MM] [--first-jobid N]
+    python -m bench.make_corpus OUT --logs 100000 [--templates DIR ...] [--per-dir 1000]
+                                [--month YYYY-MM] [--first-jobid N]
+    python -m bench.make_corpus --quick      # 500 logs from the wheel's sample logs, then deleted
 
 Hard links or copies of the shared logs would all hash to the same 1,252 contents, and ingest
 keeps one log per content (sha256), so a 100,000-log benchmark of copies would decode 100,000
@@ -20,18 +21,15 @@ month, the way one night's drop holds the jobs of one month (the templates span 
 """
 from __future__ import annotations
 
-import argparse
 import bz2
-import os
 import struct
 import sys
 import time
 import zlib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-SHARED = Path(os.environ.get("IOLAKE_SHARED_DATA", ROOT.parent / "shared" / "data"))
+from bench.common import SHARED, parser, result, sample_logs, scratch
+
 MAGIC = 6567223
 ZLIB, BZIP2, NONE = 0, 1, 2
 
@@ -130,15 +128,28 @@ def load_templates(paths: list[Path]) -> tuple[list[Template], int]:
     return good, bad
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("out", type=Path)
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
+    ap.add_argument("out", type=Path, nargs="?", help="output folder (required unless --quick)")
     ap.add_argument("--logs", type=int, default=100_000)
     ap.add_argument("--templates", nargs="*", type=Path, help="template logs or folders (default: shared logs + IOR sweep)")
     ap.add_argument("--per-dir", type=int, default=1000)
     ap.add_argument("--first-jobid", type=int, default=9_000_000_000)
     ap.add_argument("--month", help="move every job's start into this month (YYYY-MM): one night's drop")
-    args = ap.parse_args()
+    ap.add_argument("--quick", action="store_true", help="500 logs from the sample logs into a scratch folder")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.logs, args.templates, args.per_dir = 500, [sample_logs()], 100
+        with scratch("corpus") as out:
+            args.out = out
+            return make(args)
+    if args.out is None:
+        ap.error("give OUT, the output folder")
+    return make(args)
+
+
+def make(args) -> int:
+    """Writes the corpus `args` describes; returns the exit code."""
     month0 = None
     if args.month:
         import datetime as dt
@@ -146,7 +157,7 @@ def main() -> None:
         month0 = int(dt.datetime.strptime(args.month, "%Y-%m").replace(tzinfo=dt.timezone.utc).timestamp())
     paths = []
     for t in args.templates or []:
-        paths += sorted(p for p in t.rglob("*") if p.is_file()) if t.is_dir() else [t]
+        paths += sorted(p for p in t.rglob("*") if p.is_file() and ".darshan" in p.name) if t.is_dir() else [t]
     paths = paths or default_templates()
     if not paths:
         raise SystemExit(f"no template logs (looked under {SHARED}); pass --templates")
@@ -167,8 +178,12 @@ def main() -> None:
         total += len(data)
         if (i + 1) % 10_000 == 0:
             print(f"  {i + 1:,} logs, {total / 2**20:,.0f} MiB, {time.perf_counter() - t0:.0f} s", flush=True)
+    secs = time.perf_counter() - t0
     print(f"wrote {args.logs:,} distinct logs, {total / 2**20:,.1f} MiB, under {args.out}")
+    result("make_corpus", f"{args.logs:,} logs from {len(templates)} templates, {total / 2**20:,.1f} MiB "
+                          f"in {secs:,.1f} s ({args.logs / secs:,.0f} logs/s)")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

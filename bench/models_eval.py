@@ -1,6 +1,7 @@
 """Model figures on grouped splits, beside their baselines, without MLflow or Spark.
 
-    python bench/models_eval.py [BENCHMARK_CSV] [--lake LAKE --labels LABELS_CSV]
+    python -m bench.models_eval [BENCHMARK_CSV] [--lake LAKE --labels LABELS_CSV] [--splits N]
+    python -m bench.models_eval --quick      # placement only, 2 splits
 
 BENCHMARK_CSV defaults to the shipped `models/benchmarks/iosweep.csv`. Prints, on the same
 10 grouped splits `train` uses (models/evaluation.py; 20% of split groups held out):
@@ -15,19 +16,16 @@ With --lake (a lake that ingested the sweep) and --labels (its labels.csv): how 
 own per-configuration labels (mean Darshan file bandwidth per tier) agree with IOR's.
 Labels are aggregated by identical trace features as `labels` does (features/placement_labels.py).
 """
-import argparse
 import sys
 import time
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-
-from models import bandwidth, benchmarks, evaluation, placement  # noqa: E402
-from models.bandwidth import FILE_FEATURES, JOB_FEATURES  # noqa: E402
-from schemas.placement_labels import FEATURES  # noqa: E402
+from bench.common import parser, result
+from models import bandwidth, benchmarks, evaluation, placement
+from models.bandwidth import FILE_FEATURES, JOB_FEATURES
+from schemas.placement_labels import FEATURES
 
 SPLITS, TEST_FRACTION, SEED, MIN_MARGIN = 10, 0.2, 42, 0.05
 
@@ -45,31 +43,35 @@ def label_groups(pdf: pd.DataFrame) -> pd.DataFrame:
     return g[g.margin > MIN_MARGIN].reset_index(drop=True)
 
 
-def show_placement(pdf: pd.DataFrame) -> None:
+def show_placement(pdf: pd.DataFrame, splits: int = SPLITS) -> dict:
+    """Prints each classifier's figures; returns {model: mean accuracy}."""
     lab = label_groups(pdf)
     X, y, strong = lab[list(FEATURES)], lab.best_tier, lab.strong
-    folds = evaluation.splits(evaluation.feature_groups(lab, FEATURES), SPLITS, TEST_FRACTION, SEED)
+    folds = evaluation.splits(evaluation.feature_groups(lab, FEATURES), splits, TEST_FRACTION, SEED)
     print(f"placement: {len(lab)} label groups ({(y == 'bb').mean():.1%} bb), {int(strong.sum())} with margin > std; "
-          f"{SPLITS} grouped splits, {TEST_FRACTION:.0%} held out")
+          f"{splits} grouped splits, {TEST_FRACTION:.0%} held out")
     print(f"{'model':<22} {'accuracy':>15} {'majority':>9} {'margin>std':>15} {'majority':>9} {'s':>6}")
     params = lab[[c for c in lab.columns if c.startswith("ior_")]]
     runs = [(n, None) for n in placement.CLASSIFIERS]
     if len(params.columns):
         runs.append(("reference_true_params", placement.reference_estimator(params)))
+    acc = {}
     for name, est in runs:
         t = time.monotonic()
         r = placement.fit_and_evaluate(name, params if est else X, y, folds, strong=strong, seed=0, estimator=est)
         print(f"{name:<22} {r['accuracy_mean']:.3f} ± {r['accuracy_std']:.3f} {r['baseline_mean']:>9.3f} "
               f"{r['accuracy_strong_mean']:.3f} ± {r['accuracy_strong_std']:.3f} {r['baseline_strong_mean']:>9.3f} "
               f"{time.monotonic() - t:6.1f}")
+        acc[name] = r["accuracy_mean"]
+    return acc
 
 
 def show_bandwidth(rows: pd.DataFrame, features, target: str, level: str, groups, label: str | None = None,
-                   pdf: pd.DataFrame | None = None) -> None:
+                   pdf: pd.DataFrame | None = None, splits: int = SPLITS) -> None:
     """`pdf`: the benchmark frame, whose own `ior_*` parameters give the true-parameter reference
     row (models.bandwidth.reference_estimator, fed by benchmarks.reference_rows) on the same folds."""
     X, bw = rows[list(features)].reset_index(drop=True), rows[target].reset_index(drop=True)
-    folds = evaluation.splits(groups, SPLITS, TEST_FRACTION, SEED)
+    folds = evaluation.splits(groups, splits, TEST_FRACTION, SEED)
     print(f"\nbandwidth/{label or level}: {len(X)} rows, tiers {sorted(X.tier.unique())}")
     print(f"{'model':<22} {'MdAPE %':>8} {'MAPE %':>8} {'R²':>7} {'R²(log)':>8}   median rule: {'MdAPE %':>8} {'R²(log)':>8}")
     runs = [(name, X, None) for name in bandwidth.REGRESSORS]
@@ -116,29 +118,39 @@ def ior_rows(pdf: pd.DataFrame, prefix: str) -> pd.DataFrame:
     return benchmarks.cast_like(pd.concat(parts, ignore_index=True), SILVER["file_features"], FEATURES)
 
 
-def main(argv) -> int:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def main(argv=None) -> int:
+    p = parser(__spec__.name, __doc__)
     p.add_argument("benchmark", nargs="?", default=str(benchmarks.SHIPPED["iosweep"]))
     p.add_argument("--lake")
     p.add_argument("--labels")
+    p.add_argument("--splits", type=int, default=SPLITS, help="grouped splits (train's: %(default)s)")
+    p.add_argument("--quick", action="store_true", help="placement only, on 2 splits")
     a = p.parse_args(argv)
+    splits = 2 if a.quick else a.splits
+    t0 = time.monotonic()
     pdf = pd.read_csv(a.benchmark)
-    show_placement(pdf)
+    acc = show_placement(pdf, splits)
+    best = max((n for n in acc if n != "reference_true_params"), key=acc.get)
+    line = f"placement, {splits} splits: best {best} accuracy {acc[best]:.3f}"
+    if a.quick:
+        result("models_eval", f"{line} ({time.monotonic() - t0:.0f} s)")
+        return 0
     key = pdf.set_index("config_id")[list(FEATURES)].astype(str).agg("\x1f".join, axis=1)
     files = benchmarks.file_rows(pdf)
     show_bandwidth(files, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(files.config_id.map(key))[0],
-                   pdf=pdf)
+                   pdf=pdf, splits=splits)
     for prefix, label in (("", "IOR effective"), ("read_", "IOR read"), ("write_", "IOR write")):
         rows = ior_rows(pdf, prefix)  # separate read and write models where the data has both
         show_bandwidth(rows, FILE_FEATURES, "bandwidth_mib_s", "file", pd.factorize(rows.config_id.map(key))[0],
-                       label=f"{label} (per configuration)", pdf=pdf)
+                       label=f"{label} (per configuration)", pdf=pdf, splits=splits)
     jobs = benchmarks.job_rows(pdf)
     show_bandwidth(jobs, JOB_FEATURES, "throughput_mib_s", "job", pd.factorize(jobs.config_id.map(key))[0],
-                   pdf=pdf)
+                   pdf=pdf, splits=splits)
     if a.lake and a.labels:
         show_lake_labels(a.lake, a.labels)
+    result("models_eval", f"{line} ({time.monotonic() - t0:.0f} s)")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(main())

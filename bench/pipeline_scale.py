@@ -1,8 +1,8 @@
 """The whole `iolake run` at scale: seconds and peak RSS per stage, and the fit to 1,000,000 logs.
 
-    .venv/bin/python bench/pipeline_scale.py CORPUS --sizes 10000 100000 [--keep DIR] [--conf-dir DIR]
+    python -m bench.pipeline_scale CORPUS --sizes 10000 100000 [--keep DIR] [--conf-dir DIR]
 
-CORPUS is a folder of distinct Darshan logs in dNNNN/ sub-folders (`bench/make_corpus.py`).
+CORPUS is a folder of distinct Darshan logs in dNNNN/ sub-folders (`python -m bench.make_corpus`).
 For each size N, in one run of this script: `iolake run` of the first N logs (whole sub-folders
 in name order, then single files of the next one) into an empty lake on local[2], every stage
 of `pipeline.yaml` in order. The child's stdout is read as it comes: each stage's
@@ -18,49 +18,14 @@ with runs made the same way.
 """
 from __future__ import annotations
 
-import argparse
-import os
-import re
 import shutil
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "bench"))
-from rss import split_rss  # noqa: E402  (bench/ is on sys.path when run as a script)
-
-DONE = re.compile(r"^\[(\w+)\] done in ([0-9.]+) s")
-MIB = 2**20
-
-
-class StageRSS:
-    """Peak (driver, workers) RSS of a process tree, restarted at each `cut()`. `split(pid)` gives
-    the two sides (default `rss.split_rss`; the cluster bench splits driver from executors)."""
-
-    def __init__(self, pid: int, split=split_rss):
-        self.pid, self.split, self.driver, self.workers = pid, split, 0, 0
-        self._lock, self._stop = threading.Lock(), threading.Event()
-        self._t = threading.Thread(target=self._run, daemon=True)
-        self._t.start()
-
-    def _run(self) -> None:
-        while not self._stop.wait(0.2):
-            d, w = self.split(self.pid)
-            with self._lock:
-                self.driver, self.workers = max(self.driver, d), max(self.workers, w)
-
-    def cut(self) -> tuple[int, int]:
-        with self._lock:
-            out, self.driver, self.workers = (self.driver, self.workers), 0, 0
-        return out
-
-    def stop(self) -> None:
-        self._stop.set()
-        self._t.join()
+from bench.common import MIB, ROOT, STAGE_DONE, StageRSS, iolake_cmd, parser, result
 
 
 def pick_inputs(corpus: Path, n: int, scratch: Path) -> list[str]:
@@ -90,7 +55,7 @@ def pick_inputs(corpus: Path, n: int, scratch: Path) -> list[str]:
 def run_pipeline(inputs: list[str], lake: Path,
                  conf_dir: Path | None = None) -> tuple[float, list[tuple[str, float, int, int]]]:
     """Wall seconds of `iolake run`, and per stage: (name, seconds, peak driver, peak workers)."""
-    cmd = [str(ROOT / ".venv/bin/iolake"), "run", *inputs, "--lake", str(lake)]
+    cmd = iolake_cmd("run", *inputs, "--lake", str(lake))
     if conf_dir:
         cmd += ["--conf-dir", str(conf_dir)]
     t0 = time.perf_counter()
@@ -98,7 +63,7 @@ def run_pipeline(inputs: list[str], lake: Path,
     rss, stages, tail = StageRSS(p.pid), [], []
     for line in p.stdout:
         tail = (tail + [line])[-80:]
-        m = DONE.match(line)
+        m = STAGE_DONE.match(line)
         if m:
             d, w = rss.cut()
             stages.append((m.group(1), float(m.group(2)), d, w))
@@ -114,13 +79,13 @@ def run_pipeline(inputs: list[str], lake: Path,
     return time.perf_counter() - t0, stages
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument("--keep", type=Path, help="keep each lake here (DIR/lake-N) instead of deleting it")
     ap.add_argument("--conf-dir", type=Path, help="configuration folder for `iolake run` (default: conf/)")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     scratch = Path(tempfile.mkdtemp(prefix="pipeline-scale-"))
     results: dict[int, tuple[float, list]] = {}
@@ -166,7 +131,12 @@ def main() -> None:
         print(line)
     walls = " | ".join(f"{results[n][0]:,.0f} s ({n / results[n][0]:,.1f} logs/s)" for n in sizes)
     print(f"| wall, whole run | {walls} |" + (f" | {total_fit / 3600:,.1f} h (stages) |" if len(sizes) > 1 else ""))
+    n = sizes[-1]
+    result("pipeline_scale", f"{n:,} logs through every stage in {results[n][0]:,.0f} s "
+                             f"({n / results[n][0]:,.1f} logs/s)"
+                             + (f"; 1,000,000 logs ~{total_fit / 3600:,.1f} h (fit)" if len(sizes) > 1 else ""))
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -1,6 +1,6 @@
 """Where one pipeline stage spends its time: Spark's own metrics of every Spark stage it ran.
 
-    .venv/bin/python bench/stage_profile.py LAKE --stage features [--top 15] [--conf KEY=VALUE ...]
+    python -m bench.stage_profile LAKE --stage features [--top 15] [--conf KEY=VALUE ...]
 
 Runs `iolake stage NAME` on LAKE (it writes the stage's outputs there: give it a copy) in a local[2]
 session like `iolake`'s, with Spark's UI on (off in conf/local.yaml) so its REST API
@@ -13,16 +13,12 @@ time the top stages take. Nothing here is timed against a baseline: it says wher
 """
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 import urllib.request
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-MIB = 2**20
+from bench.common import MIB, parser, result
 
 
 def spark_stages(spark) -> list[dict]:
@@ -48,14 +44,14 @@ def summarize(stages: list[dict], top: int) -> list[str]:
     return out
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("lake", help="lake root (the stage writes its outputs here: use a copy)")
     ap.add_argument("--stage", required=True)
     ap.add_argument("--top", type=int, default=15)
     ap.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
                     help="a Spark property over conf/local.yaml's (repeatable), e.g. spark.sql.shuffle.partitions=32")
-    args = ap.parse_args()
+    args = ap.parse_args(argv)
 
     from iolake.config import load_config
     from iolake.runner import run_stage
@@ -69,8 +65,11 @@ def main() -> int:
     summary = run_stage(spark, conf, args.stage, echo=print)
     wall = time.monotonic() - t
     print(f"[{args.stage}] {wall:.1f} s wall; summary rows {summary.get('rows')}")
-    print("\n".join(summarize(spark_stages(spark), args.top)))
+    stages = spark_stages(spark)
+    print("\n".join(summarize(stages, args.top)))
     spark.stop()
+    result("stage_profile", f"{args.stage}: {wall:.1f} s wall, {len(stages)} Spark stages, "
+                            f"{sum(s.get('executorRunTime', 0) for s in stages) / 1000:,.1f} executor-seconds")
     return 0
 
 

@@ -2,28 +2,27 @@
 covering sets' pure I/O time against the union of the DXT ops (read with pydarshan, not the
 project's decoder), and the PrismIO SQL views against `IOFrame`.
 
-    .venv/bin/python bench/sweep_checks.py [--data DIR] [--lake DIR]
+    python -m bench.sweep_checks [--data DIR] [--lake DIR]
 
 Too long for the test suite (one lake of 1,128 logs); the tests check the same on a sample
-(`tests/jobs/test_covering.py`, `tests/apps/test_views.py`, both with the oracles used here).
+(`tests/jobs/test_covering.py`, `tests/apps/test_views.py`, both with the oracles used here:
+tests/support/covering.py and tests/support/viewcheck.py).
 Prints the counts; exits 1 when any log differs.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from bench.common import parser, result, shared
 
-DATA = ROOT.parent / "shared" / "data" / "iosweep"
+DATA = shared("iosweep")
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--lake", type=Path, help="lake folder (default: a temporary one)")
     a = ap.parse_args(argv)
@@ -39,8 +38,8 @@ def main(argv=None) -> int:
     from iolake.spark import build_session
     from jobs import covering, ingest
     from schemas import BRONZE, SILVER
-    from tests.apps.viewcheck import compare
-    from tests.jobs.test_covering import _dxt_union_s
+    from tests.support.covering import dxt_union_s
+    from tests.support.viewcheck import compare
 
     t0 = time.monotonic()
     lake = a.lake or Path(tempfile.mkdtemp(prefix="iolake-sweep-")) / "lake"
@@ -61,7 +60,7 @@ def main(argv=None) -> int:
     by_name = {Path(u).name: r for u, r in zip(rows.source_uri, rows.itertuples())}
     n = {"dxt": 0, "equal": 0, "proven": 0, "untraced": 0}
     for p in darshan:
-        want = _dxt_union_s(str(p))
+        want = dxt_union_s(str(p))
         if want is None:
             continue
         n["dxt"] += 1
@@ -82,6 +81,9 @@ def main(argv=None) -> int:
         print(f"views: {view} equals IOFrame on {len(f.log_ids) - len(logs_bad)} of {len(f.log_ids)} logs")
     print(f"{time.monotonic() - t0:.0f} s")
     spark.stop()
+    views_bad = sum(len(v) for v in bad.values())
+    result("sweep_checks", f"{len(paths)} logs: pure I/O time = DXT union on {n['equal']} of {n['dxt']}; "
+                           f"{views_bad} (view, log) pairs differ from IOFrame ({time.monotonic() - t0:.0f} s)")
     return 0 if n["equal"] == n["dxt"] and not any(bad.values()) else 1
 
 

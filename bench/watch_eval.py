@@ -1,8 +1,9 @@
 """Regression-watch detectors on a year of Edison benchmark jobs (TOKIO-ABC): recall of injected
 step drops against the alarm rate on the real series.
 
-    .venv/bin/python bench/watch_eval.py [--data DIR] [--trials N] [--seed S] [--jobs J] [--grid]
-    .venv/bin/python bench/watch_eval.py --draws 21     # the defaults over seeds 1..21: mean, range
+    python -m bench.watch_eval [--data DIR] [--trials N] [--seed S] [--jobs J] [--grid]
+    python -m bench.watch_eval --draws 21     # the defaults over seeds 1..21: mean, range
+    python -m bench.watch_eval --quick        # the defaults alone, 5 change points per series
 
 Data: `../shared/data/tokio-abc/edison-summaries_2017-02-14-2018-02-15.csv.gz` (one row per
 Darshan log, 2017-02-14..2018-02-15, Edison's Lustre scratch1..3). The series: one per
@@ -24,7 +25,6 @@ summed over trials; and on each whole unmodified series ("alarms/100 all").
 """
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import itertools
 import os
@@ -36,11 +36,10 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from bench.common import parser, result, shared
+from features.regressions import Params, detect, orient
 
-from features.regressions import Params, detect, orient  # noqa: E402
-
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "tokio-abc"
+DATA = shared("tokio-abc")
 CSV = "edison-summaries_2017-02-14-2018-02-15.csv.gz"
 DROPS = (0.3, 0.5)
 AFTER = 5
@@ -170,7 +169,7 @@ def draws_table(ys: dict, rules, p: Params, trials: int, draws: int, pool) -> st
 def main(argv=None) -> int:
     from iolake.config import load_config
 
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--trials", type=int, default=60, help="change points per series")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (series run in parallel)")
@@ -178,7 +177,10 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", action="store_true", help="also sweep each rule's settings")
     ap.add_argument("--draws", type=int, default=0,
                     help="instead: the defaults on N draws of change points (seeds 1..N), each and mean/min/max")
+    ap.add_argument("--quick", action="store_true", help="the defaults alone, 5 change points per series")
     a = ap.parse_args(argv)
+    if a.quick:
+        a.trials = 5
     conf = load_config().watch
     defaults = Params.from_conf(conf)
     t0 = time.monotonic()
@@ -190,18 +192,23 @@ def main(argv=None) -> int:
           f"(app = exe|fs|nprocs bucket|direction|layout), {lens.min()}-{lens.max()} runs each; "
           f"{a.trials} change points per series, seed {a.seed}\n")
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
+        if a.quick:
+            r = evaluate(ys, cps, conf.rules, defaults, pool)
+            print(table([{"detector": "defaults: " + "+".join(conf.rules), **r}]))
+            result("watch_eval", _summary(r, a.trials, time.monotonic() - t0))
+            return 0
         if a.draws:
             print(draws_table(ys, conf.rules, defaults, a.trials, a.draws, pool))
             print(f"\n{time.monotonic() - t0:.0f} s")
             return 0
         alone = {rule: evaluate(ys, cps, [rule], defaults, pool) for rule in ("sma", "robust_z", "cusum", "glr")}
         rows = [{"detector": rule, "settings": _settings(rule, defaults), **r} for rule, r in alone.items()]
-        rows.append({"detector": "defaults: " + "+".join(conf.rules), "settings": "conf/base.yaml watch:",
-                     **(alone[conf.rules[0]] if len(conf.rules) == 1 else evaluate(ys, cps, conf.rules, defaults, pool))})
+        chosen = alone[conf.rules[0]] if len(conf.rules) == 1 else evaluate(ys, cps, conf.rules, defaults, pool)
+        rows.append({"detector": "defaults: " + "+".join(conf.rules), "settings": "conf/base.yaml watch:", **chosen})
         for rules in (["cusum", "robust_z"], ["glr", "robust_z"]):
             rows.append({"detector": " + ".join(rules) + " (union)", "settings": "each as in conf/base.yaml",
                          **evaluate(ys, cps, rules, defaults, pool)})
-        rows.append({"detector": "defaults, further_drop off", "settings": "blind while regressed (before)",
+        rows.append({"detector": "defaults, further_drop off", "settings": "blind while regressed",
                      **evaluate(ys, cps, conf.rules, dataclasses.replace(defaults, further_drop=not defaults.further_drop), pool)})
         ih = edison_history(a.data, "issue", conf.nprocs_buckets)
         iys = series(ih)
@@ -221,7 +228,15 @@ def main(argv=None) -> int:
             print()
             print(table(grid_rows))
     print(f"\n{time.monotonic() - t0:.0f} s")
+    result("watch_eval", _summary(chosen, a.trials, time.monotonic() - t0))
     return 0
+
+
+def _summary(r: dict, trials: int, seconds: float) -> str:
+    """The defaults' figures in one line."""
+    recall = ", ".join(f"{k} {v:.1f}%" for k, v in r.items() if k.startswith("recall"))
+    return (f"defaults, {trials} change points per series: {recall}; {r['alarms/100 pre']:.1f} false alarms "
+            f"per 100 runs ({seconds:.0f} s)")
 
 
 if __name__ == "__main__":

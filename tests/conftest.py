@@ -1,37 +1,12 @@
-"""Session-wide fixtures: the shared data folder and one lean local SparkSession with Delta."""
+"""Session-wide fixtures: the shared data folder and one lean local SparkSession with Delta; the
+xdist scheduler of `make test`. The skip/fail rule and the paths are in tests/support/data.py."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-SHARED_DATA = Path(os.environ.get("IOLAKE_SHARED_DATA", ROOT.parent / "shared" / "data"))
-
-
-def in_ci() -> bool:
-    """CI runs with `CI` set (CI=true): there a missing tool or data set is a failure, not a skip."""
-    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
-
-
-def need(condition: bool, why: str) -> None:
-    """Skip the calling test (or module, at import time) unless `condition`; under CI, fail instead.
-
-    `why` says what is missing and how to get it, e.g. "needs iolake_native (pip install ./native)".
-    """
-    if condition:
-        return
-    if in_ci():
-        pytest.fail(why, pytrace=False)
-    pytest.skip(why, allow_module_level=True)
-
-
-def shared_path(*parts: str) -> Path:
-    """A path under ../shared/data, or skip the calling test saying the data is absent (fail under CI)."""
-    p = SHARED_DATA.joinpath(*parts)
-    need(p.exists(), f"needs {p} (the shared data folder beside the project); it is absent here")
-    return p
+from tests.support.data import ROOT, SHARED_DATA, need, shared_path  # noqa: F401  (also from here)
 
 
 @pytest.fixture(scope="session")
@@ -77,8 +52,9 @@ def _release_cached_frames():
 
 
 
-# Test modules that share one lake built once per process (tests/lakes.py): under pytest-xdist
-# (`make test` runs two workers) they must run in the same worker, or each worker builds the lake.
+# Test modules that share one lake built once per process (tests/support/lakes.py): under
+# pytest-xdist (`make test` runs two workers) they must run in the same worker, or each worker
+# builds the lake.
 SHARED_LAKE_GROUPS = {
     "tests/jobs/test_first_run.py": "first_run_lake",
     "tests/jobs/test_tags.py": "first_run_lake",

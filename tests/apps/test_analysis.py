@@ -457,7 +457,7 @@ def test_register_views_job_summary_counts_tags_when_the_table_exists(spark, tmp
 def _heatmap_logs() -> list[Path]:
     import csv
 
-    from tests.conftest import shared_path
+    from tests.support.data import shared_path
 
     root = shared_path("darshan")
     with open(root / "MANIFEST.csv", newline="") as fh:

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
+from apps.maintain import disk_files, run
 from iolake.cli import main
 from iolake.config import ConfigError, load_config
-from apps.maintain import disk_files, run
 from schemas import BRONZE
-from tests.conftest import shared_path
+from tests.support.data import shared_path
 
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 

@@ -1,5 +1,5 @@
 """`iolake report`: the page of a job of a lake built from real logs with a hostile trace in it
-(tests/lakes.py) — every trace string escaped, the content a reader sees, job resolution,
+(tests/support/lakes.py) — every trace string escaped, the content a reader sees, job resolution,
 a table with deletion vectors, no JVM needed, and the page as headless Chromium renders it."""
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pytest
 from markupsafe import escape
 
 from iolake.cli import main
-from tests.lakes import HOSTILE_EXE, HOSTILE_FILE, HOSTILE_META, report_lake
+from tests.support.lakes import HOSTILE_EXE, HOSTILE_FILE, HOSTILE_META, report_lake
 
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 
@@ -226,7 +226,7 @@ window.addEventListener('load', () => {
 
 
 def _chromium() -> str:
-    from tests.conftest import need  # a skip here, a failure under CI
+    from tests.support.data import need  # a skip here, a failure under CI
 
     need(os.path.exists(CHROMIUM), f"needs headless Chromium at {CHROMIUM} (apt-get install chromium; "
                                    "CI: .ci/run installs the Debian package `chromium`); it is absent here")
@@ -495,7 +495,7 @@ def test_report_of_a_log_without_dxt_draws_its_heatmap(spark, tmp_path):
     named, and the picture is a drawing of the right size."""
     from iolake.config import load_config
     from jobs import ingest
-    from tests.conftest import shared_path
+    from tests.support.data import shared_path
 
     src = shared_path("darshan", "darshan-logs", "darshan_logs", "dlio_logs",
                       "snyder_python3_id3116902-2110483_12-19-66980-15861026832475351160_1.darshan")

@@ -7,8 +7,8 @@ import pytest
 
 from apps.analysis import IOFrame
 from schemas import TABLES
-from tests.apps.viewcheck import compare
-from tests.frames import frame
+from tests.support.frames import frame
+from tests.support.viewcheck import compare
 
 M = "DXT_POSIX"
 
@@ -156,7 +156,7 @@ def _equal_on_every_log(spark, lake, n):
 
 @pytest.mark.slow
 def test_prismio_views_equal_ioframe_on_sample_sweep_logs(spark, tmp_path_factory):
-    from tests.conftest import shared_path
+    from tests.support.data import shared_path
 
     root = shared_path("iosweep")
     f = _equal_on_every_log(spark, _sweep_lake(spark, tmp_path_factory, [root / p for p in SAMPLE]), len(SAMPLE))

@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.conftest import ROOT, shared_path
+from tests.support.data import ROOT, shared_path
 
 # IOR-sweep configurations (repetition 1, both tiers) whose files' bandwidth in the lake favours
 # pfs (6: 0.57-0.66x of bb) or bb (8: >= 2x), with distinct I/O features: enough label groups of

@@ -1,6 +1,7 @@
 """examples/: Spark SQL (spark_sql.py) and DuckDB over delta-rs (without_spark.py, run with no Java
 reachable) give the same answers, and those of a direct Spark DataFrame computation, on a lake
-built from real logs (tests/lakes.py); delta-rs reads every table of it as Spark writes it."""
+built from real logs (tests/support/lakes.py); delta-rs reads every table of it as Spark writes
+it."""
 from __future__ import annotations
 
 import importlib.util
@@ -12,7 +13,7 @@ from pathlib import Path
 import pyspark.sql.functions as F
 import pytest
 
-from tests.lakes import report_lake
+from tests.support.lakes import report_lake
 
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 

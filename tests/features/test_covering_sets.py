@@ -7,7 +7,7 @@ import random
 import pytest
 
 from features.covering_sets import cover_frame, iominer_greedy, member_shares, merged_union, minimum_cover, set_cover, union_measure
-from tests.jobs.test_covering import _dxt_union_s, _union
+from tests.support.covering import dxt_union_s, union
 
 IOMINER_COUNTER_EXAMPLE = [(0.0, 10.0), (0.5, 11.5), (9.0, 19.0)]
 
@@ -96,16 +96,13 @@ def test_minimum_cover_ties_go_to_the_earlier_start_then_lower_index():
 # -- a set of op intervals per (rank, file) member: set cover ----------------------------------
 
 
-_union_of = _union  # the independent union the job tests' oracle uses (tests/jobs/test_covering.py)
-
-
 def _brute_force_members(items) -> int:
     """The fewest members whose op intervals together equal the union of every op, by trying
     every subset of members in order of size."""
-    whole = _union_of([iv for ivs in items for iv in ivs])
+    whole = union([iv for ivs in items for iv in ivs])
     for k in range(1, len(items) + 1):
         for subset in itertools.combinations(range(len(items)), k):
-            if _union_of([iv for m in subset for iv in items[m]]) == whole:
+            if union([iv for m in subset for iv in items[m]]) == whole:
                 return k
     return 0
 
@@ -128,14 +125,14 @@ def test_set_cover_equals_brute_force_minimum_on_random_per_op_cases():
     sizes, multi = [], 0
     for items in _random_members(500, seed=20190514):
         cover = set_cover(items)
-        whole = _union_of([iv for ivs in items for iv in ivs])
+        whole = union([iv for ivs in items for iv in ivs])
         assert cover.proven_minimum, items
         assert len(cover.members) == _brute_force_members(items), items
-        assert _union_of([iv for m in cover.members for iv in items[m]]) == whole, items
+        assert union([iv for m in cover.members for iv in items[m]]) == whole, items
         assert cover.pure_io_time_s == pytest.approx(sum(b - a for a, b in whole)), items
         assert all(s >= 0 for s in cover.shares) and sum(cover.shares) == pytest.approx(cover.pure_io_time_s), items
         sizes.append(len(cover.members))
-        multi += len(_union_of(items[cover.members[0]])) > 1  # a member whose ops leave gaps
+        multi += len(union(items[cover.members[0]])) > 1  # a member whose ops leave gaps
     assert max(sizes) >= 4 and multi > 100  # the cases do reach several members with gapped ops
 
 
@@ -178,8 +175,8 @@ def test_set_cover_without_budget_is_greedy_covers_and_says_so():
     unproven = 0
     for items in _random_members(200, seed=5):
         exact, greedy = set_cover(items), set_cover(items, budget=0)
-        whole = _union_of([iv for ivs in items for iv in ivs])
-        assert _union_of([iv for m in greedy.members for iv in items[m]]) == whole, items
+        whole = union([iv for ivs in items for iv in ivs])
+        assert union([iv for m in greedy.members for iv in items[m]]) == whole, items
         assert len(greedy.members) >= len(exact.members)
         assert greedy.pure_io_time_s == pytest.approx(exact.pure_io_time_s)
         unproven += not greedy.proven_minimum
@@ -219,11 +216,11 @@ def test_set_cover_search_beats_the_greedy_where_the_greedy_is_fooled():
 def test_cover_frame_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs():
     """Every 45th Darshan log of the IOR sweep (24 logs, all three interfaces and both tiers): the
     project's decoder's ops through `cover_frame` against pydarshan's DXT segments. The whole
-    sweep through ingest and the covering stage is bench/sweep_checks.py."""
+    sweep through ingest and the covering stage is `python -m bench.sweep_checks`."""
     import pandas as pd
 
     from readers import native_darshan as native
-    from tests.conftest import need, shared_path
+    from tests.support.data import need, shared_path
 
     need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
     root = shared_path("iosweep")
@@ -239,12 +236,12 @@ def test_cover_frame_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs():
         ops = ops[ops.op.isin(["read", "write"]) & ~ops.record_id.isin(streams)]
         rows = ops.assign(log_id=run.run_id, job_month="2026-11", interval_source="dxt")
         cover = cover_frame(rows)
-        want = _dxt_union_s(path)  # pydarshan's segments: an independent decoder
+        want = dxt_union_s(path)  # pydarshan's segments: an independent decoder
         assert cover.pure_io_time_s.iloc[0] == pytest.approx(want, rel=1e-9, abs=1e-12), run.run_id
         assert cover.share_s.sum() == pytest.approx(want, rel=1e-9, abs=1e-12), run.run_id
         assert cover.cover_proven_minimum.all() and (cover.cover_size == len(cover)).all(), run.run_id
         members = ops.groupby(["record_id", "rank"])
-        gapped += any(len(_union_of(list(zip(g.start_s, g.end_s)))) > 1 for _, g in members)
+        gapped += any(len(union(list(zip(g.start_s, g.end_s)))) > 1 for _, g in members)
     assert gapped == len(runs)  # every log has a (rank, file) whose ops leave gaps: spans would overstate
 
 

@@ -3,7 +3,7 @@ import pytest
 
 from features import file_features
 from iolake.config import load_config
-from tests.frames import bronze
+from tests.support.frames import bronze
 
 CONF = load_config("local").features
 JOB = {"jobid": 1, "nprocs": 2, "start_time_sec": 1_700_000_000, "end_time_sec": 1_700_000_100, "run_time_s": 100.0}

@@ -9,7 +9,7 @@ import pytest
 from features.file_features import ROLLUP_COLUMNS, file_rollups
 from features.file_rollups import log_file_rollups
 from schemas import BRONZE
-from tests.conftest import need, shared_path
+from tests.support.data import need, shared_path
 
 MONTH = "2024-01"
 NAN = float("nan")

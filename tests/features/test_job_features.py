@@ -1,7 +1,7 @@
 """Job features (DCA-IO Table I): the slowest-process I/O time and counts, checked by hand."""
 from features import file_features, job_features
 from iolake.config import load_config
-from tests.frames import bronze
+from tests.support.frames import bronze
 
 JOB = {"jobid": 42, "uid": 7, "nprocs": 2, "exe": "/opt/bin/ior -a POSIX -w", "start_time_sec": 1_700_000_000,
        "end_time_sec": 1_700_000_060, "run_time_s": 60.0}

@@ -14,7 +14,7 @@ import pytest
 
 from features.bottleneck_tags import log_phases, phases_of, traced_phases
 from schemas import BRONZE
-from tests.frames import interleaved
+from tests.support.frames import interleaved
 
 MONTH = "2024-01"
 GAPS = (0.0, 0.5, 1.0, 3.0)

@@ -9,7 +9,7 @@ import pytest
 
 from features.file_features import log_op_patterns, op_patterns_of, ops_pattern_stats, patterns_at_transfer_size
 from schemas import BRONZE
-from tests.frames import interleaved
+from tests.support.frames import interleaved
 
 MONTH = "2024-01"
 NAN, INF = float("nan"), float("inf")

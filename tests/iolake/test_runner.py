@@ -12,7 +12,7 @@ from iolake.config import ConfigError, load_config
 from iolake.pipeline import Stage, load_pipeline
 from iolake.runinfo import RunInfo
 from iolake.runner import StageContext, UndeclaredTable, run_stage
-from tests.conftest import ROOT
+from tests.support.data import ROOT
 
 FEATURES = Stage("features", "jobs.features", ("bronze/jobs", "bronze/posix"), ("silver/file_features",), (), {},
                  {"from": "bronze/jobs", "done": "silver/file_features"})

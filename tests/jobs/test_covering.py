@@ -12,7 +12,8 @@ from iolake.config import load_config
 from iolake.lake import read_table, table_version
 from jobs import covering
 from schemas import BRONZE, SILVER
-from tests.conftest import shared_path
+from tests.support.covering import dxt_union_s, union
+from tests.support.data import shared_path
 
 SPEC = SILVER["covering_sets"]
 MONTH = "2024-01"
@@ -136,27 +137,16 @@ def test_transform_of_empty_bronze_is_empty(spark):
 # -- the oracle: IOMiner's covering set by brute force -----------------------------------------
 
 
-def _union(ivs) -> list[tuple[float, float]]:
-    """The union of closed intervals as sorted disjoint components; touching intervals join."""
-    out: list[list[float]] = []
-    for a, b in sorted(ivs):
-        if out and a <= out[-1][1]:
-            out[-1][1] = max(out[-1][1], b)
-        else:
-            out.append([a, b])
-    return [(a, b) for a, b in out]
-
-
 def _brute_force_members(items, budget: int = 200_000) -> int | None:
     """The size of the smallest subset of (rank, file) members whose op intervals together equal
     the union of every op (the covering set), by trying every subset of members in order of size;
     None past `budget` subsets. Unions are compared as sets, not only by measure, so an isolated
     zero-length op (a component of its own) must be covered too."""
-    whole = _union([iv for ivs in items for iv in ivs])
+    whole = union([iv for ivs in items for iv in ivs])
     tried = 0
     for k in range(1, len(items) + 1):
         for combo in itertools.combinations(items, k):
-            if _union([iv for ivs in combo for iv in ivs]) == whole:
+            if union([iv for ivs in combo for iv in ivs]) == whole:
                 return k
             tried += 1
             if tried >= budget:
@@ -193,8 +183,8 @@ def test_minimum_cover_matches_brute_force_on_small_cases():
         members, pure = minimum_cover(ivs)
         want = _brute_force_minimum(ivs)
         assert len(members) == want, ivs
-        assert _union([ivs[i] for i in members]) == _union(ivs), ivs
-        assert pure == pytest.approx(sum(b - a for a, b in _union(ivs))), ivs
+        assert union([ivs[i] for i in members]) == union(ivs), ivs
+        assert pure == pytest.approx(sum(b - a for a, b in union(ivs))), ivs
         sizes.append(want)
     assert sizes[:5] == [2, 2, 1, 2, 3]
     assert max(sizes) >= 4  # the random cases reach covers of several items
@@ -231,12 +221,12 @@ def _check_lake(spark, lake: Path) -> dict:
     for log_id, its in rows.groupby("log_id"):
         mem = members[members.log_id == log_id]
         items = {k: list(zip(g.start_s, g.end_s)) for k, g in its.groupby(["record_id", "rank"])}
-        union = _union([iv for ivs in items.values() for iv in ivs])
-        got = _union([iv for k in zip(mem.record_id, mem["rank"]) for iv in items[k]])
-        assert len(got) == len(union), log_id
-        assert [x for c in got for x in c] == pytest.approx([x for c in union for x in c]), log_id
+        whole = union([iv for ivs in items.values() for iv in ivs])
+        got = union([iv for k in zip(mem.record_id, mem["rank"]) for iv in items[k]])
+        assert len(got) == len(whole), log_id
+        assert [x for c in got for x in c] == pytest.approx([x for c in whole for x in c]), log_id
         pure = mem.pure_io_time_s.iloc[0]
-        assert pure == pytest.approx(sum(b - a for a, b in union), rel=1e-9, abs=1e-9), log_id
+        assert pure == pytest.approx(sum(b - a for a, b in whole), rel=1e-9, abs=1e-9), log_id
         assert mem.share_s.sum() == pytest.approx(pure, rel=1e-9, abs=1e-9), log_id
         assert (mem.cover_size == len(mem)).all() and (mem.n_intervals == len(items)).all()
         assert mem.interval_source.nunique() == 1 and (mem.interval_source == its.interval_source.iloc[0]).all()
@@ -250,7 +240,7 @@ def _check_lake(spark, lake: Path) -> dict:
         figures["cover"] += len(mem)
         figures["proven"] += bool(mem.cover_proven_minimum.all())
         figures["per_op"] += its.interval_source.iloc[0] != "counters"
-        figures["gapped"] += any(len(_union(ivs)) > 1 for ivs in items.values())
+        figures["gapped"] += any(len(union(ivs)) > 1 for ivs in items.values())
     return figures
 
 
@@ -455,29 +445,6 @@ def test_covering_over_the_corpus_rerun_adds_nothing(spark, corpus_lake):
 # -- the IOR sweep: pure I/O time is the union of the DXT ops, read independently ---------------
 
 
-STREAMS = {"<STDIN>", "<STDOUT>", "<STDERR>"}
-
-
-def _dxt_union_s(path: str) -> float | None:
-    """The measure of the union of a log's DXT read and write segments, read with pydarshan (not
-    the project's decoder), standard streams left out; None when the log has no DXT segment."""
-    import darshan
-
-    report = darshan.DarshanReport(path, read_all=True)
-    ivs = []
-    for module in ("DXT_POSIX", "DXT_MPIIO"):
-        if module not in report.records:
-            continue
-        for rec in report.records[module].to_df():
-            if report.name_records.get(rec["id"]) in STREAMS:
-                continue
-            for kind in ("read_segments", "write_segments"):
-                seg = rec[kind]
-                if len(seg):  # an empty frame has no columns
-                    ivs += list(zip(seg["start_time"], seg["end_time"]))
-    return sum(b - a for a, b in _union(ivs)) if ivs else None
-
-
 def _sweep_runs(every: bool) -> list[Path]:
     """Darshan logs of the IOR sweep: all of them, or one per interface / file layout (rep 1, bb)."""
     import pandas as pd
@@ -501,7 +468,7 @@ def _sweep_check(spark, lake: Path, paths: list[Path]) -> dict:
     by_name = {Path(u).name: r for u, r in zip(rows.source_uri, rows.itertuples())}
     figures = {"logs": len(paths), "dxt": 0, "equal": 0, "untraced": 0, "proven": 0}
     for p in paths:
-        want = _dxt_union_s(str(p))
+        want = dxt_union_s(str(p))
         if want is None:
             continue
         figures["dxt"] += 1

@@ -31,10 +31,10 @@ def _sorted(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
 
 
 def _dxt_log(folder: Path, name: str, starts: list[float]) -> None:
-    """A small DXT log (`bench/huge_dxt.py`'s writer): one rank's 4 KiB writes at `starts`."""
+    """A small DXT log (`tests/support/darshan_writer.py`): one rank's 4 KiB writes at `starts`."""
     import io
 
-    from bench.huge_dxt import DXT_POSIX, POSIX, dxt_record, write_log
+    from tests.support.darshan_writer import DXT_POSIX, POSIX, dxt_record, write_log
 
     fh = io.BytesIO()
     seg = [(4096 * k, 4096, t, t + 0.25) for k, t in enumerate(starts)]

@@ -4,12 +4,12 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from tests.ground_truth import agreement, features_without_dxt, summary
 from iolake.config import load_config
 from iolake.lake import read_table, table_version
 from jobs import features, ingest
 from schemas import BRONZE, SILVER
-from tests.conftest import shared_path
+from tests.support.data import shared_path
+from tests.support.ground_truth import agreement, features_without_dxt, summary
 
 pytestmark = pytest.mark.slow
 

@@ -14,7 +14,7 @@ pytestmark = pytest.mark.slow  # a whole run with training: 5 minutes on 2 cores
 
 @pytest.fixture(scope="module")
 def first_run(spark, tmp_path_factory):
-    from tests.lakes import first_run_lake
+    from tests.support.lakes import first_run_lake
 
     return first_run_lake(tmp_path_factory)  # built once per session: test_tags reads it too
 

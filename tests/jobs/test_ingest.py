@@ -13,7 +13,7 @@ from iolake.config import load_config
 from iolake.lake import GateFailed, read_table, table_version
 from jobs.ingest import plan_tasks, run
 from schemas import BRONZE, DECODED_TABLES
-from tests.conftest import ROOT, shared_path
+from tests.support.data import ROOT, shared_path
 
 pytestmark = pytest.mark.slow
 

@@ -11,12 +11,12 @@ import pyarrow as pa
 import pyarrow.fs as pafs
 import pytest
 
-from bench.huge_dxt import DXT_POSIX, POSIX, dxt_header, dxt_record, write_log
 from jobs import ingest_tasks
 from readers import native_darshan as native
 from readers.base import DecodeError, Decoded
 from schemas import BRONZE, SILVER
-from tests.conftest import need
+from tests.support.darshan_writer import DXT_POSIX, POSIX, dxt_header, dxt_record, write_log
+from tests.support.data import need
 
 need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
 

@@ -1,5 +1,6 @@
-"""labels / train / score stages on tiny lakes built from `tests.frames`, and slow runs of the `iolake`
-command on a stratified subset of the IOR sweep (shared data), checked against the sweep's labels.csv."""
+"""labels / train / score stages on tiny lakes built from `tests.support.frames`, and slow runs of
+the `iolake` command on a stratified subset of the IOR sweep (shared data), checked against the
+sweep's labels.csv."""
 from __future__ import annotations
 
 import shutil
@@ -8,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from iolake.config import load_config
-from tests.frames import frame
 from tests.models.tiny import row
+from tests.support.frames import frame
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -173,7 +174,7 @@ def sweep_lake(spark):
     import pandas as pd
 
     from models.benchmarks import SHIPPED
-    from tests.conftest import shared_path
+    from tests.support.data import shared_path
 
     sweep = shared_path("iosweep")  # README.md: 270 of 378 configs, 2 reps per tier; labels.csv per config
     truth = pd.read_csv(sweep / "labels.csv")

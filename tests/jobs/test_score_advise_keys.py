@@ -10,8 +10,8 @@ import pytest
 
 from features import advice, what_if
 from schemas import GOLD
-from tests.frames import frame
 from tests.models.tiny import row
+from tests.support.frames import frame
 
 KIB, MIB = 1 << 10, 1 << 20
 

@@ -17,12 +17,12 @@ SPEC = SILVER["bottleneck_tags"]
 
 @pytest.fixture(scope="module")
 def tagged_lake(spark, tmp_path_factory):
-    """The first run's lake (`tests.lakes.first_run_lake`: `iolake run` on the wheel's 6 example
-    logs, shared with test_first_run): its tags stage is the one under test; (conf, new logs the
+    """The first run's lake (`tests.support.lakes.first_run_lake`: `iolake run` on the wheel's 6
+    example logs, shared with test_first_run): its tags stage is the one under test; (conf, new logs the
     stage tagged, rows)."""
     import re
 
-    from tests.lakes import first_run_lake
+    from tests.support.lakes import first_run_lake
 
     run = first_run_lake(tmp_path_factory)
     conf = load_config("local", overrides={"lake": {"root": str(run["lake"])}})

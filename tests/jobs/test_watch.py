@@ -13,7 +13,7 @@ from iolake.lake import read_table, table_version
 from iolake.lake.writer import write
 from jobs import watch
 from schemas import GOLD, SILVER
-from tests.frames import frame
+from tests.support.frames import frame
 
 pytestmark = pytest.mark.slow
 

@@ -15,10 +15,10 @@ import zlib
 import pyarrow as pa
 import pytest
 
-from bench.huge_dxt import DXT_MPIIO, DXT_POSIX, POSIX, dxt_record, write_log
 from readers import native_darshan as native
 from readers.base import DecodeError, ResourceLimit
-from tests.conftest import need, shared_path
+from tests.support.darshan_writer import DXT_MPIIO, DXT_POSIX, POSIX, dxt_record, write_log
+from tests.support.data import need, shared_path
 
 need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
 

@@ -15,7 +15,7 @@ import pytest
 from readers import native_darshan as native  # imports without the extension: `native._native` is None
 from readers.base import DecodeError, UnsupportedFormat
 from schemas import BRONZE
-from tests.conftest import need, shared_path
+from tests.support.data import need, shared_path
 
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 

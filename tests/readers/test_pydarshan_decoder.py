@@ -11,7 +11,7 @@ from readers.darshan_header import peek_header
 from readers.pydarshan_decoder import decode
 from readers.sandbox import SandboxedDecoder
 from schemas import BRONZE, DARSHAN_MODULE_TABLE
-from tests.conftest import shared_path
+from tests.support.data import shared_path
 
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 

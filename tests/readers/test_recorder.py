@@ -11,7 +11,7 @@ import pytest
 from readers.base import DecodeError, UnsupportedFormat
 from readers.recorder import decode_recorder, is_recorder_trace, path_record_id
 from schemas import BRONZE
-from tests.conftest import shared_path
+from tests.support.data import shared_path
 
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 

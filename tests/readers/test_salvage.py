@@ -18,7 +18,7 @@ import pytest
 from readers import native_darshan as native
 from readers.base import DecodeError
 from schemas.modules import DARSHAN_MODULE_TABLE
-from tests.conftest import shared_path
+from tests.support.data import shared_path
 
 pytestmark = pytest.mark.skipif(native._native is None, reason="the native decoder is not built")
 

@@ -19,7 +19,7 @@ from iolake.config import load_config
 from iolake.lake import SchemaConflict, ensure_table, merge_new_logs, read_table
 from readers import native_darshan as native  # imports without the extension: `native._native` is None
 from schemas import BRONZE
-from tests.conftest import need
+from tests.support.data import need
 
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 

@@ -1,8 +1,10 @@
-"""Decoder throughput on the shared Darshan logs pydarshan reads (MANIFEST `reads`).
+"""Decoder throughput: the native decoder against pydarshan and against merely inflating the logs.
 
-    .venv/bin/python bench/bench_decoder.py [--repeat N] [--pydarshan-repeat N] [--robustness]
+    python -m bench.decoder [--repeat N] [--pydarshan-repeat N] [--robustness] [--logs DIR]
+    python -m bench.decoder --quick          # the wheel's sample logs, once each way
 
-In one process, over the same logs:
+Over the same logs, in one process (default: the shared Darshan logs pydarshan reads, MANIFEST
+`reads`; `--logs DIR`: every log under DIR):
   * pydarshan 3.5.0: DarshanReport(read_all=True) + to_df() of every module (the baseline);
   * the native decoder: readers.native_darshan.decode(path) -> all bronze Arrow tables;
   * the floor: merely inflating every compressed region with Python's zlib/bz2
@@ -13,10 +15,8 @@ checking that only DecodeError is ever raised.
 """
 from __future__ import annotations
 
-import argparse
 import bz2
 import csv
-import os
 import random
 import struct
 import sys
@@ -24,9 +24,9 @@ import time
 import zlib
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
-DATA = Path(os.environ.get("IOLAKE_SHARED_DATA", ROOT.parent / "shared" / "data")) / "darshan"
+from bench.common import parser, result, sample_logs, shared
+
+DATA = shared("darshan")
 
 
 def readable_logs() -> list[Path]:
@@ -112,20 +112,24 @@ def robustness(n_offsets: int = 200, n_flips: int = 50) -> None:
     )
 
 
-def main() -> None:
-    ap = argparse.ArgumentParser()
+def main(argv=None) -> int:
+    ap = parser(__spec__.name, __doc__)
     ap.add_argument("--repeat", type=int, default=5)
     ap.add_argument("--pydarshan-repeat", type=int, default=1)
     ap.add_argument("--robustness", action="store_true")
-    args = ap.parse_args()
+    ap.add_argument("--logs", type=Path, help="decode every log under this folder instead")
+    ap.add_argument("--quick", action="store_true", help="the sample logs, each way once")
+    args = ap.parse_args(argv)
+    if args.quick:
+        args.logs, args.repeat, args.pydarshan_repeat = sample_logs(), 1, 1
 
     import iolake_native
 
     from readers import native_darshan
 
-    logs = readable_logs()
+    logs = sorted(args.logs.rglob("*.darshan")) if args.logs else readable_logs()
     size = sum(p.stat().st_size for p in logs)
-    print(f"{len(logs)} logs pydarshan reads, {size / 1e6:.1f} MB compressed")
+    print(f"{len(logs)} logs{'' if args.logs else ' pydarshan reads'}, {size / 1e6:.1f} MB compressed")
 
     t_native = timeit(native_darshan.decode, logs, args.repeat)
     t_inflate = timeit(inflate_regions, logs, args.repeat)
@@ -143,7 +147,10 @@ def main() -> None:
     print(f"ceiling (pydarshan / zlib) : {t_pyd / t_inflate:9.1f}x  (no decoder that inflates can beat this ratio by much)")
     if args.robustness:
         robustness()
+    result("decoder", f"{len(logs)} logs: native {n / t_native:.1f} logs/s, {t_pyd / t_native:.1f}x pydarshan, "
+                      f"{t_native / t_inflate:.2f}x the time of inflating")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -36,7 +36,7 @@ def conf_dir_with(dest: Path, models: dict) -> Path:
     """The project's conf folder with `models` merged into local.yaml."""
     import yaml
 
-    from tests.conftest import ROOT
+    from tests.support.data import ROOT
 
     dest.mkdir(parents=True)
     for f in (ROOT / "conf").glob("*.yaml"):

@@ -10,6 +10,7 @@ absent, that benchmark is skipped with a message. It prints each one's seconds a
 (`bench.common.result`), and exits 1 when one fails. These are smoke runs of the harness with
 small inputs, not figures to log.
 """
+
 from __future__ import annotations
 
 import ast
@@ -49,8 +50,9 @@ def run_quick(name: str) -> tuple[bool, str]:
     if need and not shared(need).exists():
         return True, f"skipped: needs {shared(need)} (the shared data folder), absent here"
     t0 = time.monotonic()
-    p = subprocess.run([sys.executable, "-m", f"bench.{name}", "--quick"], cwd=ROOT, capture_output=True,
-                       text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", f"bench.{name}", "--quick"], cwd=ROOT, capture_output=True, text=True
+    )
     secs = time.monotonic() - t0
     lines = p.stdout.splitlines()
     found = [line.split(": ", 1)[-1] for line in lines if line.startswith(f"[result] {name}: ")]

@@ -19,6 +19,7 @@ Prints, per min-speedup threshold: the share of starts whose choice reaches >= 9
 best, the share more than 10% below the current setting, and the same for the plain rule and
 for staying put. Goal: >= 90%, better than the rule, <= 5% more than 10% below now.
 """
+
 from __future__ import annotations
 
 import sys
@@ -32,8 +33,19 @@ from features import what_if
 from models import bandwidth, benchmarks
 from models.bandwidth import FILE_FEATURES
 
-GROUP_PARAMS = ("api", "nprocs", "io_type", "file_per_proc", "collective", "fsync", "fsync_per_write",
-                "preallocate", "use_file_view", "unique_dir", "random_offset")
+GROUP_PARAMS = (
+    "api",
+    "nprocs",
+    "io_type",
+    "file_per_proc",
+    "collective",
+    "fsync",
+    "fsync_per_write",
+    "preallocate",
+    "use_file_view",
+    "unique_dir",
+    "random_offset",
+)
 TIERS = ("bb", "pfs")
 
 
@@ -63,16 +75,30 @@ def label_groups(pdf: pd.DataFrame, min_margin: float = 0.05) -> pd.DataFrame:
     configurations with identical features, the faster tier, margins of at most `min_margin` dropped."""
     from schemas.placement_labels import FEATURES
 
-    g = pdf.groupby(list(FEATURES), dropna=False).agg(bb=("bandwidth_mib_s_bb", "mean"),
-                                                      pfs=("bandwidth_mib_s_pfs", "mean")).reset_index()
+    g = (
+        pdf.groupby(list(FEATURES), dropna=False)
+        .agg(bb=("bandwidth_mib_s_bb", "mean"), pfs=("bandwidth_mib_s_pfs", "mean"))
+        .reset_index()
+    )
     g["best_tier"] = np.where(g.bb >= g.pfs, "bb", "pfs")
-    margin = (g[["bb", "pfs"]].max(axis=1) - g[["bb", "pfs"]].min(axis=1)) / g[["bb", "pfs"]].min(axis=1)
+    margin = (g[["bb", "pfs"]].max(axis=1) - g[["bb", "pfs"]].min(axis=1)) / g[["bb", "pfs"]].min(
+        axis=1
+    )
     return g[margin > min_margin].reset_index(drop=True)
 
 
-def evaluate(pdf: pd.DataFrame, model: str = "lightgbm", thresholds=(1.0, 1.1, 1.2, 1.5), seed: int = 0,
-             dimensions=("tier", "transfer_size"), tier_from: str = "placement", classifier: str = "lightgbm",
-             smaller_transfers: bool = False, monotone: bool = True, groups: int | None = None) -> pd.DataFrame:
+def evaluate(
+    pdf: pd.DataFrame,
+    model: str = "lightgbm",
+    thresholds=(1.0, 1.1, 1.2, 1.5),
+    seed: int = 0,
+    dimensions=("tier", "transfer_size"),
+    tier_from: str = "placement",
+    classifier: str = "lightgbm",
+    smaller_transfers: bool = False,
+    monotone: bool = True,
+    groups: int | None = None,
+) -> pd.DataFrame:
     """One row per (threshold, configuration in a transfer-size group, starting tier): current,
     advised and group-best (size, tier) and their measured bandwidths, and the plain rule's.
     `tier_from`: `placement` (a `classifier` placement model, fitted without the group, picks the
@@ -86,34 +112,70 @@ def evaluate(pdf: pd.DataFrame, model: str = "lightgbm", thresholds=(1.0, 1.1, 1
         members = pdf[gid == g]
         train = rows_all[~rows_all.config_id.isin(members.config_id)]
         est = bandwidth.build_estimator(model, level="file", seed=seed, monotone=monotone).fit(
-            train[list(FILE_FEATURES)], np.log(train.bandwidth_mib_s.to_numpy(float)))
-        predict = lambda frame: np.exp(est.predict(frame[list(FILE_FEATURES)]))  # noqa: E731
-        place = placement_model(pdf[~pdf.config_id.isin(members.config_id)], classifier, seed) \
-            if tier_from == "placement" else None
+            train[list(FILE_FEATURES)], np.log(train.bandwidth_mib_s.to_numpy(float))
+        )
+
+        def predict(frame, est=est):
+            return np.exp(est.predict(frame[list(FILE_FEATURES)]))
+
+        place = (
+            placement_model(pdf[~pdf.config_id.isin(members.config_id)], classifier, seed)
+            if tier_from == "placement"
+            else None
+        )
         # measured IOR bandwidth per (transfer size, tier) of the group
-        measured = {(int(r.ior_transfer_size), t): getattr(r, f"bandwidth_mib_s_{t}")
-                    for r in members.itertuples() for t in TIERS}
+        measured = {
+            (int(r.ior_transfer_size), t): getattr(r, f"bandwidth_mib_s_{t}")
+            for r in members.itertuples()
+            for t in TIERS
+        }
         measured = pd.Series(measured).groupby(level=[0, 1]).mean().to_dict()
         best_key = max(measured, key=measured.get)
         largest = int(members.ior_transfer_size.max())
-        starts = benchmarks.cast_like(members, __import__("schemas").SILVER["file_features"], FILE_FEATURES[:-1])
+        starts = benchmarks.cast_like(
+            members, __import__("schemas").SILVER["file_features"], FILE_FEATURES[:-1]
+        )
         for thr in thresholds:
-            space = what_if.Space(tiers=TIERS, transfer_sizes=tuple(sorted({k[0] for k in measured})),
-                                  dimensions=tuple(dimensions), min_speedup=thr, smaller_transfers=smaller_transfers,
-                                  cap_per_open=False)
+            space = what_if.Space(
+                tiers=TIERS,
+                transfer_sizes=tuple(sorted({k[0] for k in measured})),
+                dimensions=tuple(dimensions),
+                min_speedup=thr,
+                smaller_transfers=smaller_transfers,
+                cap_per_open=False,
+            )
             for t in TIERS:
                 files = starts.assign(tier=t)
                 # the search varies the features' transfer size; IOR's is the truth the group is keyed on
-                files = files.assign(transfer_size=members.ior_transfer_size.astype("int64").to_numpy())
-                for (_, cfg), res in zip(members.iterrows(), what_if.search(files, predict, space, place)):
+                files = files.assign(
+                    transfer_size=members.ior_transfer_size.astype("int64").to_numpy()
+                )
+                for (_, cfg), res in zip(
+                    members.iterrows(), what_if.search(files, predict, space, place)
+                ):
                     now = (int(cfg.ior_transfer_size), t)
-                    pick = (int(res.best["transfer_size"]), res.best["tier"]) if what_if.advised(res, thr) else now
+                    pick = (
+                        (int(res.best["transfer_size"]), res.best["tier"])
+                        if what_if.advised(res, thr)
+                        else now
+                    )
                     rule = (largest, t)
-                    out.append({"threshold": thr, "group": g, "config_id": cfg.config_id, "start_tier": t,
-                                "current": now, "advised": pick, "best": best_key,
-                                "bw_current": measured[now], "bw_advised": measured.get(pick, np.nan),
-                                "bw_best": measured[best_key], "bw_rule": measured[rule],
-                                "predicted_speedup": res.speedup})
+                    out.append(
+                        {
+                            "threshold": thr,
+                            "group": g,
+                            "config_id": cfg.config_id,
+                            "start_tier": t,
+                            "current": now,
+                            "advised": pick,
+                            "best": best_key,
+                            "bw_current": measured[now],
+                            "bw_advised": measured.get(pick, np.nan),
+                            "bw_best": measured[best_key],
+                            "bw_rule": measured[rule],
+                            "predicted_speedup": res.speedup,
+                        }
+                    )
     return pd.DataFrame(out)
 
 
@@ -123,17 +185,21 @@ def summary(ev: pd.DataFrame) -> pd.DataFrame:
 
     rows = []
     for thr, d in ev.groupby("threshold"):
-        rows.append({
-            "threshold": thr, "starts": len(d), "groups": d.group.nunique(),
-            "advice_ge90_best": share(d.bw_advised >= 0.9 * d.bw_best),
-            "advice_gt10_below_now": share(d.bw_advised < 0.9 * d.bw_current),
-            "advice_changed": share(d.advised != d.current),
-            "rule_ge90_best": share(d.bw_rule >= 0.9 * d.bw_best),
-            "rule_gt10_below_now": share(d.bw_rule < 0.9 * d.bw_current),
-            "stay_ge90_best": share(d.bw_current >= 0.9 * d.bw_best),
-            "advice_mean_of_best": float(np.mean(d.bw_advised / d.bw_best)),
-            "rule_mean_of_best": float(np.mean(d.bw_rule / d.bw_best)),
-        })
+        rows.append(
+            {
+                "threshold": thr,
+                "starts": len(d),
+                "groups": d.group.nunique(),
+                "advice_ge90_best": share(d.bw_advised >= 0.9 * d.bw_best),
+                "advice_gt10_below_now": share(d.bw_advised < 0.9 * d.bw_current),
+                "advice_changed": share(d.advised != d.current),
+                "rule_ge90_best": share(d.bw_rule >= 0.9 * d.bw_best),
+                "rule_gt10_below_now": share(d.bw_rule < 0.9 * d.bw_current),
+                "stay_ge90_best": share(d.bw_current >= 0.9 * d.bw_best),
+                "advice_mean_of_best": float(np.mean(d.bw_advised / d.bw_best)),
+                "rule_mean_of_best": float(np.mean(d.bw_rule / d.bw_best)),
+            }
+        )
     return pd.DataFrame(rows)
 
 
@@ -142,12 +208,23 @@ def main(argv=None) -> int:
     ap.add_argument("benchmark", nargs="?", default=str(benchmarks.SHIPPED["iosweep"]))
     ap.add_argument("--model", default="lightgbm")
     ap.add_argument("--min-speedup", type=float, nargs="+", default=[1.0, 1.1, 1.2, 1.5])
-    ap.add_argument("--transfer-size-only", action="store_true", help="keep the tier; vary the transfer size alone")
+    ap.add_argument(
+        "--transfer-size-only",
+        action="store_true",
+        help="keep the tier; vary the transfer size alone",
+    )
     ap.add_argument("--tier-from", choices=("placement", "bandwidth"), default="placement")
-    ap.add_argument("--classifier", default="lightgbm", help="the placement model's kind (--tier-from placement)")
+    ap.add_argument(
+        "--classifier",
+        default="lightgbm",
+        help="the placement model's kind (--tier-from placement)",
+    )
     ap.add_argument("--smaller-transfers", action="store_true", help="advise smaller requests too")
-    ap.add_argument("--unconstrained", action="store_true",
-                    help="the bandwidth model free in transfer size (models/bandwidth.py `monotone=False`)")
+    ap.add_argument(
+        "--unconstrained",
+        action="store_true",
+        help="the bandwidth model free in transfer size (models/bandwidth.py `monotone=False`)",
+    )
     ap.add_argument("--groups", type=int, help="only the first N transfer-size groups")
     ap.add_argument("--quick", action="store_true", help="the first 3 groups, threshold 1.1")
     a = ap.parse_args(argv)
@@ -156,21 +233,36 @@ def main(argv=None) -> int:
     pdf = pd.read_csv(a.benchmark)
     t0 = time.perf_counter()
     dims = ("transfer_size",) if a.transfer_size_only else ("tier", "transfer_size")
-    ev = evaluate(pdf, a.model, a.min_speedup, dimensions=dims, tier_from=a.tier_from, classifier=a.classifier,
-                  smaller_transfers=a.smaller_transfers, monotone=not a.unconstrained, groups=a.groups)
+    ev = evaluate(
+        pdf,
+        a.model,
+        a.min_speedup,
+        dimensions=dims,
+        tier_from=a.tier_from,
+        classifier=a.classifier,
+        smaller_transfers=a.smaller_transfers,
+        monotone=not a.unconstrained,
+        groups=a.groups,
+    )
     s = summary(ev)
-    print(f"{a.benchmark}: {s.groups.iloc[0]} groups of configurations identical but for transfer size, "
-          f"{ev.config_id.nunique()} configurations x 2 starting tiers; model {a.model} fitted without each group; "
-          f"advice varies {', '.join(dims)}; tier from the {a.tier_from} model"
-          f"{' (' + a.classifier + ')' if a.tier_from == 'placement' else ''}; "
-          f"{'any' if a.smaller_transfers else 'larger'} transfer sizes; "
-          f"{'unconstrained' if a.unconstrained else 'non-decreasing'} in transfer size ({time.perf_counter() - t0:.0f} s)")
+    print(
+        f"{a.benchmark}: {s.groups.iloc[0]} groups of configurations identical but for transfer size, "
+        f"{ev.config_id.nunique()} configurations x 2 starting tiers; model {a.model} fitted without each group; "
+        f"advice varies {', '.join(dims)}; tier from the {a.tier_from} model"
+        f"{' (' + a.classifier + ')' if a.tier_from == 'placement' else ''}; "
+        f"{'any' if a.smaller_transfers else 'larger'} transfer sizes; "
+        f"{'unconstrained' if a.unconstrained else 'non-decreasing'} in transfer size "
+        f"({time.perf_counter() - t0:.0f} s)"
+    )
     with pd.option_context("display.width", 200, "display.max_columns", 20):
         print(s.round(3).to_string(index=False))
     row = s[s.threshold == (1.2 if 1.2 in a.min_speedup else a.min_speedup[0])].iloc[0]
-    result("advice_eval", f"threshold {row.threshold}: advice >= 90% of the best on {row.advice_ge90_best:.1%} "
-                          f"of {int(row.starts)} starts (rule {row.rule_ge90_best:.1%}), > 10% below now on "
-                          f"{row.advice_gt10_below_now:.1%}")
+    result(
+        "advice_eval",
+        f"threshold {row.threshold}: advice >= 90% of the best on {row.advice_ge90_best:.1%} "
+        f"of {int(row.starts)} starts (rule {row.rule_ge90_best:.1%}), > 10% below now on "
+        f"{row.advice_gt10_below_now:.1%}",
+    )
     return 0
 
 

@@ -19,6 +19,7 @@ the 1-worker run, both measured here, the same way. On this 2-core machine the d
 cores with the workers, so 2 workers cannot reach half the time of 1; the ratio says how much
 of the pipeline the second executor actually shortens.
 """
+
 from __future__ import annotations
 
 import os
@@ -63,11 +64,31 @@ def split_cluster_rss(root: int) -> tuple[int, int]:
 def run_cluster(inputs: list[str], lake: Path, workers: int, args) -> tuple[float, list]:
     """Wall seconds of the standalone run, and per stage: (name, seconds, peak driver, peak executors)."""
     run_dir = lake.parent / f"run-{lake.name}"
-    cmd = [sys.executable, "-m", "cluster.standalone", *inputs, "--lake", str(lake), "--workers", str(workers),
-           "--driver-memory", args.driver_memory, "--worker-memory", args.worker_memory, "--run-dir", str(run_dir)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "cluster.standalone",
+        *inputs,
+        "--lake",
+        str(lake),
+        "--workers",
+        str(workers),
+        "--driver-memory",
+        args.driver_memory,
+        "--worker-memory",
+        args.worker_memory,
+        "--run-dir",
+        str(run_dir),
+    ]
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT,
-                         env=dict(os.environ, PYSPARK_PYTHON=sys.executable))
+    p = subprocess.Popen(
+        cmd,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        cwd=ROOT,
+        env=dict(os.environ, PYSPARK_PYTHON=sys.executable),
+    )
     rss, stages, tail = StageRSS(p.pid, split_cluster_rss), [], []
     for line in p.stdout:
         tail = (tail + [line])[-80:]
@@ -75,16 +96,28 @@ def run_cluster(inputs: list[str], lake: Path, workers: int, args) -> tuple[floa
         if m:
             d, e = rss.cut()
             stages.append((m.group(1), float(m.group(2)), d, e))
-            print(f"    {line.rstrip()}  (peak RSS driver {d / MIB:,.0f} MiB, executors {e / MIB:,.0f} MiB)",
-                  flush=True)
-        elif line.startswith(("[standalone] master", "[standalone] spark-submit", "[preflight]", "[decode]",
-                              "[commit]", "[train]")):
+            print(
+                f"    {line.rstrip()}  (peak RSS driver {d / MIB:,.0f} MiB, executors {e / MIB:,.0f} MiB)",
+                flush=True,
+            )
+        elif line.startswith(
+            (
+                "[standalone] master",
+                "[standalone] spark-submit",
+                "[preflight]",
+                "[decode]",
+                "[commit]",
+                "[train]",
+            )
+        ):
             print("    " + line.rstrip()[:160], flush=True)
     p.wait()
     rss.stop()
     if p.returncode != 0:
         sys.stdout.write("".join(tail))
-        raise SystemExit(f"the standalone run with {workers} workers failed with exit code {p.returncode}")
+        raise SystemExit(
+            f"the standalone run with {workers} workers failed with exit code {p.returncode}"
+        )
     return time.perf_counter() - t0, stages
 
 
@@ -92,10 +125,14 @@ def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--logs", type=int, default=100_000)
-    ap.add_argument("--workers", type=int, nargs="+", default=[2, 1], help="worker counts, run in this order")
+    ap.add_argument(
+        "--workers", type=int, nargs="+", default=[2, 1], help="worker counts, run in this order"
+    )
     ap.add_argument("--driver-memory", default="2g")
     ap.add_argument("--worker-memory", default="2g")
-    ap.add_argument("--keep", type=Path, help="keep each lake here (DIR/lake-wN) instead of deleting it")
+    ap.add_argument(
+        "--keep", type=Path, help="keep each lake here (DIR/lake-wN) instead of deleting it"
+    )
     args = ap.parse_args(argv)
 
     scratch = Path(tempfile.mkdtemp(prefix="cluster-scale-"))
@@ -111,8 +148,10 @@ def main(argv=None) -> int:
             print(f"== {args.logs:,} logs, {w} worker(s) of 1 core -> {lake}", flush=True)
             wall, stages = run_cluster(inputs, lake, w, args)
             results[w] = (wall, stages)
-            print(f"   {w} worker(s): {wall:,.0f} s wall, {args.logs / wall:,.1f} logs/s through every stage",
-                  flush=True)
+            print(
+                f"   {w} worker(s): {wall:,.0f} s wall, {args.logs / wall:,.1f} logs/s through every stage",
+                flush=True,
+            )
             if not args.keep:
                 shutil.rmtree(lake, ignore_errors=True)
     finally:
@@ -121,19 +160,35 @@ def main(argv=None) -> int:
     ws = sorted(results)
     names = [s[0] for s in results[ws[-1]][1]]
     print(f"\nseconds per stage, {args.logs:,} logs (peak RSS driver / executors, MiB)")
-    print("| stage | " + " | ".join(f"{w} worker(s)" for w in ws) + (" | ratio |" if len(ws) > 1 else " |"))
+    print(
+        "| stage | "
+        + " | ".join(f"{w} worker(s)" for w in ws)
+        + (" | ratio |" if len(ws) > 1 else " |")
+    )
     print("|---|" + "---|" * len(ws) + ("---|" if len(ws) > 1 else ""))
     for name in names:
         rows = [next((s for s in results[w][1] if s[0] == name), None) for w in ws]
-        cells = [f"{r[1]:,.0f} s ({r[2] / MIB:,.0f} / {r[3] / MIB:,.0f})" if r else "—" for r in rows]
-        ratio = (f" | {rows[-1][1] / rows[0][1]:.2f} |" if len(ws) > 1 and rows[0] and rows[-1] and rows[0][1]
-                 else " |")
+        cells = [
+            f"{r[1]:,.0f} s ({r[2] / MIB:,.0f} / {r[3] / MIB:,.0f})" if r else "—" for r in rows
+        ]
+        ratio = (
+            f" | {rows[-1][1] / rows[0][1]:.2f} |"
+            if len(ws) > 1 and rows[0] and rows[-1] and rows[0][1]
+            else " |"
+        )
         print(f"| {name} | " + " | ".join(cells) + ratio)
     walls = [results[w][0] for w in ws]
     cells = " | ".join(f"{t:,.0f} s ({args.logs / t:,.1f} logs/s)" for t in walls)
-    print(f"| wall, whole run | {cells}" + (f" | {walls[-1] / walls[0]:.2f} |" if len(ws) > 1 else " |"))
-    result("cluster_scale", f"{args.logs:,} logs: " + ", ".join(f"{w} worker(s) {t:,.0f} s" for w, t in zip(ws, walls))
-           + (f"; ratio {walls[-1] / walls[0]:.2f}" if len(ws) > 1 else ""))
+    print(
+        f"| wall, whole run | {cells}"
+        + (f" | {walls[-1] / walls[0]:.2f} |" if len(ws) > 1 else " |")
+    )
+    result(
+        "cluster_scale",
+        f"{args.logs:,} logs: "
+        + ", ".join(f"{w} worker(s) {t:,.0f} s" for w, t in zip(ws, walls))
+        + (f"; ratio {walls[-1] / walls[0]:.2f}" if len(ws) > 1 else ""),
+    )
     return 0
 
 

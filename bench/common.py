@@ -17,6 +17,7 @@ is given (and ../shared/data when present), writes into scratch folders it delet
   shared by both trees); `alternate(rounds, timed, names)` runs each way per round, alternating
   which goes first, and keeps the best seconds of each.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -127,7 +128,9 @@ def split_rss(root: int) -> tuple[int, int]:
         if pid not in table:
             continue
         _, rss, cmd = table[pid]
-        in_worker = in_worker or any(w in cmd for w in ("pyspark.daemon", "pyspark/daemon", "pyspark.worker"))
+        in_worker = in_worker or any(
+            w in cmd for w in ("pyspark.daemon", "pyspark/daemon", "pyspark.worker")
+        )
         if in_worker:
             workers += rss
         else:
@@ -147,7 +150,11 @@ class PeakRSS:
     def _run(self):
         while not self._stop.wait(0.2):
             d, w = split_rss(self.pid)
-            self.driver, self.workers, self.total = max(self.driver, d), max(self.workers, w), max(self.total, d + w)
+            self.driver, self.workers, self.total = (
+                max(self.driver, d),
+                max(self.workers, w),
+                max(self.total, d + w),
+            )
 
     def __enter__(self):
         self._t.start()
@@ -190,26 +197,32 @@ class StageRSS:
 def checkout(rev: str, into: Path) -> Path:
     """The files of git revision `rev` extracted into `into` (`git archive`: no worktree, no .git)."""
     into.mkdir(parents=True)
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", "-C", str(ROOT), "archive", rev], capture_output=True, check=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 
 
 def git_show(rev: str, path: str) -> str:
     """The text of `path` at git revision `rev`."""
-    return subprocess.run(["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True, capture_output=True,
-                          text=True).stdout
+    return subprocess.run(
+        ["git", "show", f"{rev}:{path}"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout
 
 
-def alternate(rounds: int, timed: Callable[[str], tuple[float, object]],
-              names: tuple[str, str] = ("base", "this")) -> tuple[dict, dict]:
+def alternate(
+    rounds: int,
+    timed: Callable[[str], tuple[float, object]],
+    names: tuple[str, str] = ("base", "this"),
+) -> tuple[dict, dict]:
     """`timed(name) -> (seconds, output)` for both names, `rounds` times, the first name first in
     odd rounds and second in even ones (drift on a shared machine hits both alike): the best
     seconds per name, and the last output of each."""
     best: dict[str, float] = {}
     last: dict[str, object] = {}
     for k in range(rounds):
-        for name in (names if k % 2 == 0 else names[::-1]):
+        for name in names if k % 2 == 0 else names[::-1]:
             seconds, last[name] = timed(name)
             best[name] = min(best.get(name, seconds), seconds)
             print(f"round {k + 1} {name}: {seconds:.1f} s", flush=True)

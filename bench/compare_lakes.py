@@ -14,6 +14,7 @@ with `git archive` into DIR/base-tree) and of this tree, over the same INPUT (de
 sweep's Darshan logs), each into its own lake under DIR, then compares them. MLflow outputs
 are not tables and are not compared; predictions are (they hold each model's outputs).
 """
+
 from __future__ import annotations
 
 import json
@@ -44,7 +45,12 @@ def _value(v, digits: int | None = None):
     with `digits`, floats rounded to that many significant digits."""
     if isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
         v = sorted(v, key=lambda kv: str(kv[0]))
-    if digits is not None and isinstance(v, float) and v == v and v not in (float("inf"), float("-inf")):
+    if (
+        digits is not None
+        and isinstance(v, float)
+        and v == v
+        and v not in (float("inf"), float("-inf"))
+    ):
         v = float(f"{v:.{digits}g}")
     return json.dumps(v, sort_keys=True, default=str)
 
@@ -62,14 +68,20 @@ def compare(lake_a: str, lake_b: str) -> list[dict]:
         if name in SKIP:
             continue
         a, b = read(lake_a, spec), read(lake_b, spec)
-        row = {"table": f"{spec.layer}/{name}", "rows_a": None if a is None else a.num_rows,
-               "rows_b": None if b is None else b.num_rows}
+        row = {
+            "table": f"{spec.layer}/{name}",
+            "rows_a": None if a is None else a.num_rows,
+            "rows_b": None if b is None else b.num_rows,
+        }
         if a is None and b is None:
             continue
         if a is None or b is None:
             row["equal"], row["why"] = False, "missing in one lake"
         elif a.column_names != b.column_names:
-            row["equal"], row["why"] = False, f"columns differ: {sorted(set(a.column_names) ^ set(b.column_names))}"
+            row["equal"], row["why"] = (
+                False,
+                f"columns differ: {sorted(set(a.column_names) ^ set(b.column_names))}",
+            )
         elif a.schema != b.schema:
             row["equal"], row["why"] = False, "column types differ"
         else:
@@ -78,8 +90,17 @@ def compare(lake_a: str, lake_b: str) -> list[dict]:
             if not row["equal"] and canonical(a, 12) == canonical(b, 12):
                 row["why"] = "equal to 12 significant digits (float sums in another order)"
             elif not row["equal"]:
-                diff = next((i for i, c in enumerate(a.column_names) if [r[i] for r in ca] != [r[i] for r in cb]), None)
-                row["why"] = f"rows differ (first differing column: {a.column_names[diff] if diff is not None else '?'})"
+                diff = next(
+                    (
+                        i
+                        for i, c in enumerate(a.column_names)
+                        if [r[i] for r in ca] != [r[i] for r in cb]
+                    ),
+                    None,
+                )
+                row["why"] = (
+                    f"rows differ (first differing column: {a.column_names[diff] if diff is not None else '?'})"
+                )
         out.append(row)
     return out
 
@@ -97,8 +118,14 @@ def run_tree(tree: Path, inputs: list[str], lake: Path, conf_dir: Path | None) -
 def main(argv=None) -> int:
     p = parser(__spec__.name, __doc__)
     p.add_argument("lakes", nargs="*", help="LAKE_A LAKE_B, or with --run the inputs")
-    p.add_argument("--run", metavar="BASE_REV", help="build both lakes first: BASE_REV's pipeline and this tree's")
-    p.add_argument("--work", default="/tmp/compare_lakes", help="folder for the worktree and the two lakes")
+    p.add_argument(
+        "--run",
+        metavar="BASE_REV",
+        help="build both lakes first: BASE_REV's pipeline and this tree's",
+    )
+    p.add_argument(
+        "--work", default="/tmp/compare_lakes", help="folder for the worktree and the two lakes"
+    )
     p.add_argument("--conf-dir", help="configuration folder for this tree's run")
     p.add_argument("--base-conf-dir", help="configuration folder for the base revision's run")
     p.add_argument("--json", action="store_true")
@@ -110,9 +137,18 @@ def main(argv=None) -> int:
         base = work / "base-tree"
         if not base.exists():
             checkout(args.run, base)
-        t_base = run_tree(base, inputs, work / "lake-base", Path(args.base_conf_dir) if args.base_conf_dir else None)
-        t_head = run_tree(ROOT, inputs, work / "lake-head", Path(args.conf_dir) if args.conf_dir else None)
-        print(f"[compare] base {args.run}: {t_base:.0f} s; this tree: {t_head:.0f} s ({t_base / t_head:.2f}x)")
+        t_base = run_tree(
+            base,
+            inputs,
+            work / "lake-base",
+            Path(args.base_conf_dir) if args.base_conf_dir else None,
+        )
+        t_head = run_tree(
+            ROOT, inputs, work / "lake-head", Path(args.conf_dir) if args.conf_dir else None
+        )
+        print(
+            f"[compare] base {args.run}: {t_base:.0f} s; this tree: {t_head:.0f} s ({t_base / t_head:.2f}x)"
+        )
         lake_a, lake_b = str(work / "lake-base"), str(work / "lake-head")
     elif len(args.lakes) == 2:
         lake_a, lake_b = args.lakes
@@ -127,8 +163,11 @@ def main(argv=None) -> int:
             print(f"{r['table']:<30} {r['rows_a']!s:>10} {r['rows_b']!s:>10}  {verdict}")
     same = all(r["equal"] for r in rows)
     print(f"[compare] {sum(r['equal'] for r in rows)}/{len(rows)} tables equal")
-    result("compare_lakes", f"{sum(r['equal'] for r in rows)}/{len(rows)} tables equal"
-                            + ("" if same else ": " + ", ".join(r["table"] for r in rows if not r["equal"])))
+    result(
+        "compare_lakes",
+        f"{sum(r['equal'] for r in rows)}/{len(rows)} tables equal"
+        + ("" if same else ": " + ", ".join(r["table"] for r in rows if not r["equal"])),
+    )
     return 0 if same else 1
 
 

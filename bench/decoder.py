@@ -13,6 +13,7 @@ Prints logs/s and the ratios (goals: native >= 50x pydarshan; native within 2x o
 `--robustness` also truncates every shared log at 200 evenly spaced offsets and flips bits,
 checking that only DecodeError is ever raised.
 """
+
 from __future__ import annotations
 
 import bz2
@@ -65,7 +66,7 @@ def pydarshan_full(path: Path) -> None:
     import darshan
 
     report = darshan.DarshanReport(str(path), read_all=True)
-    for mod, recs in report.records.items():
+    for recs in report.records.values():
         try:
             recs.to_df()
         except Exception:  # to_df() is not implemented for some modules (APMPI, BG/Q, ...)
@@ -129,7 +130,9 @@ def main(argv=None) -> int:
 
     logs = sorted(args.logs.rglob("*.darshan")) if args.logs else readable_logs()
     size = sum(p.stat().st_size for p in logs)
-    print(f"{len(logs)} logs{'' if args.logs else ' pydarshan reads'}, {size / 1e6:.1f} MB compressed")
+    print(
+        f"{len(logs)} logs{'' if args.logs else ' pydarshan reads'}, {size / 1e6:.1f} MB compressed"
+    )
 
     t_native = timeit(native_darshan.decode, logs, args.repeat)
     t_inflate = timeit(inflate_regions, logs, args.repeat)
@@ -140,15 +143,23 @@ def main(argv=None) -> int:
     print(f"pydarshan read_all + to_df : {n / t_pyd:9.1f} logs/s  ({t_pyd:.2f} s)")
     print(f"native decode -> Arrow     : {n / t_native:9.1f} logs/s  ({t_native:.3f} s)")
     print(f"inflate only (Python zlib) : {n / t_inflate:9.1f} logs/s  ({t_inflate:.3f} s)")
-    print(f"inflate only (Rust)        : {n / t_rust_inflate:9.1f} logs/s  ({t_rust_inflate:.3f} s)")
+    print(
+        f"inflate only (Rust)        : {n / t_rust_inflate:9.1f} logs/s  ({t_rust_inflate:.3f} s)"
+    )
     print(f"native vs pydarshan        : {t_pyd / t_native:9.1f}x faster   (goal >= 50x)")
     print(f"native vs inflate (zlib)   : {t_native / t_inflate:9.2f}x the time (goal <= 2x)")
     print(f"native vs inflate (Rust)   : {t_native / t_rust_inflate:9.2f}x the time")
-    print(f"ceiling (pydarshan / zlib) : {t_pyd / t_inflate:9.1f}x  (no decoder that inflates can beat this ratio by much)")
+    print(
+        f"ceiling (pydarshan / zlib) : {t_pyd / t_inflate:9.1f}x  "
+        "(no decoder that inflates can beat this ratio by much)"
+    )
     if args.robustness:
         robustness()
-    result("decoder", f"{len(logs)} logs: native {n / t_native:.1f} logs/s, {t_pyd / t_native:.1f}x pydarshan, "
-                      f"{t_native / t_inflate:.2f}x the time of inflating")
+    result(
+        "decoder",
+        f"{len(logs)} logs: native {n / t_native:.1f} logs/s, {t_pyd / t_native:.1f}x pydarshan, "
+        f"{t_native / t_inflate:.2f}x the time of inflating",
+    )
     return 0
 
 

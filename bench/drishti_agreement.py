@@ -14,6 +14,7 @@ Drishti's output per log is cached in `--out` (a log already there is not run ag
     python -m bench.drishti_agreement [--data DIR] [--venv DIR] [--out DIR]
                                       [--lake DIR] [--jobs N] [--explain] [--drishti-only]
 """
+
 from __future__ import annotations
 
 import csv
@@ -38,7 +39,10 @@ def ensure_drishti(venv: Path) -> Path:
     exe = venv / "bin" / "drishti"
     if not exe.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
-        subprocess.run([str(venv / "bin" / "pip"), "install", "-q", f"drishti-io=={DRISHTI_VERSION}"], check=True)
+        subprocess.run(
+            [str(venv / "bin" / "pip"), "install", "-q", f"drishti-io=={DRISHTI_VERSION}"],
+            check=True,
+        )
     return exe
 
 
@@ -58,13 +62,20 @@ def run_drishti(exe: Path, log: Path, out: Path) -> dict:
     if not done.exists() and not err.exists():
         work = Path(tempfile.mkdtemp(prefix="drishti-", dir=out))
         try:  # Drishti writes <trace>.csv into --export_dir; it also shells out to sacct (absent here)
-            p = subprocess.run([str(exe), "--csv", "--export_dir", str(work), str(log)], cwd=work,
-                               capture_output=True, text=True, timeout=TIMEOUT_S)
+            p = subprocess.run(
+                [str(exe), "--csv", "--export_dir", str(work), str(log)],
+                cwd=work,
+                capture_output=True,
+                text=True,
+                timeout=TIMEOUT_S,
+            )
             got = list(work.glob("*.csv"))
             if p.returncode == 0 and got:
                 got[0].rename(done)
             else:
-                tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or [f"exit {p.returncode}, no CSV"]
+                tail = (p.stderr or p.stdout).strip().splitlines()[-1:] or [
+                    f"exit {p.returncode}, no CSV"
+                ]
                 err.write_text(f"exit {p.returncode}: {tail[0]}")
         except subprocess.TimeoutExpired:
             err.write_text(f"timed out after {TIMEOUT_S} s")
@@ -93,11 +104,19 @@ def run_iolake(logs: list[Path], lake: str) -> dict[str, set[str]]:
     conf = load_config("local", overrides={"lake": {"root": lake}})
     spark = session_from_config(conf)
     quiet = dict(echo=lambda *_: None)
-    ingest.run(spark, conf, [str(p) for p in logs], **quiet)  # a reused lake skips the logs it holds
+    ingest.run(
+        spark, conf, [str(p) for p in logs], **quiet
+    )  # a reused lake skips the logs it holds
     features.run(spark, conf, **quiet)
-    shutil.rmtree(SILVER["bottleneck_tags"].path(lake), ignore_errors=True)  # the rules under test: always anew
+    shutil.rmtree(
+        SILVER["bottleneck_tags"].path(lake), ignore_errors=True
+    )  # the rules under test: always anew
     tags.run(spark, conf, **quiet)
-    rows = read_table(spark, SILVER["bottleneck_tags"], lake).select("log_id", "tag", "threshold_name").toPandas()
+    rows = (
+        read_table(spark, SILVER["bottleneck_tags"], lake)
+        .select("log_id", "tag", "threshold_name")
+        .toPandas()
+    )
     by_id: dict[str, set[str]] = {}
     for r in rows.itertuples():
         got = by_id.setdefault(r.log_id, set())
@@ -108,7 +127,9 @@ def run_iolake(logs: list[Path], lake: str) -> dict[str, set[str]]:
     return {p: by_id[i] for p, i in ids.items() if i in by_id}
 
 
-def table(drishti: dict[str, set[str]], iolake: dict[str, set[str]], explain: bool) -> tuple[str, int, int]:
+def table(
+    drishti: dict[str, set[str]], iolake: dict[str, set[str]], explain: bool
+) -> tuple[str, int, int]:
     """Per covered Drishti code: both / only Drishti / only iolake / neither over the logs both read;
     the table's text, and the (log, code) pairs both tools agree on and all of them."""
     from schemas.bottleneck_tags import CATALOG, LEFT_OUT
@@ -118,8 +139,11 @@ def table(drishti: dict[str, set[str]], iolake: dict[str, set[str]], explain: bo
     for tag, t in CATALOG.items():
         for code in t.drishti:
             by_code.setdefault(code, []).append(tag)
-    lines = [f"{len(logs)} logs read by both tools", "",
-             f"{'code':<5} {'iolake tag(s)':<44} {'both':>5} {'only Drishti':>13} {'only iolake':>12} {'neither':>8}"]
+    lines = [
+        f"{len(logs)} logs read by both tools",
+        "",
+        f"{'code':<5} {'iolake tag(s)':<44} {'both':>5} {'only Drishti':>13} {'only iolake':>12} {'neither':>8}",
+    ]
     notes = []
     agree = pairs = 0
     for code in sorted(by_code, key=_order):
@@ -127,8 +151,10 @@ def table(drishti: dict[str, set[str]], iolake: dict[str, set[str]], explain: bo
         d = {lg for lg in logs if code in drishti[lg]}
         i = {lg for lg in logs if iolake[lg] & set(tags_)}
         agree, pairs = agree + len(logs) - len(d ^ i), pairs + len(logs)
-        lines.append(f"{code:<5} {' | '.join(f'{t} ({CATALOG[t].code})' for t in tags_):<44} {len(d & i):>5} "
-                     f"{len(d - i):>13} {len(i - d):>12} {len(set(logs) - d - i):>8}")
+        lines.append(
+            f"{code:<5} {' | '.join(f'{t} ({CATALOG[t].code})' for t in tags_):<44} {len(d & i):>5} "
+            f"{len(d - i):>13} {len(i - d):>12} {len(set(logs) - d - i):>8}"
+        )
         if explain:
             for side, s in (("only Drishti", d - i), ("only iolake", i - d)):
                 notes += [f"  {code} {side}: {Path(lg).name}" for lg in sorted(s)]
@@ -146,12 +172,18 @@ def _order(code: str) -> tuple:
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("--data", default=str(shared("darshan")))
-    ap.add_argument("--venv", default="/tmp/drishti-venv", help="the separate venv holding drishti-io")
+    ap.add_argument(
+        "--venv", default="/tmp/drishti-venv", help="the separate venv holding drishti-io"
+    )
     ap.add_argument("--out", default="/tmp/drishti-out", help="Drishti's per-log CSVs (a cache)")
     ap.add_argument("--lake", default=None, help="reuse (or keep) the scratch lake here")
     ap.add_argument("--jobs", type=int, default=1, help="Drishti runs at once")
-    ap.add_argument("--explain", action="store_true", help="list the logs behind each one-sided count")
-    ap.add_argument("--drishti-only", action="store_true", help="run (and cache) Drishti, nothing else")
+    ap.add_argument(
+        "--explain", action="store_true", help="list the logs behind each one-sided count"
+    )
+    ap.add_argument(
+        "--drishti-only", action="store_true", help="run (and cache) Drishti, nothing else"
+    )
     args = ap.parse_args(argv)
     data, out = Path(args.data).resolve(), Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
@@ -174,8 +206,11 @@ def main(argv=None) -> int:
     print(f"iolake: {len(iolake)} of {len(logs)} logs tagged (lake {lake})\n")
     text, agree, pairs = table(drishti, iolake, args.explain)
     print(text)
-    result("drishti_agreement", f"{len(set(drishti) & set(iolake))} logs: the tools agree on {agree} of {pairs} "
-                                f"(log, covered code) pairs ({agree / max(pairs, 1):.1%})")
+    result(
+        "drishti_agreement",
+        f"{len(set(drishti) & set(iolake))} logs: the tools agree on {agree} of {pairs} "
+        f"(log, covered code) pairs ({agree / max(pairs, 1):.1%})",
+    )
     return 0
 
 

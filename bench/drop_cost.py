@@ -11,6 +11,7 @@ output is cached and counted; nothing is committed. Pruned and unpruned alternat
 first too), `--repeat` rounds; the best seconds per variant, the ratio, and a checksum of every
 output (row count and the sum of a 64-bit hash of each row) to show both read the same rows.
 """
+
 from __future__ import annotations
 
 import importlib
@@ -69,16 +70,25 @@ def main(argv=None) -> int:
     for name in a.stages:
         stage = stage_by_name(name)
         print(f"{name}:", flush=True)
-        best, facts = alternate(a.repeat, lambda way: run_once(spark, conf, stage, way == "pruned"),
-                                names=("unpruned", "pruned"))
+        best, facts = alternate(
+            a.repeat,
+            lambda way, stage=stage: run_once(spark, conf, stage, way == "pruned"),
+            names=("unpruned", "pruned"),
+        )
         same = facts["unpruned"]["outputs"] == facts["pruned"]["outputs"]
         all_same &= same
         ratios.append(f"{name} {best['pruned'] / best['unpruned']:.2f}")
-        print(f"{name}: {facts['pruned']['logs']:,} new logs in month(s) {facts['pruned']['months']}; "
-              f"unpruned {best['unpruned']:.1f} s, pruned {best['pruned']:.1f} s, "
-              f"pruned/unpruned {best['pruned'] / best['unpruned']:.2f}; "
-              f"outputs {'identical' if same else 'DIFFER'} {facts['pruned']['outputs']}", flush=True)
-    result("drop_cost", f"pruned/unpruned: {', '.join(ratios)}; outputs {'identical' if all_same else 'DIFFER'}")
+        print(
+            f"{name}: {facts['pruned']['logs']:,} new logs in month(s) {facts['pruned']['months']}; "
+            f"unpruned {best['unpruned']:.1f} s, pruned {best['pruned']:.1f} s, "
+            f"pruned/unpruned {best['pruned'] / best['unpruned']:.2f}; "
+            f"outputs {'identical' if same else 'DIFFER'} {facts['pruned']['outputs']}",
+            flush=True,
+        )
+    result(
+        "drop_cost",
+        f"pruned/unpruned: {', '.join(ratios)}; outputs {'identical' if all_same else 'DIFFER'}",
+    )
     return 0 if all_same else 1
 
 

@@ -9,6 +9,7 @@ the Darshan runs' agreement with and without DXT side by side.
 
     python -m bench.feature_agreement [--sweep DIR] [--lake DIR] [--no-dxt]
 """
+
 from __future__ import annotations
 
 import sys
@@ -32,7 +33,9 @@ def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("--sweep", default=str(shared("iosweep")))
     ap.add_argument("--lake", default=None, help="reuse (or keep) the scratch lake here")
-    ap.add_argument("--no-dxt", action="store_true", help="also score features computed without DXT")
+    ap.add_argument(
+        "--no-dxt", action="store_true", help="also score features computed without DXT"
+    )
     args = ap.parse_args(argv)
     lake = args.lake or tempfile.mkdtemp(prefix="iolake-sweep-") + "/lake"
     conf = load_config("local", overrides={"lake": {"root": lake}})
@@ -53,20 +56,30 @@ def main(argv=None) -> int:
         bare = features_without_dxt(spark, lake, conf.features)
         bare["run_id"] = bare.source_uri.str.extract(run_id)[0]
         darshan = runs[runs.tracer == "darshan"]
-        side = summary(agreement(ff, darshan)).join(summary(agreement(bare, darshan)), rsuffix="_no_dxt")
+        side = summary(agreement(ff, darshan)).join(
+            summary(agreement(bare, darshan)), rsuffix="_no_dxt"
+        )
         print("Darshan runs, with DXT and from counters alone (DXT left out):")
         print(side.to_string(float_format="%.1f") + "\n")
     scored = agreement(ff, runs)
     print(summary(scored).to_string())
-    bad = scored[~scored.agree].drop_duplicates(["run_id", "feature"]).merge(
-        runs[["run_id", "tracer", "api", "io_type", "file_per_proc", "collective"]], on="run_id")
+    bad = (
+        scored[~scored.agree]
+        .drop_duplicates(["run_id", "feature"])
+        .merge(
+            runs[["run_id", "tracer", "api", "io_type", "file_per_proc", "collective"]], on="run_id"
+        )
+    )
     print("\nmismatch classes (runs):")
     print(bad.groupby(["feature", "tracer", "api", "io_type"]).size().to_string())
     print(f"\ningest {t1 - t0:.1f} s, features {t2 - t1:.1f} s, lake {lake}")
     per = summary(scored)
-    result("feature_agreement", f"{len(per)} features over {scored.run_id.nunique()} runs: runs agreeing "
-                                f"{per.pct.min():.1f}-{per.pct.max():.1f}% per feature; ingest {t1 - t0:.0f} s, "
-                                f"features {t2 - t1:.0f} s")
+    result(
+        "feature_agreement",
+        f"{len(per)} features over {scored.run_id.nunique()} runs: runs agreeing "
+        f"{per.pct.min():.1f}-{per.pct.max():.1f}% per feature; ingest {t1 - t0:.0f} s, "
+        f"features {t2 - t1:.0f} s",
+    )
     return 0
 
 

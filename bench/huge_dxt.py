@@ -17,6 +17,7 @@ ru_maxrss) and time:
 Prints seconds, peak RSS (MiB), rows and the ratio of each step's time to the floor's, then
 deletes what it wrote (unless --keep).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -76,7 +77,7 @@ def _inflate(path: str) -> dict:
     z = zlib.decompressobj()
     view = memoryview(data)
     for i in range(0, len(data), 1 << 20):  # 1 MiB of input at a time, at most 4 MiB out per call
-        buf = view[i:i + (1 << 20)]
+        buf = view[i : i + (1 << 20)]
         while buf:
             out += len(z.decompress(buf, 4 << 20))
             buf = z.unconsumed_tail
@@ -100,15 +101,25 @@ def _ingest(path: str) -> dict:
 
     staging = tempfile.mkdtemp(prefix="huge-dxt-staging-", dir=os.path.dirname(path))
     conf = load_config("local").ingest
-    row = {"log_id": "f" * 64, "source_uri": path, "size_bytes": os.path.getsize(path), "mtime_ns": 0,
-           "kind": "darshan"}
+    row = {
+        "log_id": "f" * 64,
+        "source_uri": path,
+        "size_bytes": os.path.getsize(path),
+        "mtime_ns": 0,
+        "kind": "darshan",
+    }
     fn = make_decode_partition(conf, staging, "bench")
     out = list(fn(iter([pa.RecordBatch.from_pylist([row])])))
     ledger = out[0].to_pylist()[0]
     files = [f for f in ledger["staged"] if "/io_ops/" in f]
     rows = sum(pq.ParquetFile(f).metadata.num_rows for f in files)
-    return {"rows": rows, "status": ledger["status"], "reason": ledger["reason"],
-            "row_counts": dict(ledger["row_counts"] or []), "staged": staging}
+    return {
+        "rows": rows,
+        "status": ledger["status"],
+        "reason": ledger["reason"],
+        "row_counts": dict(ledger["row_counts"] or []),
+        "staged": staging,
+    }
 
 
 STEPS = {"inflate": _inflate, "decode": _decode, "ingest": _ingest}
@@ -125,14 +136,21 @@ def _child(step: str, path: str) -> None:
 
 
 def _run(step: str, path: str) -> dict:
-    out = subprocess.run([sys.executable, "-m", "bench.huge_dxt", "--child", step, path], check=True,
-                         capture_output=True, text=True, cwd=ROOT)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.huge_dxt", "--child", step, path],
+        check=True,
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+    )
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
-    ap.add_argument("--gib", type=float, default=1.0, help="decompressed size of the DXT region (GiB)")
+    ap.add_argument(
+        "--gib", type=float, default=1.0, help="decompressed size of the DXT region (GiB)"
+    )
     ap.add_argument("--out", help="write the log here instead of a temporary folder")
     ap.add_argument("--keep", action="store_true", help="keep the log and the staged files")
     ap.add_argument("--quick", action="store_true", help="a 0.02 GiB region")
@@ -153,8 +171,10 @@ def main(argv=None) -> int:
     with open(path, "wb") as fh:
         write_log(fh, {DXT_POSIX: huge_dxt_region(segments, ranks)})
     region = segments * SEG + ranks * 104
-    print(f"wrote {path}: {os.path.getsize(path) / 2**20:,.0f} MiB, DXT_POSIX region {region / 2**30:.3f} GiB "
-          f"decompressed, {segments:,} segments in {ranks} records ({time.monotonic() - t0:.0f} s)")
+    print(
+        f"wrote {path}: {os.path.getsize(path) / 2**20:,.0f} MiB, DXT_POSIX region {region / 2**30:.3f} GiB "
+        f"decompressed, {segments:,} segments in {ranks} records ({time.monotonic() - t0:.0f} s)"
+    )
     results = {}
     try:
         for step in STEPS:
@@ -170,15 +190,22 @@ def main(argv=None) -> int:
     print(f"\n{'step':<9}{'seconds':>9}{'peak RSS MiB':>14}{'rows':>16}{'x floor':>9}")
     for step, r in results.items():
         rows = f"{r['rows']:,}" if step != "inflate" else f"({r['bytes'] / 2**30:.3f} GiB)"
-        print(f"{step:<9}{r['seconds']:>9.1f}{r['peak_rss_mib']:>14,.0f}{rows:>16}{r['seconds'] / floor:>9.2f}")
+        print(
+            f"{step:<9}{r['seconds']:>9.1f}{r['peak_rss_mib']:>14,.0f}{rows:>16}{r['seconds'] / floor:>9.2f}"
+        )
     ing = results["ingest"]
     ok = ing["rows"] == segments and results["decode"]["rows"] == segments and ing["status"] == "ok"
-    print(f"\ningest ledger: status {ing['status']}, row_counts {ing['row_counts']}; staged io_ops rows "
-          f"{'==' if ing['rows'] == segments else '!='} {segments:,} segments written")
+    print(
+        f"\ningest ledger: status {ing['status']}, row_counts {ing['row_counts']}; staged io_ops rows "
+        f"{'==' if ing['rows'] == segments else '!='} {segments:,} segments written"
+    )
     dec = results["decode"]
-    result("huge_dxt", f"{region / 2**30:.3f} GiB DXT region: decode {dec['seconds']:.1f} s "
-                       f"({dec['seconds'] / floor:.2f}x the floor), peak RSS decode {dec['peak_rss_mib']:,.0f} MiB, "
-                       f"ingest {ing['peak_rss_mib']:,.0f} MiB; rows {'ok' if ok else 'WRONG'}")
+    result(
+        "huge_dxt",
+        f"{region / 2**30:.3f} GiB DXT region: decode {dec['seconds']:.1f} s "
+        f"({dec['seconds'] / floor:.2f}x the floor), peak RSS decode {dec['peak_rss_mib']:,.0f} MiB, "
+        f"ingest {ing['peak_rss_mib']:,.0f} MiB; rows {'ok' if ok else 'WRONG'}",
+    )
     return 0 if ok else 1
 
 

@@ -9,6 +9,7 @@ prints each run's decode seconds (the decode tasks: the work that is per log) an
 seconds, then the best of each way and the ratios this / base. Check that the two trees' lakes
 hold the same rows with `python -m bench.compare_lakes`.
 """
+
 from __future__ import annotations
 
 import re
@@ -27,7 +28,16 @@ STAGE = re.compile(r"^\[ingest\] done in ([0-9.]+) s")
 def ingest(corpus: str, lake: Path, tree: Path = ROOT) -> dict:
     """`python -m jobs.ingest` of the code and conf/ in `tree` in its own JVM: its wall, decode
     and stage seconds."""
-    cmd = [sys.executable, "-m", "jobs.ingest", corpus, "--lake", str(lake), "--conf-dir", str(tree / "conf")]
+    cmd = [
+        sys.executable,
+        "-m",
+        "jobs.ingest",
+        corpus,
+        "--lake",
+        str(lake),
+        "--conf-dir",
+        str(tree / "conf"),
+    ]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=tree_env(tree), capture_output=True, text=True, cwd=tree)
     wall = time.perf_counter() - t0
@@ -56,18 +66,26 @@ def main(argv=None) -> int:
         def timed(way: str) -> tuple[float, dict]:
             lake = work / f"lake-{way}"
             out = ingest(args.corpus, lake, trees[way])
-            print(f"  {way}: decode {out['decode']:.1f} s, ingest stage {out['stage']:.1f} s "
-                  f"(wall {out['wall']:.1f} s)", flush=True)
+            print(
+                f"  {way}: decode {out['decode']:.1f} s, ingest stage {out['stage']:.1f} s "
+                f"(wall {out['wall']:.1f} s)",
+                flush=True,
+            )
             decode[way] = min(decode.get(way, out["decode"]), out["decode"])
             shutil.rmtree(lake)
             return out["stage"], out
 
         best, _ = alternate(args.rounds, timed)
     (bd, td), (bs, ts) = (decode["base"], decode["this"]), (best["base"], best["this"])
-    print(f"best of {args.rounds}: decode {bd:.1f} -> {td:.1f} s ({td / bd:.2f}x), "
-          f"ingest stage {bs:.1f} -> {ts:.1f} s ({ts / bs:.2f}x)")
-    result("ingest_ab", f"this / {args.base}: decode {td / bd:.2f}x, ingest stage {ts / bs:.2f}x "
-                        f"(best of {args.rounds})")
+    print(
+        f"best of {args.rounds}: decode {bd:.1f} -> {td:.1f} s ({td / bd:.2f}x), "
+        f"ingest stage {bs:.1f} -> {ts:.1f} s ({ts / bs:.2f}x)"
+    )
+    result(
+        "ingest_ab",
+        f"this / {args.base}: decode {td / bd:.2f}x, ingest stage {ts / bs:.2f}x "
+        f"(best of {args.rounds})",
+    )
     return 0
 
 

@@ -13,6 +13,7 @@ CORPUS is a folder of distinct Darshan logs (`python -m bench.make_corpus` build
 and prints logs/s, MiB/s, the ratio to the floor, and a linear extrapolation to 1,000,000
 logs from the two points (fixed cost + per-log cost).
 """
+
 from __future__ import annotations
 
 import multiprocessing as mp
@@ -54,12 +55,20 @@ def ingest(corpus: str, lake: str) -> tuple[float, PeakRSS, str]:
     cmd = [sys.executable, "-m", "jobs.ingest", corpus, "--lake", lake]
     env = tree_env(ROOT)
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
+    p = subprocess.Popen(
+        cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT
+    )
     lines = []
     with PeakRSS(p.pid) as rss:
         for line in p.stdout:
             lines.append(line)
-            if line.startswith("[") or line.startswith("  [") or line.startswith("ingest") or "rate:" in line or "logs:" in line:
+            if (
+                line.startswith("[")
+                or line.startswith("  [")
+                or line.startswith("ingest")
+                or "rate:" in line
+                or "logs:" in line
+            ):
                 print("    " + line.rstrip(), flush=True)
         p.wait()
     if p.returncode != 0:
@@ -69,9 +78,11 @@ def ingest(corpus: str, lake: str) -> tuple[float, PeakRSS, str]:
 
 
 def report(name: str, n: int, mb: float, secs: float, rss: PeakRSS, floor_s: float) -> None:
-    print(f"{name}: {n:,} logs, {mb:,.0f} MiB in {secs:,.1f} s = {n / secs:,.1f} logs/s, {mb / secs:,.2f} MiB/s; "
-          f"peak RSS driver {rss.driver / 2**20:,.0f} MiB, workers {rss.workers / 2**20:,.0f} MiB "
-          f"(together {rss.total / 2**20:,.0f} MiB); {secs / n / floor_s:.2f}x the decode floor per log")
+    print(
+        f"{name}: {n:,} logs, {mb:,.0f} MiB in {secs:,.1f} s = {n / secs:,.1f} logs/s, {mb / secs:,.2f} MiB/s; "
+        f"peak RSS driver {rss.driver / 2**20:,.0f} MiB, workers {rss.workers / 2**20:,.0f} MiB "
+        f"(together {rss.total / 2**20:,.0f} MiB); {secs / n / floor_s:.2f}x the decode floor per log"
+    )
 
 
 def main(argv=None) -> int:
@@ -83,9 +94,13 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
     logs = list_logs(args.corpus)
     mb = sum(os.path.getsize(p) for p in logs) / 2**20
-    print(f"corpus: {len(logs):,} logs, {mb:,.0f} MiB ({args.corpus}); load average {os.getloadavg()[0]:.1f}")
+    print(
+        f"corpus: {len(logs):,} logs, {mb:,.0f} MiB ({args.corpus}); load average {os.getloadavg()[0]:.1f}"
+    )
     fs, fn, fmb = floor(logs, args.floor_sample)
-    print(f"floor (native decode only, 2 procs, {fn:,} logs): {1 / fs:,.1f} logs/s, {fmb / (fs * fn):,.2f} MiB/s")
+    print(
+        f"floor (native decode only, 2 procs, {fn:,} logs): {1 / fs:,.1f} logs/s, {fmb / (fs * fn):,.2f} MiB/s"
+    )
     with scratch("ingest-scale") as tmp:
         lake = args.lake or f"{tmp}/lake"
         secs, rss, _ = ingest(args.corpus, lake)
@@ -102,14 +117,19 @@ def main(argv=None) -> int:
             per = (t1 - t2) / (n1 - n2)
             fixed = t1 - per * n1
             million = (fixed + per * 1e6) / 60
-            print(f"linear fit: {fixed:,.0f} s fixed + {per * 1e3:,.2f} ms/log -> 1,000,000 logs in "
-                  f"{million:,.0f} min on these cores")
+            print(
+                f"linear fit: {fixed:,.0f} s fixed + {per * 1e3:,.2f} ms/log -> 1,000,000 logs in "
+                f"{million:,.0f} min on these cores"
+            )
         else:
             n1, t1 = points[0]
             million = t1 / n1 * 1e6 / 60
             print(f"proportional: 1,000,000 logs in {million:,.0f} min on these cores")
-    result("ingest_scale", f"{len(logs):,} logs in {secs:,.1f} s = {len(logs) / secs:,.1f} logs/s, "
-                           f"{secs / len(logs) / fs:.2f}x the decode floor; 1,000,000 logs ~{million:,.0f} min")
+    result(
+        "ingest_scale",
+        f"{len(logs):,} logs in {secs:,.1f} s = {len(logs) / secs:,.1f} logs/s, "
+        f"{secs / len(logs) / fs:.2f}x the decode floor; 1,000,000 logs ~{million:,.0f} min",
+    )
     return 0
 
 

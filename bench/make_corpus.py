@@ -19,6 +19,7 @@ the way a centre's nightly drop is spread over folders.
 `--month 2026-10` also moves every job's start (and, by the same amount, its end) into that
 month, the way one night's drop holds the jobs of one month (the templates span many months).
 """
+
 from __future__ import annotations
 
 import bz2
@@ -70,7 +71,10 @@ class Template:
         if self.comp not in (ZLIB, BZIP2, NONE):
             raise ValueError(f"compression type {self.comp}")
         self.maps_off, self.nmaps, self.hdr = (32, 65, 1328) if minor >= 41 else (24, 17, 360)
-        self.maps = [list(struct.unpack_from(self.e + "QQ", b, self.maps_off + 16 * i)) for i in range(self.nmaps)]
+        self.maps = [
+            list(struct.unpack_from(self.e + "QQ", b, self.maps_off + 16 * i))
+            for i in range(self.nmaps)
+        ]
         used = [o for o, ln in self.maps if ln]
         job_end = min(used) if used else len(b)
         self.head = bytearray(b[: self.hdr])
@@ -132,11 +136,20 @@ def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("out", type=Path, nargs="?", help="output folder (required unless --quick)")
     ap.add_argument("--logs", type=int, default=100_000)
-    ap.add_argument("--templates", nargs="*", type=Path, help="template logs or folders (default: shared logs + IOR sweep)")
+    ap.add_argument(
+        "--templates",
+        nargs="*",
+        type=Path,
+        help="template logs or folders (default: shared logs + IOR sweep)",
+    )
     ap.add_argument("--per-dir", type=int, default=1000)
     ap.add_argument("--first-jobid", type=int, default=9_000_000_000)
-    ap.add_argument("--month", help="move every job's start into this month (YYYY-MM): one night's drop")
-    ap.add_argument("--quick", action="store_true", help="500 logs from the sample logs into a scratch folder")
+    ap.add_argument(
+        "--month", help="move every job's start into this month (YYYY-MM): one night's drop"
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="500 logs from the sample logs into a scratch folder"
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.logs, args.templates, args.per_dir = 500, [sample_logs()], 100
@@ -154,16 +167,22 @@ def make(args) -> int:
     if args.month:
         import datetime as dt
 
-        month0 = int(dt.datetime.strptime(args.month, "%Y-%m").replace(tzinfo=dt.timezone.utc).timestamp())
+        month0 = int(dt.datetime.strptime(args.month, "%Y-%m").replace(tzinfo=dt.UTC).timestamp())
     paths = []
     for t in args.templates or []:
-        paths += sorted(p for p in t.rglob("*") if p.is_file() and ".darshan" in p.name) if t.is_dir() else [t]
+        paths += (
+            sorted(p for p in t.rglob("*") if p.is_file() and ".darshan" in p.name)
+            if t.is_dir()
+            else [t]
+        )
     paths = paths or default_templates()
     if not paths:
         raise SystemExit(f"no template logs (looked under {SHARED}); pass --templates")
     t0 = time.perf_counter()
     templates, skipped = load_templates(paths)
-    print(f"{len(templates)} templates usable, {skipped} left out (not decodable); {time.perf_counter() - t0:.1f} s")
+    print(
+        f"{len(templates)} templates usable, {skipped} left out (not decodable); {time.perf_counter() - t0:.1f} s"
+    )
     args.out.mkdir(parents=True, exist_ok=True)
     total = 0
     t0 = time.perf_counter()
@@ -172,16 +191,24 @@ def make(args) -> int:
         d = args.out / f"d{i // args.per_dir:04d}"
         if i % args.per_dir == 0:
             d.mkdir(exist_ok=True)
-        start = None if month0 is None else month0 + (i * 7919) % (27 * 86400)  # spread over the month
+        start = (
+            None if month0 is None else month0 + (i * 7919) % (27 * 86400)
+        )  # spread over the month
         data = t.with_jobid(args.first_jobid + i, start)
         (d / f"{i:07d}_{t.path.name}").write_bytes(data)
         total += len(data)
         if (i + 1) % 10_000 == 0:
-            print(f"  {i + 1:,} logs, {total / 2**20:,.0f} MiB, {time.perf_counter() - t0:.0f} s", flush=True)
+            print(
+                f"  {i + 1:,} logs, {total / 2**20:,.0f} MiB, {time.perf_counter() - t0:.0f} s",
+                flush=True,
+            )
     secs = time.perf_counter() - t0
     print(f"wrote {args.logs:,} distinct logs, {total / 2**20:,.1f} MiB, under {args.out}")
-    result("make_corpus", f"{args.logs:,} logs from {len(templates)} templates, {total / 2**20:,.1f} MiB "
-                          f"in {secs:,.1f} s ({args.logs / secs:,.0f} logs/s)")
+    result(
+        "make_corpus",
+        f"{args.logs:,} logs from {len(templates)} templates, {total / 2**20:,.1f} MiB "
+        f"in {secs:,.1f} s ({args.logs / secs:,.0f} logs/s)",
+    )
     return 0
 
 

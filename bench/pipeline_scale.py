@@ -16,6 +16,7 @@ sizes and extrapolates to 1,000,000 logs (what these 2 cores would take for one 
 million). The figures are for this machine only; compare stages with each other, and runs
 with runs made the same way.
 """
+
 from __future__ import annotations
 
 import shutil
@@ -52,8 +53,9 @@ def pick_inputs(corpus: Path, n: int, scratch: Path) -> list[str]:
     return inputs
 
 
-def run_pipeline(inputs: list[str], lake: Path,
-                 conf_dir: Path | None = None) -> tuple[float, list[tuple[str, float, int, int]]]:
+def run_pipeline(
+    inputs: list[str], lake: Path, conf_dir: Path | None = None
+) -> tuple[float, list[tuple[str, float, int, int]]]:
     """Wall seconds of `iolake run`, and per stage: (name, seconds, peak driver, peak workers)."""
     cmd = iolake_cmd("run", *inputs, "--lake", str(lake))
     if conf_dir:
@@ -67,9 +69,13 @@ def run_pipeline(inputs: list[str], lake: Path,
         if m:
             d, w = rss.cut()
             stages.append((m.group(1), float(m.group(2)), d, w))
-            print(f"    {line.rstrip()}  (peak RSS driver {d / MIB:,.0f} MiB, workers {w / MIB:,.0f} MiB)",
-                  flush=True)
-        elif line.startswith(("iolake run", "[decode]", "[commit]", "[labels]", "[train]", "[score]")):
+            print(
+                f"    {line.rstrip()}  (peak RSS driver {d / MIB:,.0f} MiB, workers {w / MIB:,.0f} MiB)",
+                flush=True,
+            )
+        elif line.startswith(
+            ("iolake run", "[decode]", "[commit]", "[labels]", "[train]", "[score]")
+        ):
             print("    " + line.rstrip()[:160], flush=True)
     p.wait()
     rss.stop()
@@ -83,8 +89,12 @@ def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    ap.add_argument("--keep", type=Path, help="keep each lake here (DIR/lake-N) instead of deleting it")
-    ap.add_argument("--conf-dir", type=Path, help="configuration folder for `iolake run` (default: conf/)")
+    ap.add_argument(
+        "--keep", type=Path, help="keep each lake here (DIR/lake-N) instead of deleting it"
+    )
+    ap.add_argument(
+        "--conf-dir", type=Path, help="configuration folder for `iolake run` (default: conf/)"
+    )
     args = ap.parse_args(argv)
 
     scratch = Path(tempfile.mkdtemp(prefix="pipeline-scale-"))
@@ -98,7 +108,10 @@ def main(argv=None) -> int:
             print(f"== {n:,} logs ({len(inputs)} input folders) -> {lake}", flush=True)
             wall, stages = run_pipeline(inputs, lake, args.conf_dir)
             results[n] = (wall, stages)
-            print(f"   {n:,} logs: {wall:,.0f} s wall, {n / wall:,.1f} logs/s through every stage", flush=True)
+            print(
+                f"   {n:,} logs: {wall:,.0f} s wall, {n / wall:,.1f} logs/s through every stage",
+                flush=True,
+            )
             if not args.keep:
                 shutil.rmtree(lake, ignore_errors=True)
     finally:
@@ -107,8 +120,12 @@ def main(argv=None) -> int:
     sizes = sorted(results)
     print("\nseconds per stage (peak RSS driver / workers, MiB)")
     names = [s[0] for s in results[sizes[-1]][1]]
-    print("| stage | " + " | ".join(f"{n:,} logs" for n in sizes) + " |"
-          + (" per 1,000 logs | 1,000,000 logs (fit) |" if len(sizes) > 1 else ""))
+    print(
+        "| stage | "
+        + " | ".join(f"{n:,} logs" for n in sizes)
+        + " |"
+        + (" per 1,000 logs | 1,000,000 logs (fit) |" if len(sizes) > 1 else "")
+    )
     print("|---|" + "---|" * len(sizes) + ("---|---|" if len(sizes) > 1 else ""))
     total_fit = 0.0
     for name in names:
@@ -130,11 +147,17 @@ def main(argv=None) -> int:
             line += f" {per * 1000:,.2f} s | {fit / 60:,.0f} min |"
         print(line)
     walls = " | ".join(f"{results[n][0]:,.0f} s ({n / results[n][0]:,.1f} logs/s)" for n in sizes)
-    print(f"| wall, whole run | {walls} |" + (f" | {total_fit / 3600:,.1f} h (stages) |" if len(sizes) > 1 else ""))
+    print(
+        f"| wall, whole run | {walls} |"
+        + (f" | {total_fit / 3600:,.1f} h (stages) |" if len(sizes) > 1 else "")
+    )
     n = sizes[-1]
-    result("pipeline_scale", f"{n:,} logs through every stage in {results[n][0]:,.0f} s "
-                             f"({n / results[n][0]:,.1f} logs/s)"
-                             + (f"; 1,000,000 logs ~{total_fit / 3600:,.1f} h (fit)" if len(sizes) > 1 else ""))
+    result(
+        "pipeline_scale",
+        f"{n:,} logs through every stage in {results[n][0]:,.0f} s "
+        f"({n / results[n][0]:,.1f} logs/s)"
+        + (f"; 1,000,000 logs ~{total_fit / 3600:,.1f} h (fit)" if len(sizes) > 1 else ""),
+    )
     return 0
 
 

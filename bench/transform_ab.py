@@ -18,6 +18,7 @@ lake does not fire, and runs both transforms on them: checks the collected rows 
 ratio this/base and, for tags and features, the Exchange nodes of each physical plan. Reads the
 lake only. Exit code 1 when the rows differ.
 """
+
 from __future__ import annotations
 
 import collections
@@ -59,9 +60,13 @@ def modules(rev: str, module: str, work: Path) -> dict:
 
     stem = Path(module).stem
     (work / f"base_{stem}.py").write_text(git_show(rev, module))
-    out = {"base": load_module(f"base_{stem}", work / f"base_{stem}.py"),
-           "this": load_module(f"this_{stem}", ROOT / module)}
-    for mod in out.values():  # not importable on the workers under these names: pickle the code itself
+    out = {
+        "base": load_module(f"base_{stem}", work / f"base_{stem}.py"),
+        "this": load_module(f"this_{stem}", ROOT / module),
+    }
+    for (
+        mod
+    ) in out.values():  # not importable on the workers under these names: pickle the code itself
         sys.modules[mod.__name__] = mod
         cloudpickle.register_pickle_by_value(mod)
     return out
@@ -74,16 +79,21 @@ def read_inputs(spark, lake: str, stage: str) -> dict:
     from iolake.pipeline import table_spec
     from iolake.runner import stage_by_name
 
-    return {(t.split("/", 1)[1] if t.startswith("bronze/") else t): read_or_empty(spark, table_spec(t), lake)
-            for t in stage_by_name(stage).tables_in}
+    return {
+        (t.split("/", 1)[1] if t.startswith("bronze/") else t): read_or_empty(
+            spark, table_spec(t), lake
+        )
+        for t in stage_by_name(stage).tables_in
+    }
 
 
 def builder(stage: str, mod, inputs: dict, conf):
     """A function building the stage's output frame with `mod` from `inputs`."""
     if stage == "tags":
         bronze = {k: v for k, v in inputs.items() if "/" not in k}
-        return lambda: mod.transform(bronze, inputs["silver/file_features"], inputs["silver/job_features"],
-                                     conf.tags)
+        return lambda: mod.transform(
+            bronze, inputs["silver/file_features"], inputs["silver/job_features"], conf.tags
+        )
     if stage == "features":
         return lambda: mod.transform(inputs, conf.features)
     t = inputs
@@ -120,8 +130,11 @@ def compare(base: list, this: list, key: tuple[str, ...]) -> list[str]:
         if k not in a or k not in b:
             problems.append(f"{k}: only in {'this' if k not in a else 'base'}")
             continue
-        problems += [f"{k} {c}: base {a[k][c]!r} != this {b[k][c]!r}" for c in a[k].__fields__
-                     if not same(a[k][c], b[k][c])]
+        problems += [
+            f"{k} {c}: base {a[k][c]!r} != this {b[k][c]!r}"
+            for c in a[k].__fields__
+            if not same(a[k][c], b[k][c])
+        ]
     return problems
 
 
@@ -138,10 +151,16 @@ def verdict(problems: list[str]) -> int:
 
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
-    ap.add_argument("--stage", choices=sorted(STAGES), help="whose transform (required unless --quick)")
+    ap.add_argument(
+        "--stage", choices=sorted(STAGES), help="whose transform (required unless --quick)"
+    )
     where = ap.add_mutually_exclusive_group()
     where.add_argument("--lake", help="lake root to read (not modified)")
-    where.add_argument("--lab", action="store_true", help="tags only: the tags lab's literal rows instead of a lake")
+    where.add_argument(
+        "--lab",
+        action="store_true",
+        help="tags only: the tags lab's literal rows instead of a lake",
+    )
     ap.add_argument("--base", default="HEAD", help="git revision of the base implementation")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="--stage tags --lab --rounds 1")
@@ -159,7 +178,9 @@ def main(argv=None) -> int:
     stage = STAGES[args.stage]
     conf = load_config("local", overrides={"lake": {"root": args.lake or "lab"}})
     spark = session_from_config(conf)
-    mods = modules(args.base, stage.module, Path(tempfile.mkdtemp(prefix=f"iolake-{args.stage}-ab-")))
+    mods = modules(
+        args.base, stage.module, Path(tempfile.mkdtemp(prefix=f"iolake-{args.stage}-ab-"))
+    )
     if args.lab:
         from tests.support.tags_lab import build
 
@@ -171,18 +192,28 @@ def main(argv=None) -> int:
     best, rows = alternate(args.rounds, lambda way: cached_rows(builds[way]))
     problems = compare(rows["base"], rows["this"], stage.key)
     this = rows["this"]
-    print(f"{'lab' if args.lab else 'lake ' + args.lake}: {len(this):,} rows, {len({r.log_id for r in this}):,} logs")
+    print(
+        f"{'lab' if args.lab else 'lake ' + args.lake}: {len(this):,} rows, {len({r.log_id for r in this}):,} logs"
+    )
     if args.stage == "tags":
         fired = collections.Counter(r.tag for r in this)
-        print("tags: " + ", ".join(f"{t} {n}" for t, n in sorted(fired.items(), key=lambda x: (-x[1], x[0]))))
+        print(
+            "tags: "
+            + ", ".join(f"{t} {n}" for t, n in sorted(fired.items(), key=lambda x: (-x[1], x[0])))
+        )
     ratio = best["this"] / best["base"]
     print(f"base {best['base']:.1f} s, this {best['this']:.1f} s, this/base {ratio:.2f}")
     if stage.plan:
-        print(f"Exchange nodes: base {exchanges(builds['base']())}, this {exchanges(builds['this']())}")
+        print(
+            f"Exchange nodes: base {exchanges(builds['base']())}, this {exchanges(builds['this']())}"
+        )
     code = verdict(problems)
-    result("transform_ab", f"{args.stage} on {'the lab' if args.lab else args.lake}, this / {args.base}: "
-                           f"{ratio:.2f}x the time, rows {'identical' if not problems else 'DIFFER'} "
-                           f"({len(this):,})")
+    result(
+        "transform_ab",
+        f"{args.stage} on {'the lab' if args.lab else args.lake}, this / {args.base}: "
+        f"{ratio:.2f}x the time, rows {'identical' if not problems else 'DIFFER'} "
+        f"({len(this):,})",
+    )
     return code
 
 

@@ -23,6 +23,7 @@ alarm on one of runs c..c+4. False alarms: alarms on the unmodified series befor
 and real file-system events included) per 100 runs that could alarm (baseline >= min_history),
 summed over trials; and on each whole unmodified series ("alarms/100 all").
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -57,22 +58,55 @@ def edison_history(data: Path = DATA, key: str = "lake", edges=None) -> pd.DataF
     from iolake.config import load_config
 
     edges = edges or load_config().watch.nprocs_buckets
-    d = pd.read_csv(data / CSV, usecols=["_datetime_start", "_file_system", "darshan_app", "darshan_nprocs",
-                                         "darshan_agg_perf_by_slowest_posix", "darshan_tot_bytes_read_posix",
-                                         "darshan_tot_bytes_written_posix", "darshan_num_opens_posix"])
+    d = pd.read_csv(
+        data / CSV,
+        usecols=[
+            "_datetime_start",
+            "_file_system",
+            "darshan_app",
+            "darshan_nprocs",
+            "darshan_agg_perf_by_slowest_posix",
+            "darshan_tot_bytes_read_posix",
+            "darshan_tot_bytes_written_posix",
+            "darshan_num_opens_posix",
+        ],
+    )
     d = d.dropna(subset=["darshan_agg_perf_by_slowest_posix", "_datetime_start", "darshan_nprocs"])
     exe = d["darshan_app"].str.split().str[0].str.rsplit("/", n=1).str[-1]
-    parts = [exe, d["_file_system"], pd.Series(nprocs_bucket(d["darshan_nprocs"].to_numpy(int), edges), index=d.index)]
+    parts = [
+        exe,
+        d["_file_system"],
+        pd.Series(nprocs_bucket(d["darshan_nprocs"].to_numpy(int), edges), index=d.index),
+    ]
     if key == "lake":
-        parts.append(pd.Series(np.where(d["darshan_tot_bytes_read_posix"] > d["darshan_tot_bytes_written_posix"],
-                                        "read", "write"), index=d.index))
-        parts.append(pd.Series(np.where(d["darshan_num_opens_posix"] > 1, "fpp", "shared"), index=d.index))
+        parts.append(
+            pd.Series(
+                np.where(
+                    d["darshan_tot_bytes_read_posix"] > d["darshan_tot_bytes_written_posix"],
+                    "read",
+                    "write",
+                ),
+                index=d.index,
+            )
+        )
+        parts.append(
+            pd.Series(np.where(d["darshan_num_opens_posix"] > 1, "fpp", "shared"), index=d.index)
+        )
     app = parts[0].astype(str)
     for p in parts[1:]:
         app = app + "|" + p.astype(str)
-    return pd.DataFrame({"app": app, "start": d["_datetime_start"], "fs": d["_file_system"],
-                         "bandwidth_mib_s": d["darshan_agg_perf_by_slowest_posix"]}).sort_values(
-        ["app", "start"], kind="mergesort").reset_index(drop=True)
+    return (
+        pd.DataFrame(
+            {
+                "app": app,
+                "start": d["_datetime_start"],
+                "fs": d["_file_system"],
+                "bandwidth_mib_s": d["darshan_agg_perf_by_slowest_posix"],
+            }
+        )
+        .sort_values(["app", "start"], kind="mergesort")
+        .reset_index(drop=True)
+    )
 
 
 def series(history: pd.DataFrame) -> dict[str, np.ndarray]:
@@ -110,25 +144,41 @@ def evaluate(ys: dict, cps: dict, rules, p: Params, pool=None) -> dict:
     """Recall@5 per drop and false-alarm rates for the union of `rules` with settings `p`
     (series spread over `pool`'s processes when given)."""
     jobs = [(y, cps[app], list(rules), p) for app, y in ys.items()]
-    parts = list(pool.map(_one_series, jobs)) if pool is not None else [_one_series(j) for j in jobs]
+    parts = (
+        list(pool.map(_one_series, jobs)) if pool is not None else [_one_series(j) for j in jobs]
+    )
     n_trials = sum(x[1] for x in parts)
     hits = {d: sum(x[0][d] for x in parts) for d in DROPS}
     pre_alarms, pre_runs, all_alarms, all_runs = (sum(x[i] for x in parts) for i in range(2, 6))
-    return {**{f"recall@5 -{int(d * 100)}%": 100.0 * hits[d] / n_trials for d in DROPS},
-            "alarms/100 pre": 100.0 * pre_alarms / max(pre_runs, 1),
-            "alarms/100 all": 100.0 * all_alarms / max(all_runs, 1), "trials": n_trials}
+    return {
+        **{f"recall@5 -{int(d * 100)}%": 100.0 * hits[d] / n_trials for d in DROPS},
+        "alarms/100 pre": 100.0 * pre_alarms / max(pre_runs, 1),
+        "alarms/100 all": 100.0 * all_alarms / max(all_runs, 1),
+        "trials": n_trials,
+    }
 
 
 GRID = {  # what chose the defaults: each rule alone, the other settings as in conf/base.yaml
-    "sma": [dict(short_window=s, sma_drop=d) for s, d in itertools.product((3, 5), (0.15, 0.2, 0.25))],
-    "robust_z": [dict(short_window=s, robust_z=z, robust_min_drop=m)
-                 for s, z, m in itertools.product((3, 5), (1.5, 2.0, 3.0), (0.2, 0.25))],
-    "cusum": [dict(short_window=s, cusum_k=k, cusum_h=h)
-              for s, k, h in itertools.product((3, 5), (0.5, 0.75, 1.0), (5.0, 6.0, 8.0))],
-    "glr": [dict(short_window=s, glr_h=h, glr_clip=c)
-            for s, h, c in itertools.product((5, 7), (3.0, 3.3, 3.6), (2.0, 2.5))],
-    "common": [dict(further_drop=False)] + [dict(rebase_rise=r) for r in (0.0, 1.0)] + [dict(recover=r) for r in (0.05, 0.2)]
-              + [dict(min_history=m) for m in (5, 15)] + [dict(long_window=lw) for lw in (20, 60)],
+    "sma": [
+        dict(short_window=s, sma_drop=d) for s, d in itertools.product((3, 5), (0.15, 0.2, 0.25))
+    ],
+    "robust_z": [
+        dict(short_window=s, robust_z=z, robust_min_drop=m)
+        for s, z, m in itertools.product((3, 5), (1.5, 2.0, 3.0), (0.2, 0.25))
+    ],
+    "cusum": [
+        dict(short_window=s, cusum_k=k, cusum_h=h)
+        for s, k, h in itertools.product((3, 5), (0.5, 0.75, 1.0), (5.0, 6.0, 8.0))
+    ],
+    "glr": [
+        dict(short_window=s, glr_h=h, glr_clip=c)
+        for s, h, c in itertools.product((5, 7), (3.0, 3.3, 3.6), (2.0, 2.5))
+    ],
+    "common": [dict(further_drop=False)]
+    + [dict(rebase_rise=r) for r in (0.0, 1.0)]
+    + [dict(recover=r) for r in (0.05, 0.2)]
+    + [dict(min_history=m) for m in (5, 15)]
+    + [dict(long_window=lw) for lw in (20, 60)],
 }
 
 
@@ -146,10 +196,12 @@ def _fmt(v) -> str:
 
 def _settings(rule: str, p: Params) -> str:
     common = f"S={p.short_window} L={p.long_window} min={p.min_history} rebase={p.rebase_rise}"
-    return {"sma": f"{common} drop={p.sma_drop}",
-            "robust_z": f"{common} z={p.robust_z} min_drop={p.robust_min_drop}",
-            "cusum": f"{common} k={p.cusum_k} h={p.cusum_h} clip={p.cusum_clip}",
-            "glr": f"{common} h={p.glr_h} clip={p.glr_clip}"}[rule]
+    return {
+        "sma": f"{common} drop={p.sma_drop}",
+        "robust_z": f"{common} z={p.robust_z} min_drop={p.robust_min_drop}",
+        "cusum": f"{common} k={p.cusum_k} h={p.cusum_h} clip={p.cusum_clip}",
+        "glr": f"{common} h={p.glr_h} clip={p.glr_clip}",
+    }[rule]
 
 
 def draws_table(ys: dict, rules, p: Params, trials: int, draws: int, pool) -> str:
@@ -157,12 +209,19 @@ def draws_table(ys: dict, rules, p: Params, trials: int, draws: int, pool) -> st
     draw, then the mean, min and max of each figure — how much one draw's recall can vary."""
     rows = []
     for seed in range(1, draws + 1):
-        rows.append({"seed": str(seed), **evaluate(ys, change_points(ys, trials, seed), rules, p, pool)})
+        rows.append(
+            {"seed": str(seed), **evaluate(ys, change_points(ys, trials, seed), rules, p, pool)}
+        )
         print(table(rows[-1:]).splitlines()[-1], flush=True)
     figs = [k for k in rows[0] if k not in ("seed", "trials")]
     for name, fn in (("mean", np.mean), ("min", np.min), ("max", np.max)):
-        rows.append({"seed": name, **{k: float(fn([r[k] for r in rows[:draws]])) for k in figs},
-                     "trials": sum(r["trials"] for r in rows[:draws]) if name == "mean" else ""})
+        rows.append(
+            {
+                "seed": name,
+                **{k: float(fn([r[k] for r in rows[:draws]])) for k in figs},
+                "trials": sum(r["trials"] for r in rows[:draws]) if name == "mean" else "",
+            }
+        )
     return table(rows)
 
 
@@ -172,12 +231,20 @@ def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("--data", type=Path, default=DATA)
     ap.add_argument("--trials", type=int, default=60, help="change points per series")
-    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="processes (series run in parallel)")
+    ap.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, help="processes (series run in parallel)"
+    )
     ap.add_argument("--seed", type=int, default=15)
     ap.add_argument("--grid", action="store_true", help="also sweep each rule's settings")
-    ap.add_argument("--draws", type=int, default=0,
-                    help="instead: the defaults on N draws of change points (seeds 1..N), each and mean/min/max")
-    ap.add_argument("--quick", action="store_true", help="the defaults alone, 5 change points per series")
+    ap.add_argument(
+        "--draws",
+        type=int,
+        default=0,
+        help="instead: the defaults on N draws of change points (seeds 1..N), each and mean/min/max",
+    )
+    ap.add_argument(
+        "--quick", action="store_true", help="the defaults alone, 5 change points per series"
+    )
     a = ap.parse_args(argv)
     if a.quick:
         a.trials = 5
@@ -188,9 +255,11 @@ def main(argv=None) -> int:
     ys = series(hist)
     cps = change_points(ys, a.trials, a.seed)
     lens = np.array([len(y) for y in ys.values()])
-    print(f"Edison (TOKIO-ABC): {len(hist):,} jobs with a bandwidth, {len(ys)} series "
-          f"(app = exe|fs|nprocs bucket|direction|layout), {lens.min()}-{lens.max()} runs each; "
-          f"{a.trials} change points per series, seed {a.seed}\n")
+    print(
+        f"Edison (TOKIO-ABC): {len(hist):,} jobs with a bandwidth, {len(ys)} series "
+        f"(app = exe|fs|nprocs bucket|direction|layout), {lens.min()}-{lens.max()} runs each; "
+        f"{a.trials} change points per series, seed {a.seed}\n"
+    )
     with ProcessPoolExecutor(max_workers=a.jobs) as pool:
         if a.quick:
             r = evaluate(ys, cps, conf.rules, defaults, pool)
@@ -201,19 +270,56 @@ def main(argv=None) -> int:
             print(draws_table(ys, conf.rules, defaults, a.trials, a.draws, pool))
             print(f"\n{time.monotonic() - t0:.0f} s")
             return 0
-        alone = {rule: evaluate(ys, cps, [rule], defaults, pool) for rule in ("sma", "robust_z", "cusum", "glr")}
-        rows = [{"detector": rule, "settings": _settings(rule, defaults), **r} for rule, r in alone.items()]
-        chosen = alone[conf.rules[0]] if len(conf.rules) == 1 else evaluate(ys, cps, conf.rules, defaults, pool)
-        rows.append({"detector": "defaults: " + "+".join(conf.rules), "settings": "conf/base.yaml watch:", **chosen})
+        alone = {
+            rule: evaluate(ys, cps, [rule], defaults, pool)
+            for rule in ("sma", "robust_z", "cusum", "glr")
+        }
+        rows = [
+            {"detector": rule, "settings": _settings(rule, defaults), **r}
+            for rule, r in alone.items()
+        ]
+        chosen = (
+            alone[conf.rules[0]]
+            if len(conf.rules) == 1
+            else evaluate(ys, cps, conf.rules, defaults, pool)
+        )
+        rows.append(
+            {
+                "detector": "defaults: " + "+".join(conf.rules),
+                "settings": "conf/base.yaml watch:",
+                **chosen,
+            }
+        )
         for rules in (["cusum", "robust_z"], ["glr", "robust_z"]):
-            rows.append({"detector": " + ".join(rules) + " (union)", "settings": "each as in conf/base.yaml",
-                         **evaluate(ys, cps, rules, defaults, pool)})
-        rows.append({"detector": "defaults, further_drop off", "settings": "blind while regressed",
-                     **evaluate(ys, cps, conf.rules, dataclasses.replace(defaults, further_drop=not defaults.further_drop), pool)})
+            rows.append(
+                {
+                    "detector": " + ".join(rules) + " (union)",
+                    "settings": "each as in conf/base.yaml",
+                    **evaluate(ys, cps, rules, defaults, pool),
+                }
+            )
+        rows.append(
+            {
+                "detector": "defaults, further_drop off",
+                "settings": "blind while regressed",
+                **evaluate(
+                    ys,
+                    cps,
+                    conf.rules,
+                    dataclasses.replace(defaults, further_drop=not defaults.further_drop),
+                    pool,
+                ),
+            }
+        )
         ih = edison_history(a.data, "issue", conf.nprocs_buckets)
         iys = series(ih)
-        rows.append({"detector": "defaults, key exe|fs|nprocs", "settings": f"{len(iys)} series (IOR modes mixed)",
-                     **evaluate(iys, change_points(iys, a.trials, a.seed), conf.rules, defaults, pool)})
+        rows.append(
+            {
+                "detector": "defaults, key exe|fs|nprocs",
+                "settings": f"{len(iys)} series (IOR modes mixed)",
+                **evaluate(iys, change_points(iys, a.trials, a.seed), conf.rules, defaults, pool),
+            }
+        )
         print(table(rows))
         if a.grid:
             print("\nsweep (each rule alone; other settings as in conf/base.yaml)")
@@ -222,8 +328,18 @@ def main(argv=None) -> int:
                 for v in variants:
                     p = dataclasses.replace(defaults, **v)
                     rules = conf.rules if rule == "common" else [rule]
-                    label = ", ".join(f"{k}={x}" for k, x in v.items()) if rule == "common" else _settings(rule, p)
-                    grid_rows.append({"detector": "+".join(rules), "settings": label, **evaluate(ys, cps, rules, p, pool)})
+                    label = (
+                        ", ".join(f"{k}={x}" for k, x in v.items())
+                        if rule == "common"
+                        else _settings(rule, p)
+                    )
+                    grid_rows.append(
+                        {
+                            "detector": "+".join(rules),
+                            "settings": label,
+                            **evaluate(ys, cps, rules, p, pool),
+                        }
+                    )
                     print(table(grid_rows[-1:]).splitlines()[-1], flush=True)
             print()
             print(table(grid_rows))
@@ -235,8 +351,10 @@ def main(argv=None) -> int:
 def _summary(r: dict, trials: int, seconds: float) -> str:
     """The defaults' figures in one line."""
     recall = ", ".join(f"{k} {v:.1f}%" for k, v in r.items() if k.startswith("recall"))
-    return (f"defaults, {trials} change points per series: {recall}; {r['alarms/100 pre']:.1f} false alarms "
-            f"per 100 runs ({seconds:.0f} s)")
+    return (
+        f"defaults, {trials} change points per series: {recall}; {r['alarms/100 pre']:.1f} false alarms "
+        f"per 100 runs ({seconds:.0f} s)"
+    )
 
 
 if __name__ == "__main__":

@@ -125,7 +125,7 @@ def what_if_rows(
     `per_key` (the default): the search runs once per distinct `KEY` and its answer joins back to
     every file of that key (files repeat their keys: a lake has far fewer keys than files); off:
     once per file, to check the other against (tests/jobs/test_score_advise_keys.py,
-    bench/score_advise_keys.py). Both give the same rows."""
+    decision record 0016 in docs/decisions/). Both give the same rows."""
     from iolake.per_key import KEY_ID, in_pandas, join_answers
 
     bytes_ = (

@@ -107,7 +107,7 @@ def options(row, space: Space) -> dict[str, list]:
         sizes = set(space.transfer_sizes) | {now["transfer_size"]}
         if (
             not space.smaller_transfers
-        ):  # on the IOR sweep a larger request never lost > 10% (bench/advice_eval.py)
+        ):  # on the IOR sweep a larger request never lost > 10% (python -m bench.advice_eval)
             sizes = {v for v in sizes if v >= now["transfer_size"]}
         per_open = now["transfer_size"] * max(1.0, float(row.get("rw_per_open") or 1.0))
         if (
@@ -200,7 +200,7 @@ def search(
     probability). Then the tier is not searched with the bandwidth model: the other dimensions
     are, on the current tier, and the placement model picks the tier of the best of them; the
     speed-up is still the bandwidth model's. On the IOR sweep this picks better tiers than the
-    ratio of two bandwidth predictions (bench/advice_eval.py)."""
+    ratio of two bandwidth predictions (python -m bench.advice_eval)."""
     if place is None or "tier" not in space.dimensions:
         return _search(files, predict, space)
     results = _search(

@@ -526,7 +526,7 @@ def sample_groups(df, columns, cap: int, seed: int, within: str | None = None):
     Whole groups alone do not bound a skewed table, nor keep its variety: when one feature group
     holds a large share of the rows, the sample is about the cap or far past it as that group's
     hash falls, and on a large lake a fixed cap keeps few of the configurations
-    (`bench/train_sample.py`)."""
+    (decision record 0018 in docs/decisions/)."""
     import pyspark.sql.functions as F
     from pyspark.sql import Window
 

@@ -8,7 +8,7 @@ Writes: gold/app_runs, insert-only on (job_month, log_id): one row per job with 
         depends on the runs up to it — but a row's weather can change as peers' runs arrive).
 Logic:  `features/regressions.py` (the detectors, the same functions `iolake watch --history`
         runs on an external table). Thresholds: conf `watch:`; defaults measured on a year of
-        Edison benchmark jobs by `bench/watch_eval.py`.
+        Edison benchmark jobs by `python -m bench.watch_eval`.
 Incremental: the logs of silver/job_features that gold/app_runs lacks; none -> nothing is
         written (a re-run adds no rows). The detectors run in the driver on the history
         (one row per job, a few numbers each: about 100 bytes a job).

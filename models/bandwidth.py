@@ -11,7 +11,7 @@ and xgboost are also constrained to predict a bandwidth **non-decreasing in the 
 fixed other inputs: the same bytes in fewer, larger requests is never predicted slower (on the IOR
 sweep the largest transfer size is at or near its group's best almost everywhere). The other
 regressors are not constrained (`monotone=False` gives the unconstrained recipe for all). On the
-shipped sweep table (`bench/models_eval.py`, `bench/advice_eval.py`) bytes per open and the
+shipped sweep table (`python -m bench.models_eval`, `python -m bench.advice_eval`) bytes per open and the
 constraint keep the model's error about the same and bring the advice closer to the group's best.
 """
 

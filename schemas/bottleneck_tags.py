@@ -182,7 +182,7 @@ CATALOG = {
 }
 TAGS = tuple(CATALOG)
 
-# Drishti 0.8 insight codes with no tag, and why (bench/drishti_agreement.py prints them beside
+# Drishti 0.8 insight codes with no tag, and why (python -m bench.drishti_agreement prints them beside
 # Drishti's counts; docs/tags.md has the table)
 LEFT_OUT = {
     "P01": "write-intensive by operation count (Drishti: INFO): a description, not a fault; job_features has "

@@ -1,5 +1,6 @@
 """Session-wide fixtures: the shared data folder and one lean local SparkSession with Delta; the
 xdist scheduler of `make test`. The skip/fail rule and the paths are in tests/support/data.py."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -49,7 +50,6 @@ def _release_cached_frames():
     active = SparkSession.getActiveSession()
     if active is not None:
         active.catalog.clearCache()
-
 
 
 # Test modules that share one lake built once per process (tests/support/lakes.py): under

@@ -6,6 +6,7 @@ Uses the synthetic-log generator of tests/support/synthetic_darshan.py with rand
 every (format, byte order, compression, module-version) combination and checks the native tables
 equal libdarshan-util's. Logs are well-formed, so pydarshan runs in-process.
 """
+
 import random
 import sys
 import tempfile
@@ -35,10 +36,15 @@ def main(argv=None) -> None:
             nat, ref = native_darshan.decode(data), reference_decode(str(path))
             assert set(nat.tables) == set(ref.tables), (seed, minor, big, versions)
             for name in ref.tables:
-                assert_same_table(nat.tables[name], ref.tables[name],
-                                  f"seed={seed} 3.{minor:02d} big={big} {versions} {name}")
+                assert_same_table(
+                    nat.tables[name],
+                    ref.tables[name],
+                    f"seed={seed} 3.{minor:02d} big={big} {versions} {name}",
+                )
             assert nat.modules == ref.modules and nat.partial_modules == ref.partial_modules, seed
-    print(f"differential: {n} random logs equal to libdarshan-util in {time.perf_counter() - t:.1f} s")
+    print(
+        f"differential: {n} random logs equal to libdarshan-util in {time.perf_counter() - t:.1f} s"
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """IOFrame (PrismIO §IV) on literal op frames, its timeline as pixels, the Spark-free lake reader
 (`iolake.lake.arrow`) against Spark, lake vs direct decode, views."""
+
 from __future__ import annotations
 
 import random
@@ -34,8 +35,14 @@ def _frame(ops, **more):
 
 # ---- literal frames: every method ------------------------------------------------------------
 def test_io_bandwidth_bytes_over_op_time_with_rank_and_filter():
-    f = _frame(_ops((0, "a", "read", 0, 100, 0.0, 1.0), (0, "a", "write", 100, 300, 1.0, 2.0),
-                    (1, "a", "read", 0, 50, 0.0, 0.5), (1, "b", "open", None, None, 0.0, 9.0)))
+    f = _frame(
+        _ops(
+            (0, "a", "read", 0, 100, 0.0, 1.0),
+            (0, "a", "write", 100, 300, 1.0, 2.0),
+            (1, "a", "read", 0, 50, 0.0, 0.5),
+            (1, "b", "open", None, None, 0.0, 9.0),
+        )
+    )
     out = f.io_bandwidth()
     assert out.index.names == ["rank", "file_name"]
     assert out["io_bandwidth"].to_dict() == {(0, "a"): 200.0, (1, "a"): 100.0}
@@ -44,61 +51,163 @@ def test_io_bandwidth_bytes_over_op_time_with_rank_and_filter():
 
 
 def test_io_bandwidth_counts_only_the_files_top_layer():
-    dxt = pd.concat([_ops((0, "a", "write", 0, 100, 0.0, 1.0), source="DXT_MPIIO"),
-                     _ops((0, "a", "write", 0, 100, 0.0, 0.1), (0, "a", "write", 100, 100, 0.1, 0.2), source="DXT_POSIX")])
+    dxt = pd.concat(
+        [
+            _ops((0, "a", "write", 0, 100, 0.0, 1.0), source="DXT_MPIIO"),
+            _ops(
+                (0, "a", "write", 0, 100, 0.0, 0.1),
+                (0, "a", "write", 100, 100, 0.1, 0.2),
+                source="DXT_POSIX",
+            ),
+        ]
+    )
     assert _frame(dxt).io_bandwidth()["io_bandwidth"].to_dict() == {(0, "a"): 100.0}
     posix_only = _frame(dxt).io_bandwidth(filter=lambda x: x["layer"] == "posix")
     assert posix_only["io_bandwidth"].to_dict() == {(0, "a"): pytest.approx(1000.0)}
 
 
 def test_io_time_meta_from_recorder_calls_with_rank_time_and_fraction():
-    f = _frame(_ops((0, "a", "open", None, None, 0.0, 1.0), (0, "a", "write", 0, 10, 1.0, 3.0),
-                    (0, "a", "close", None, None, 3.0, 3.5), (0, "b", "seek", None, None, 4.0, 4.5),
-                    (1, "a", "open", None, None, 0.0, 2.0), (1, "a", "read", 0, 10, 2.0, 4.0)),
-               jobs=pd.DataFrame([{"nprocs": 2, "run_time_s": 8.0}]))
+    f = _frame(
+        _ops(
+            (0, "a", "open", None, None, 0.0, 1.0),
+            (0, "a", "write", 0, 10, 1.0, 3.0),
+            (0, "a", "close", None, None, 3.0, 3.5),
+            (0, "b", "seek", None, None, 4.0, 4.5),
+            (1, "a", "open", None, None, 0.0, 2.0),
+            (1, "a", "read", 0, 10, 2.0, 4.0),
+        ),
+        jobs=pd.DataFrame([{"nprocs": 2, "run_time_s": 8.0}]),
+    )
     meta = f.io_time(kind="meta")
-    assert list(meta.columns) == ["meta time", "rank time", "percentage", "rank io time", "io share"]
+    assert list(meta.columns) == [
+        "meta time",
+        "rank time",
+        "percentage",
+        "rank io time",
+        "io share",
+    ]
     assert meta.index.names == ["file_name", "rank"]
     # percentage: of the rank's run time (PrismIO: 8 s); io share: of its I/O time (4 s each)
     assert meta.to_dict("index") == {
-        ("a", 0): {"meta time": 1.5, "rank time": 8.0, "percentage": 0.1875, "rank io time": 4.0, "io share": 0.375},
-        ("b", 0): {"meta time": 0.5, "rank time": 8.0, "percentage": 0.0625, "rank io time": 4.0, "io share": 0.125},
-        ("a", 1): {"meta time": 2.0, "rank time": 8.0, "percentage": 0.25, "rank io time": 4.0, "io share": 0.5},
+        ("a", 0): {
+            "meta time": 1.5,
+            "rank time": 8.0,
+            "percentage": 0.1875,
+            "rank io time": 4.0,
+            "io share": 0.375,
+        },
+        ("b", 0): {
+            "meta time": 0.5,
+            "rank time": 8.0,
+            "percentage": 0.0625,
+            "rank io time": 4.0,
+            "io share": 0.125,
+        },
+        ("a", 1): {
+            "meta time": 2.0,
+            "rank time": 8.0,
+            "percentage": 0.25,
+            "rank io time": 4.0,
+            "io share": 0.5,
+        },
     }
     # filter narrows the numerator only; rank= both
     only_a = f.io_time(kind="meta", rank=[0], filter=lambda x: x["file_name"] == "a")
-    assert only_a.to_dict("index") == {("a", 0): {"meta time": 1.5, "rank time": 8.0, "percentage": 0.1875,
-                                                  "rank io time": 4.0, "io share": 0.375}}
+    assert only_a.to_dict("index") == {
+        ("a", 0): {
+            "meta time": 1.5,
+            "rank time": 8.0,
+            "percentage": 0.1875,
+            "rank io time": 4.0,
+            "io share": 0.375,
+        }
+    }
     assert f.io_time()["io time"].to_dict() == {("a", 0): 3.5, ("b", 0): 0.5, ("a", 1): 4.0}
-    assert f.io_time()["percentage"].to_dict() == {("a", 0): 3.5 / 8, ("b", 0): 0.5 / 8, ("a", 1): 0.5}
+    assert f.io_time()["percentage"].to_dict() == {
+        ("a", 0): 3.5 / 8,
+        ("b", 0): 0.5 / 8,
+        ("a", 1): 0.5,
+    }
     # without a job row there is no run time: no percentage, the I/O share still
     bare = _frame(f.ops).io_time(kind="meta")
-    assert bare["percentage"].isna().all() and bare["io share"].to_dict() == meta["io share"].to_dict()
+    assert (
+        bare["percentage"].isna().all() and bare["io share"].to_dict() == meta["io share"].to_dict()
+    )
 
 
 def test_io_time_meta_from_darshan_counters_when_ops_are_dxt():
     ops = _ops((0, "a", "write", 0, 10, 1.0, 3.0), source="DXT_POSIX")
     rid = int(ops["record_id"][0])
-    counters = pd.DataFrame([
-        {"rank": 0, "file_name": "a", "record_id": rid, "module": "posix", "op": "meta", "count": 1, "bytes": 0, "time_s": 0.5},
-        # DXT timed this file's writes: the counter is not added again
-        {"rank": 0, "file_name": "a", "record_id": rid, "module": "posix", "op": "write", "count": 1, "bytes": 10, "time_s": 2.5},
-        # a file DXT did not trace: its counters stand in
-        {"rank": 0, "file_name": "c", "record_id": 7, "module": "posix", "op": "read", "count": 1, "bytes": 30, "time_s": 1.5},
-    ])
+    counters = pd.DataFrame(
+        [
+            {
+                "rank": 0,
+                "file_name": "a",
+                "record_id": rid,
+                "module": "posix",
+                "op": "meta",
+                "count": 1,
+                "bytes": 0,
+                "time_s": 0.5,
+            },
+            # DXT timed this file's writes: the counter is not added again
+            {
+                "rank": 0,
+                "file_name": "a",
+                "record_id": rid,
+                "module": "posix",
+                "op": "write",
+                "count": 1,
+                "bytes": 10,
+                "time_s": 2.5,
+            },
+            # a file DXT did not trace: its counters stand in
+            {
+                "rank": 0,
+                "file_name": "c",
+                "record_id": 7,
+                "module": "posix",
+                "op": "read",
+                "count": 1,
+                "bytes": 30,
+                "time_s": 1.5,
+            },
+        ]
+    )
     f = _frame(ops, counters=counters, jobs=pd.DataFrame([{"nprocs": 1, "run_time_s": 10.0}]))
     assert f.io_time(kind="meta")["meta time"].to_dict() == {("a", 0): 0.5}
     t = f.io_time(kind="write")
     # rank 0's I/O: 2.0 (DXT write) + 0.5 (meta) + 1.5 (c's counters) = 4.0 s of its 10 s run
-    assert t.to_dict("index") == {("a", 0): {"write time": 2.0, "rank time": 10.0, "percentage": 0.2,
-                                             "rank io time": 4.0, "io share": 0.5}}
+    assert t.to_dict("index") == {
+        ("a", 0): {
+            "write time": 2.0,
+            "rank time": 10.0,
+            "percentage": 0.2,
+            "rank io time": 4.0,
+            "io share": 0.5,
+        }
+    }
     assert f.io_bandwidth()["io_bandwidth"].to_dict() == {(0, "a"): 5.0, (0, "c"): 20.0}
 
 
 def test_shared_files_lists_ranks_and_expands_reduced_records():
-    ops = _ops((0, "a", "read", 0, 1, 0, 1), (2, "a", "read", 0, 1, 0, 1), (1, "b", "write", 0, 1, 0, 1))
-    counters = pd.DataFrame([{"rank": -1, "file_name": "s", "record_id": 5, "module": "posix", "op": "read",
-                              "count": 1, "bytes": 1, "time_s": 0.1}])
+    ops = _ops(
+        (0, "a", "read", 0, 1, 0, 1), (2, "a", "read", 0, 1, 0, 1), (1, "b", "write", 0, 1, 0, 1)
+    )
+    counters = pd.DataFrame(
+        [
+            {
+                "rank": -1,
+                "file_name": "s",
+                "record_id": 5,
+                "module": "posix",
+                "op": "read",
+                "count": 1,
+                "bytes": 1,
+                "time_s": 0.1,
+            }
+        ]
+    )
     f = _frame(ops, counters=counters, jobs=pd.DataFrame([{"nprocs": 3, "run_time_s": 1.0}]))
     out = f.shared_files()
     assert list(out.columns) == ["ranks sharing the file", "num ranks"]
@@ -111,69 +220,136 @@ def test_shared_files_lists_ranks_and_expands_reduced_records():
 
 
 def test_access_pattern_consecutive_sequential_random_per_rank_and_direction():
-    f = _frame(_ops(
-        (0, "a", "write", 0, 100, 0, 1), (0, "a", "write", 100, 100, 1, 2),   # consecutive
-        (0, "a", "write", 300, 100, 2, 3),                                     # sequential
-        (0, "a", "write", 50, 100, 3, 4),                                      # random
-        (0, "a", "read", 400, 100, 3.5, 4),                                    # first read: no predecessor
-        (1, "a", "write", 200, 100, 0, 1), (1, "a", "write", 300, 100, 5, 6),  # rank 1's own order
-    ))
+    f = _frame(
+        _ops(
+            (0, "a", "write", 0, 100, 0, 1),
+            (0, "a", "write", 100, 100, 1, 2),  # consecutive
+            (0, "a", "write", 300, 100, 2, 3),  # sequential
+            (0, "a", "write", 50, 100, 3, 4),  # random
+            (0, "a", "read", 400, 100, 3.5, 4),  # first read: no predecessor
+            (1, "a", "write", 200, 100, 0, 1),
+            (1, "a", "write", 300, 100, 5, 6),  # rank 1's own order
+        )
+    )
     out = f.access_pattern(definition="per_rank")
     assert list(out.columns) == ["consecutive", "sequential", "random", "total"]
     assert out.loc["a"].to_dict() == {"consecutive": 2, "sequential": 1, "random": 1, "total": 4}
 
 
 def test_access_pattern_prismio_compares_each_op_with_the_one_before_in_trace_order():
-    f = _frame(_ops(
-        (1, "a", "write", 200, 100, 0, 1), (1, "a", "write", 300, 100, 5, 6),  # rank 1 comes after rank 0
-        (0, "a", "write", 0, 100, 0, 1), (0, "a", "write", 100, 100, 1, 2),
-        (0, "a", "write", 300, 100, 2, 3), (0, "a", "write", 50, 100, 3, 4),
-        (0, "a", "read", 400, 100, 3.5, 4),
-        (0, "b", "read", 0, 10, 0, 1),                                           # one op: nothing to compare
-    ))
+    f = _frame(
+        _ops(
+            (1, "a", "write", 200, 100, 0, 1),
+            (1, "a", "write", 300, 100, 5, 6),  # rank 1 comes after rank 0
+            (0, "a", "write", 0, 100, 0, 1),
+            (0, "a", "write", 100, 100, 1, 2),
+            (0, "a", "write", 300, 100, 2, 3),
+            (0, "a", "write", 50, 100, 3, 4),
+            (0, "a", "read", 400, 100, 3.5, 4),
+            (0, "b", "read", 0, 10, 0, 1),  # one op: nothing to compare
+        )
+    )
     # rank 0: w[0,100) | w[100,200) end 100 == 100 consecutive | w[300,400) 200 < 300 sequential
     #         | w[50,150) 400 > 50 random | r[400,500) 150 < 400 sequential (reads and writes together)
     # rank 1: w[200,300) 500 > 200 random (follows rank 0's last op) | w[300,400) 300 == 300 consecutive
     out = f.access_pattern()
-    assert out.to_dict("index") == {"a": {"consecutive": 2, "sequential": 2, "random": 2, "total": 6},
-                                    "b": {"consecutive": 0, "sequential": 0, "random": 0, "total": 0}}
+    assert out.to_dict("index") == {
+        "a": {"consecutive": 2, "sequential": 2, "random": 2, "total": 6},
+        "b": {"consecutive": 0, "sequential": 0, "random": 0, "total": 0},
+    }
     assert f.access_pattern(definition="prismio").equals(out)
-    assert f.access_pattern(rank=[1]).loc["a"].to_dict() == {"consecutive": 1, "sequential": 0, "random": 0, "total": 1}
+    assert f.access_pattern(rank=[1]).loc["a"].to_dict() == {
+        "consecutive": 1,
+        "sequential": 0,
+        "random": 0,
+        "total": 1,
+    }
     with pytest.raises(ValueError, match="definition"):
         f.access_pattern(definition="seq")
 
 
 def test_access_pattern_darshan_from_seq_and_consec_counters():
     def row(rank, file, module, op, count, seq=None, consec=None):
-        return {"rank": rank, "file_name": file, "record_id": len(file), "module": module, "op": op,
-                "count": count, "bytes": 0, "time_s": 0.0, "seq_count": seq, "consec_count": consec}
+        return {
+            "rank": rank,
+            "file_name": file,
+            "record_id": len(file),
+            "module": module,
+            "op": op,
+            "count": count,
+            "bytes": 0,
+            "time_s": 0.0,
+            "seq_count": seq,
+            "consec_count": consec,
+        }
 
-    counters = pd.DataFrame([
-        row(0, "a", "posix", "write", 10, 7, 5), row(0, "a", "posix", "read", 4, 4, 4),
-        row(-1, "a", "posix", "write", 6, 0, 0), row(0, "a", "posix", "meta", 3),
-        row(0, "a", "mpiio", "write", 16),          # MPI-IO keeps no SEQ/CONSEC counters
-        row(0, "s", "stdio", "read", 9),            # nor STDIO: no row for s
-    ])
+    counters = pd.DataFrame(
+        [
+            row(0, "a", "posix", "write", 10, 7, 5),
+            row(0, "a", "posix", "read", 4, 4, 4),
+            row(-1, "a", "posix", "write", 6, 0, 0),
+            row(0, "a", "posix", "meta", 3),
+            row(0, "a", "mpiio", "write", 16),  # MPI-IO keeps no SEQ/CONSEC counters
+            row(0, "s", "stdio", "read", 9),  # nor STDIO: no row for s
+        ]
+    )
     out = _frame(None, counters=counters).access_pattern(definition="darshan")
     # consecutive 5 + 4 + 0; sequential (7-5) + (4-4) + 0; random (10-7) + (4-4) + (6-0); total 10 + 4 + 6
-    assert out.to_dict("index") == {"a": {"consecutive": 9, "sequential": 2, "random": 9, "total": 20}}
-    assert _frame(None, counters=counters).access_pattern(definition="darshan", rank=[0]).loc["a", "total"] == 14
+    assert out.to_dict("index") == {
+        "a": {"consecutive": 9, "sequential": 2, "random": 9, "total": 20}
+    }
+    assert (
+        _frame(None, counters=counters)
+        .access_pattern(definition="darshan", rank=[0])
+        .loc["a", "total"]
+        == 14
+    )
 
 
 def test_readwrite_pattern_classifies_bytes_by_their_last_toucher():
-    f = _frame(_ops(
-        (0, "a", "write", 0, 100, 0.0, 1.0),   # write 100 (first touch)
-        (1, "a", "read", 50, 100, 1.0, 2.0),   # partial overlap: RAW 50, read 50
-        (0, "a", "write", 0, 100, 2.0, 3.0),   # WAW 50 (0-50), WAR 50 (50-100)
-        (1, "a", "read", 0, 10, 3.0, 4.0),     # RAW 10
-        (0, "b", "read", 0, 8, 0.0, 1.0), (1, "b", "read", 4, 8, 1.0, 2.0),  # read 12, RAR 4
-    ))
+    f = _frame(
+        _ops(
+            (0, "a", "write", 0, 100, 0.0, 1.0),  # write 100 (first touch)
+            (1, "a", "read", 50, 100, 1.0, 2.0),  # partial overlap: RAW 50, read 50
+            (0, "a", "write", 0, 100, 2.0, 3.0),  # WAW 50 (0-50), WAR 50 (50-100)
+            (1, "a", "read", 0, 10, 3.0, 4.0),  # RAW 10
+            (0, "b", "read", 0, 8, 0.0, 1.0),
+            (1, "b", "read", 4, 8, 1.0, 2.0),  # read 12, RAR 4
+        )
+    )
     out = f.readwrite_pattern()
-    assert list(out.columns) == ["RAR", "RAW", "WAR", "WAW", "read", "write", "first read", "first write"]
+    assert list(out.columns) == [
+        "RAR",
+        "RAW",
+        "WAR",
+        "WAW",
+        "read",
+        "write",
+        "first read",
+        "first write",
+    ]
     # read / write: every byte the file's reads / writes moved (PrismIO's totals): a 100 + 10, 100 + 100
     assert out.to_dict("index") == {
-        "a": {"RAR": 0, "RAW": 60, "WAR": 50, "WAW": 50, "read": 110, "write": 200, "first read": 50, "first write": 100},
-        "b": {"RAR": 4, "RAW": 0, "WAR": 0, "WAW": 0, "read": 16, "write": 0, "first read": 12, "first write": 0},
+        "a": {
+            "RAR": 0,
+            "RAW": 60,
+            "WAR": 50,
+            "WAW": 50,
+            "read": 110,
+            "write": 200,
+            "first read": 50,
+            "first write": 100,
+        },
+        "b": {
+            "RAR": 4,
+            "RAW": 0,
+            "WAR": 0,
+            "WAW": 0,
+            "read": 16,
+            "write": 0,
+            "first read": 12,
+            "first write": 0,
+        },
     }
 
 
@@ -194,8 +370,18 @@ def test_byte_owners_agree_with_a_byte_array():
 
 
 def test_methods_index_by_log_when_the_frame_holds_several_logs():
-    f = _frame(pd.concat([_ops((0, "a", "read", 0, 10, 0, 1), log="L1"), _ops((0, "a", "read", 0, 30, 0, 1), log="L2")]))
-    assert f.io_bandwidth()["io_bandwidth"].to_dict() == {("L1", 0, "a"): 10.0, ("L2", 0, "a"): 30.0}
+    f = _frame(
+        pd.concat(
+            [
+                _ops((0, "a", "read", 0, 10, 0, 1), log="L1"),
+                _ops((0, "a", "read", 0, 30, 0, 1), log="L2"),
+            ]
+        )
+    )
+    assert f.io_bandwidth()["io_bandwidth"].to_dict() == {
+        ("L1", 0, "a"): 10.0,
+        ("L2", 0, "a"): 30.0,
+    }
     assert f.readwrite_pattern().index.names == ["log_id", "file_name"]
     with pytest.raises(ValueError, match="one job"):
         f.timeline("/dev/null")
@@ -204,11 +390,14 @@ def test_methods_index_by_log_when_the_frame_holds_several_logs():
 def _bars(png: np.ndarray, colour: str, min_px: int = 40) -> tuple[int, int, int, int] | None:
     """(top, bottom, left, right) pixel box of the rows where `colour` runs at least `min_px`
     wide: the bars (or outline edges) drawn in it, not the legend's short swatches."""
-    rgb = [int(colour[i:i + 2], 16) for i in (1, 3, 5)]
+    rgb = [int(colour[i : i + 2], 16) for i in (1, 3, 5)]
     mask = (png[:, :, :3] == rgb).all(axis=2)
     edges = np.diff(np.pad(mask.astype(np.int8), ((0, 0), (1, 1))), axis=1)
-    rows = [r for r in range(len(mask))
-            if (np.flatnonzero(edges[r] == -1) - np.flatnonzero(edges[r] == 1)).max(initial=0) >= min_px]
+    rows = [
+        r
+        for r in range(len(mask))
+        if (np.flatnonzero(edges[r] == -1) - np.flatnonzero(edges[r] == 1)).max(initial=0) >= min_px
+    ]
     if not rows:
         return None
     cols = np.flatnonzero(mask[rows].any(axis=0))
@@ -218,17 +407,25 @@ def _bars(png: np.ndarray, colour: str, min_px: int = 40) -> tuple[int, int, int
 def _red_lines(png: np.ndarray) -> list[int]:
     """Rows (one per line, its top pixel) of the long horizontal red edges: covering-set outlines."""
     top, bottom, _, _ = _bars(png, "#ff0000")
-    rows = [r for r in range(top, bottom + 1) if _bars(png[r:r + 1], "#ff0000")]
+    rows = [r for r in range(top, bottom + 1) if _bars(png[r : r + 1], "#ff0000")]
     return [r for r in rows if r - 1 not in rows]
 
 
 def test_timeline_draws_each_op_on_its_ranks_row_in_time_order_with_covering_outlines(tmp_path):
     from apps.analysis.timeline import COLOURS
 
-    ops = _ops((0, "a", "open", None, None, 0.0, 0.2), (0, "a", "write", 0, 10, 0.2, 1.0),
-               (1, "a", "read", 0, 10, 1.0, 2.0), (1, None, "other", None, None, 2.0, 2.1))
-    cover = pd.DataFrame([{"rank": 1, "record_id": 1, "start_s": 1.0, "end_s": 2.0, "share_s": 1.0},
-                          {"rank": -1, "record_id": 2, "start_s": 0.0, "end_s": 0.5, "share_s": 0.5}])
+    ops = _ops(
+        (0, "a", "open", None, None, 0.0, 0.2),
+        (0, "a", "write", 0, 10, 0.2, 1.0),
+        (1, "a", "read", 0, 10, 1.0, 2.0),
+        (1, None, "other", None, None, 2.0, 2.1),
+    )
+    cover = pd.DataFrame(
+        [
+            {"rank": 1, "record_id": 1, "start_s": 1.0, "end_s": 2.0, "share_s": 1.0},
+            {"rank": -1, "record_id": 2, "start_s": 0.0, "end_s": 0.5, "share_s": 0.5},
+        ]
+    )
     out = _frame(ops, covering=cover).timeline(tmp_path / "t.png")
     image = Image.open(out)
     assert image.format == "PNG"
@@ -247,13 +444,24 @@ def test_timeline_draws_each_op_on_its_ranks_row_in_time_order_with_covering_out
     lines = _red_lines(png)
     assert len(lines) == 4, lines
     assert lines[0] < lines[1] < write[0] and write[1] < lines[2] < read[0] and read[1] < lines[3]
-    box = _bars(png[lines[2]:lines[2] + 1], "#ff0000")
+    box = _bars(png[lines[2] : lines[2] + 1], "#ff0000")
     assert abs(box[2] - read[2]) <= 3 and abs(box[3] - read[3]) <= 3  # same interval: 1-2 s
 
 
 # ---- the Spark-free reader against Spark ------------------------------------------------------
-SPEC = TableSpec(name="t", layer="bronze", keys=("k",), partition_by=("month",), struct=T.StructType([
-    T.StructField("k", T.LongType()), T.StructField("month", T.StringType()), T.StructField("v", T.DoubleType())]))
+SPEC = TableSpec(
+    name="t",
+    layer="bronze",
+    keys=("k",),
+    partition_by=("month",),
+    struct=T.StructType(
+        [
+            T.StructField("k", T.LongType()),
+            T.StructField("month", T.StringType()),
+            T.StructField("v", T.DoubleType()),
+        ]
+    ),
+)
 ROWS = [(i, f"m{i % 2}", float(i)) for i in range(6)]
 DDL = "k long, month string, v double"
 
@@ -276,20 +484,31 @@ def test_read_matches_spark_after_overwrite_merge_and_checkpoint(spark, tmp_path
 
     lake = str(tmp_path)
     path = SPEC.path(lake)
-    spark.createDataFrame(ROWS, DDL).write.format("delta").partitionBy("month") \
-        .option("delta.checkpointInterval", "2").save(path)
+    spark.createDataFrame(ROWS, DDL).write.format("delta").partitionBy("month").option(
+        "delta.checkpointInterval", "2"
+    ).save(path)
     spark.createDataFrame(ROWS[:3], DDL).write.format("delta").mode("overwrite").save(path)
     src = spark.createDataFrame([(1, "m1", 10.0), (7, "m1", 7.0)], DDL)
-    DeltaTable.forPath(spark, path).alias("t").merge(src.alias("s"), "t.k = s.k") \
-        .whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
-    assert (tmp_path / "bronze" / "t" / "_delta_log" / "00000000000000000002.checkpoint.parquet").exists()
+    DeltaTable.forPath(spark, path).alias("t").merge(
+        src.alias("s"), "t.k = s.k"
+    ).whenMatchedUpdateAll().whenNotMatchedInsertAll().execute()
+    assert (
+        tmp_path / "bronze" / "t" / "_delta_log" / "00000000000000000002.checkpoint.parquet"
+    ).exists()
 
     mine = arrow.read(lake, SPEC)
     assert mine.column_names == ["k", "month", "v"]  # the table's order, partition column in place
     pd.testing.assert_frame_equal(_rows_of(mine), _spark_rows(spark, path))
-    assert _rows_of(mine)["k"].tolist() == [0, 1, 2, 7] and _rows_of(mine)["v"].tolist() == [0.0, 10.0, 2.0, 7.0]
+    assert _rows_of(mine)["k"].tolist() == [0, 1, 2, 7] and _rows_of(mine)["v"].tolist() == [
+        0.0,
+        10.0,
+        2.0,
+        7.0,
+    ]
     assert arrow.exists(lake, SPEC)
-    assert arrow.version(lake, SPEC) == DeltaTable.forPath(spark, path).history(1).first().version == 2
+    assert (
+        arrow.version(lake, SPEC) == DeltaTable.forPath(spark, path).history(1).first().version == 2
+    )
 
 
 @pytest.mark.slow
@@ -299,8 +518,9 @@ def test_read_projects_and_filters_like_spark_with_and_without_deletion_vectors(
     lake = str(tmp_path)
     path = SPEC.path(lake)
     for part in (ROWS[:3], ROWS[3:]):  # several files, one per month of each part
-        spark.createDataFrame(part, DDL).coalesce(1).write.format("delta").mode("append") \
-            .partitionBy("month").save(path)
+        spark.createDataFrame(part, DDL).coalesce(1).write.format("delta").mode(
+            "append"
+        ).partitionBy("month").save(path)
     where = (pc.field("month") == "m1") & (pc.field("v") > 1.0)
     want = "month = 'm1' AND v > 1.0"
     got = arrow.read(lake, SPEC, columns=["v", "k"], filter=where)
@@ -309,27 +529,47 @@ def test_read_projects_and_filters_like_spark_with_and_without_deletion_vectors(
     assert _rows_of(got)["k"].tolist() == [3, 5]
 
     # rows deleted in place (a deletion vector): a pyarrow dataset would still return them
-    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
+    spark.sql(
+        f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
     spark.sql(f"DELETE FROM delta.`{path}` WHERE k = 3")
     assert "deletionVectors" in DeltaTable(path).protocol().reader_features
-    assert DeltaTable(path).deletion_vectors().read_all().num_rows == 1  # the file kept, one row masked
+    assert (
+        DeltaTable(path).deletion_vectors().read_all().num_rows == 1
+    )  # the file kept, one row masked
     got = arrow.read(lake, SPEC, columns=["v", "k"], filter=where)
     assert got.column_names == ["v", "k"] and _rows_of(got)["k"].tolist() == [5]
     pd.testing.assert_frame_equal(_rows_of(got), _spark_rows(spark, path, ["v", "k"], want))
     everything = arrow.read(lake, SPEC)
-    assert everything.schema == arrow.read(lake, SPEC, filter=pc.field("k") >= 0).schema  # string, not string_view
+    assert (
+        everything.schema == arrow.read(lake, SPEC, filter=pc.field("k") >= 0).schema
+    )  # string, not string_view
     pd.testing.assert_frame_equal(_rows_of(everything), _spark_rows(spark, path))
 
 
 @pytest.mark.slow
-def test_read_renamed_column_by_its_logical_name_and_refuses_what_delta_rs_cannot_read(spark, tmp_path):
+def test_read_renamed_column_by_its_logical_name_and_refuses_what_delta_rs_cannot_read(
+    spark, tmp_path
+):
     lake = str(tmp_path)
-    mapped = TableSpec(name="mapped", layer="silver", keys=("k",), struct=T.StructType([
-        T.StructField("k", T.LongType()), T.StructField("month", T.StringType()), T.StructField("w", T.DoubleType())]))
+    mapped = TableSpec(
+        name="mapped",
+        layer="silver",
+        keys=("k",),
+        struct=T.StructType(
+            [
+                T.StructField("k", T.LongType()),
+                T.StructField("month", T.StringType()),
+                T.StructField("w", T.DoubleType()),
+            ]
+        ),
+    )
     path = mapped.path(lake)
     spark.createDataFrame(ROWS, DDL).write.format("delta").save(path)
-    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
-              "'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')")
+    spark.sql(
+        f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.columnMapping.mode' = 'name', "
+        "'delta.minReaderVersion' = '2', 'delta.minWriterVersion' = '5')"
+    )
     spark.sql(f"ALTER TABLE delta.`{path}` RENAME COLUMN v TO w")  # the files still hold `v`
     got = arrow.read(lake, mapped, columns=["k", "w"], filter=pc.field("w") >= 4.0)
     assert _rows_of(got).values.tolist() == [[4, 4.0], [5, 5.0]]
@@ -348,8 +588,13 @@ def test_a_table_not_written_yet_reads_as_no_rows_of_its_spec(tmp_path):
     assert not arrow.exists(str(tmp_path), spec) and arrow.version(str(tmp_path), spec) is None
     empty = arrow.read(str(tmp_path), spec)
     assert empty.num_rows == 0 and empty.schema == spec.arrow_schema
-    some = arrow.read(str(tmp_path / "nowhere"), spec, columns=["rank", "log_id"], filter=pc.field("rank") == 0)
-    assert some.num_rows == 0 and some.schema == spec.arrow_schema.empty_table().select(["rank", "log_id"]).schema
+    some = arrow.read(
+        str(tmp_path / "nowhere"), spec, columns=["rank", "log_id"], filter=pc.field("rank") == 0
+    )
+    assert (
+        some.num_rows == 0
+        and some.schema == spec.arrow_schema.empty_table().select(["rank", "log_id"]).schema
+    )
     assert arrow.versions(str(tmp_path)) == {}
 
 
@@ -366,7 +611,9 @@ def lake(spark, tmp_path_factory):
     traces = root / "traces"
     traces.mkdir()
     (traces / DXT.name).write_bytes(DXT.read_bytes())
-    conf = load_config("local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}})
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}}
+    )
     ingest.run(spark, conf, [str(traces)], echo=lambda *_: None)
     covering.run(spark, conf, echo=lambda *_: None)
     return conf.lake.root
@@ -375,7 +622,13 @@ def lake(spark, tmp_path_factory):
 def _same(a: IOFrame, b: IOFrame) -> None:
     for name in ("ops", "counters", "jobs"):
         pd.testing.assert_frame_equal(getattr(a, name), getattr(b, name), obj=name)
-    for method in ("io_bandwidth", "io_time", "shared_files", "access_pattern", "readwrite_pattern"):
+    for method in (
+        "io_bandwidth",
+        "io_time",
+        "shared_files",
+        "access_pattern",
+        "readwrite_pattern",
+    ):
         pd.testing.assert_frame_equal(getattr(a, method)(), getattr(b, method)(), obj=method)
 
 
@@ -399,7 +652,9 @@ def test_versions_are_the_delta_versions_spark_sees(spark, lake):
     from delta.tables import DeltaTable
 
     root = arrow.root(lake)
-    on_disk = {f"{p.parent.parent.name}/{p.parent.name}" for p in Path(root).glob("*/*/_delta_log")} - {"ops/runs"}
+    on_disk = {
+        f"{p.parent.parent.name}/{p.parent.name}" for p in Path(root).glob("*/*/_delta_log")
+    } - {"ops/runs"}
     got = arrow.versions(lake)
     assert set(got) == on_disk and {"bronze/jobs", "silver/covering_sets"} <= on_disk
     for name, v in got.items():
@@ -415,8 +670,12 @@ def test_timeline_from_the_lake_highlights_the_covering_set(lake, tmp_path):
     assert _bars(png, "#ff0000") is not None  # covering-set outlines
     plot = png[:, : png.shape[1] * 4 // 5]  # left of the legend (upper right)
 
-    def ink(colour):  # pixels of about this colour: dxt.darshan's bars are thin, their edges blended
-        return int((np.abs(plot - [int(colour[i:i + 2], 16) for i in (1, 3, 5)]).max(axis=2) <= 30).sum())
+    def ink(
+        colour,
+    ):  # pixels of about this colour: dxt.darshan's bars are thin, their edges blended
+        return int(
+            (np.abs(plot - [int(colour[i : i + 2], 16) for i in (1, 3, 5)]).max(axis=2) <= 30).sum()
+        )
 
     assert ink(COLOURS["read"]) > 100 and ink(COLOURS["write"]) > 100 and ink(COLOURS["meta"]) == 0
 
@@ -426,7 +685,13 @@ def test_register_views_answers_sql_like_ioframe(spark, lake):
     from apps.views import register_views
 
     made = register_views(spark, lake)
-    assert {"bronze_posix", "bronze_io_ops", "silver_covering_sets", "v_io_bandwidth", "v_shared_files"} <= set(made)
+    assert {
+        "bronze_posix",
+        "bronze_io_ops",
+        "silver_covering_sets",
+        "v_io_bandwidth",
+        "v_shared_files",
+    } <= set(made)
     sql = spark.sql("SELECT rank, file_name, io_bandwidth FROM v_io_bandwidth").toPandas()
     got = sql.set_index(["rank", "file_name"])["io_bandwidth"].dropna().sort_index()
     want = IOFrame.from_lake(lake).io_bandwidth()["io_bandwidth"]
@@ -443,14 +708,21 @@ def test_register_views_job_summary_counts_tags_when_the_table_exists(spark, tmp
     from apps.views import register_views
 
     lake = str(tmp_path / "lake")
-    spark.createDataFrame([("A", 4), ("B", 1)], "log_id string, nprocs long") \
-        .write.format("delta").save(f"{lake}/silver/job_features")
+    spark.createDataFrame([("A", 4), ("B", 1)], "log_id string, nprocs long").write.format(
+        "delta"
+    ).save(f"{lake}/silver/job_features")
     assert "v_job_summary" in register_views(spark, lake)
-    assert {r.log_id: r.n_tags for r in spark.sql("SELECT * FROM v_job_summary").collect()} == {"A": 0, "B": 0}
-    spark.createDataFrame([("A", "small_io"), ("A", "small_io"), ("A", "random")], "log_id string, tag string") \
-        .write.format("delta").save(f"{lake}/silver/bottleneck_tags")
+    assert {r.log_id: r.n_tags for r in spark.sql("SELECT * FROM v_job_summary").collect()} == {
+        "A": 0,
+        "B": 0,
+    }
+    spark.createDataFrame(
+        [("A", "small_io"), ("A", "small_io"), ("A", "random")], "log_id string, tag string"
+    ).write.format("delta").save(f"{lake}/silver/bottleneck_tags")
     register_views(spark, lake)
-    rows = {r.log_id: (r.n_tags, r.tags) for r in spark.sql("SELECT * FROM v_job_summary").collect()}
+    rows = {
+        r.log_id: (r.n_tags, r.tags) for r in spark.sql("SELECT * FROM v_job_summary").collect()
+    }
     assert rows == {"A": (3, {"small_io": 2, "random": 1}), "B": (0, None)}
 
 
@@ -461,8 +733,11 @@ def _heatmap_logs() -> list[Path]:
 
     root = shared_path("darshan")
     with open(root / "MANIFEST.csv", newline="") as fh:
-        return [root / r["path"] for r in csv.DictReader(fh)
-                if "HEATMAP" in r["modules"] and r["pydarshan_3_5_0"] == "reads"]
+        return [
+            root / r["path"]
+            for r in csv.DictReader(fh)
+            if "HEATMAP" in r["modules"] and r["pydarshan_3_5_0"] == "reads"
+        ]
 
 
 def test_activity_from_heatmap_without_dxt_matches_the_byte_counters():
@@ -478,12 +753,17 @@ def test_activity_from_heatmap_without_dxt_matches_the_byte_counters():
         assert set(act.source) == {"heatmap"}, path
         assert (act.end_s > act.start_s).all() and act.bin.min() == 0
         for module, g in act.groupby("module"):
-            c = f.counters[(f.counters.module == module.lower()) & f.counters.op.isin(["read", "write"])]
+            c = f.counters[
+                (f.counters.module == module.lower()) & f.counters.op.isin(["read", "write"])
+            ]
             if c.empty:
                 continue
             checked += 1
             by_op = c.groupby("op")["bytes"].sum()
-            agree += int(g.read_bytes.sum() == by_op.get("read", 0) and g.write_bytes.sum() == by_op.get("write", 0))
+            agree += int(
+                g.read_bytes.sum() == by_op.get("read", 0)
+                and g.write_bytes.sum() == by_op.get("write", 0)
+            )
     print(f"\nHEATMAP bytes equal the counters on {agree} of {checked} (log, module)")
     assert checked >= 60 and agree >= 0.9 * checked
 

@@ -1,4 +1,5 @@
 """`iolake maintain` on a small lake of many small files (one ingest per log)."""
+
 from __future__ import annotations
 
 import json
@@ -16,9 +17,11 @@ pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, 
 
 # three small real logs of one month (2024-12): one ingest each leaves several files per partition
 DLIO = "darshan-logs/darshan_logs/dlio_logs"
-LOGS = ["snyder_python3_id3116902-2110365_12-19-66957-188958432683465822_1.darshan",
-        "snyder_python3_id3116902-2110366_12-19-66957-4077632997277538683_1.darshan",
-        "snyder_python3_id3116902-2110367_12-19-66957-18280558790378981665_1.darshan"]
+LOGS = [
+    "snyder_python3_id3116902-2110365_12-19-66957-188958432683465822_1.darshan",
+    "snyder_python3_id3116902-2110366_12-19-66957-4077632997277538683_1.darshan",
+    "snyder_python3_id3116902-2110367_12-19-66957-18280558790378981665_1.darshan",
+]
 TABLES = ["posix", "jobs", "logs"]
 
 
@@ -45,8 +48,14 @@ def _comparable(df):
     import pyspark.sql.functions as F
     from pyspark.sql import types as T
 
-    return df.select(*[F.array_sort(F.map_entries(f.name)).alias(f.name) if isinstance(f.dataType, T.MapType)
-                       else F.col(f.name) for f in df.schema.fields])
+    return df.select(
+        *[
+            F.array_sort(F.map_entries(f.name)).alias(f.name)
+            if isinstance(f.dataType, T.MapType)
+            else F.col(f.name)
+            for f in df.schema.fields
+        ]
+    )
 
 
 def _same(spark, a, path: str) -> bool:
@@ -55,7 +64,9 @@ def _same(spark, a, path: str) -> bool:
 
 
 def test_short_retention_is_a_config_error_naming_file_and_key(tmp_path, capsys):
-    with pytest.raises(ConfigError, match=r"command line: maintain\.vacuum_retention_hours: 0 h is below"):
+    with pytest.raises(
+        ConfigError, match=r"command line: maintain\.vacuum_retention_hours: 0 h is below"
+    ):
         load_config("local", overrides={"maintain": {"vacuum_retention_hours": 0}})
     conf_dir = tmp_path / "conf"
     conf_dir.mkdir()
@@ -109,24 +120,45 @@ def test_optimize_zorder_then_vacuum(spark, lake, capsys):
         assert r.vacuum_files == 0 and r.disk_files_after >= r.files_after
         detail = spark.sql(f"DESCRIBE DETAIL delta.`{path}`").collect()[0]
         assert (r.version, r.files_after, r.bytes) == (
-            spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()[0].version, detail.numFiles, detail.sizeInBytes)
+            spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()[0].version,
+            detail.numFiles,
+            detail.sizeInBytes,
+        )
         assert _same(spark, df, path)
     for t in TABLES:  # one partition (2024-12) or none: every table had one file per ingest
         assert reports[f"bronze/{t}"].files_after < reports[f"bronze/{t}"].files_before, t
     posix = reports["bronze/posix"]
-    assert posix.partitions == spark.read.format("delta").load(BRONZE["posix"].path(lake)) \
-        .select("job_month").distinct().count()
+    assert (
+        posix.partitions
+        == spark.read.format("delta")
+        .load(BRONZE["posix"].path(lake))
+        .select("job_month")
+        .distinct()
+        .count()
+    )
     hist = spark.sql(f"DESCRIBE HISTORY delta.`{BRONZE['posix'].path(lake)}`").collect()
     opt = [h for h in hist if h.operation == "OPTIMIZE"]
     assert opt and json.loads(opt[0].operationParameters["zOrderBy"]) == ["log_id", "record_id"]
     assert json.loads(opt[0].userMetadata)["stage"] == "maintain"
-    jobs_opt = [h for h in spark.sql(f"DESCRIBE HISTORY delta.`{BRONZE['jobs'].path(lake)}`").collect()
-                if h.operation == "OPTIMIZE"]
-    assert jobs_opt and json.loads(jobs_opt[0].operationParameters["zOrderBy"]) == ["log_id", "jobid", "exe"]
+    jobs_opt = [
+        h
+        for h in spark.sql(f"DESCRIBE HISTORY delta.`{BRONZE['jobs'].path(lake)}`").collect()
+        if h.operation == "OPTIMIZE"
+    ]
+    assert jobs_opt and json.loads(jobs_opt[0].operationParameters["zOrderBy"]) == [
+        "log_id",
+        "jobid",
+        "exe",
+    ]
 
     # retention 0 through the explicit override: unreferenced files go, the tables read the same
-    short = load_config("local", overrides={"lake": {"root": lake}, "maintain": {
-        "vacuum_retention_hours": 0, "allow_short_retention": True}})
+    short = load_config(
+        "local",
+        overrides={
+            "lake": {"root": lake},
+            "maintain": {"vacuum_retention_hours": 0, "allow_short_retention": True},
+        },
+    )
     reports = {r.table: r for r in run(spark, short, TABLES, echo=print)}
     out = capsys.readouterr().out
     assert "WARNING retention 0 h is below Delta's safety limit" in out
@@ -151,7 +183,9 @@ def test_declared_table_properties_are_set_on_an_older_table(spark, tmp_path, ca
     spec = BRONZE["io_ops"]
     key = "delta.dataSkippingStatsColumns"
     assert key in spec.properties
-    ensure_table(spark, dataclasses.replace(spec, properties=dict(DEFAULT_PROPERTIES)), lake)  # the older table
+    ensure_table(
+        spark, dataclasses.replace(spec, properties=dict(DEFAULT_PROPERTIES)), lake
+    )  # the older table
 
     def props():
         return dict(spark.sql(f"DESCRIBE DETAIL delta.`{spec.path(lake)}`").first()["properties"])

@@ -1,6 +1,7 @@
 """`iolake report`: the page of a job of a lake built from real logs with a hostile trace in it
 (tests/support/lakes.py) — every trace string escaped, the content a reader sees, job resolution,
 a table with deletion vectors, no JVM needed, and the page as headless Chromium renders it."""
+
 from __future__ import annotations
 
 import base64
@@ -23,8 +24,16 @@ from tests.support.lakes import HOSTILE_EXE, HOSTILE_FILE, HOSTILE_META, report_
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 class Page(HTMLParser):
@@ -68,7 +77,11 @@ class Page(HTMLParser):
             self.evidence[self._tag][-1] += data
 
     def all(self, tag: str, cls: str | None = None) -> list[dict]:
-        return [a for t, a in self.elements if t == tag and (cls is None or cls in (a.get("class") or "").split())]
+        return [
+            a
+            for t, a in self.elements
+            if t == tag and (cls is None or cls in (a.get("class") or "").split())
+        ]
 
     @property
     def body_text(self) -> str:
@@ -88,7 +101,9 @@ def dxt_page(lake, tmp_path_factory) -> Path:
 
 
 def _silver(spark, lake, table: str, log_id: str):
-    return spark.read.format("delta").load(f"{lake['lake']}/{table}").where(F.col("log_id") == log_id)
+    return (
+        spark.read.format("delta").load(f"{lake['lake']}/{table}").where(F.col("log_id") == log_id)
+    )
 
 
 def test_report_escapes_every_string_from_the_trace(spark, lake, dxt_page):
@@ -96,10 +111,16 @@ def test_report_escapes_every_string_from_the_trace(spark, lake, dxt_page):
     tags = _silver(spark, lake, "silver/bottleneck_tags", lake["dxt"]).collect()
     in_evidence = sum(HOSTILE_FILE in (t.evidence or []) for t in tags)
     assert in_evidence >= 1, "setup: the hostile file should be evidence of a tag"
-    in_cover = _silver(spark, lake, "silver/covering_sets", lake["dxt"]) \
-        .where(F.col("record_id") == lake["hostile_record"]).count()
-    in_plan = _silver(spark, lake, "gold/placement_predictions", lake["dxt"]) \
-        .where((F.col("file_name") == HOSTILE_FILE) & (F.col("model_version") == "2")).count()
+    in_cover = (
+        _silver(spark, lake, "silver/covering_sets", lake["dxt"])
+        .where(F.col("record_id") == lake["hostile_record"])
+        .count()
+    )
+    in_plan = (
+        _silver(spark, lake, "gold/placement_predictions", lake["dxt"])
+        .where((F.col("file_name") == HOSTILE_FILE) & (F.col("model_version") == "2"))
+        .count()
+    )
     assert in_plan == 1
 
     for raw in (HOSTILE_FILE, HOSTILE_EXE, HOSTILE_META):
@@ -119,7 +140,9 @@ def test_report_escapes_every_string_from_the_trace(spark, lake, dxt_page):
     assert all(u.startswith(("data:", "#")) for u in urls)
 
 
-def test_report_shows_summary_tags_with_evidence_covering_set_and_newest_predictions(spark, lake, dxt_page):
+def test_report_shows_summary_tags_with_evidence_covering_set_and_newest_predictions(
+    spark, lake, dxt_page
+):
     page = Page(dxt_page.read_text())
     text = page.body_text
     assert f"job {lake['jobid']}" in page.title and lake["dxt"][:12] in page.title
@@ -135,7 +158,9 @@ def test_report_shows_summary_tags_with_evidence_covering_set_and_newest_predict
     cover = _silver(spark, lake, "silver/covering_sets", lake["dxt"]).count()
     assert len(page.all("tr", "member")) == cover > 0
 
-    v2 = _silver(spark, lake, "gold/placement_predictions", lake["dxt"]).where(F.col("model_version") == "2")
+    v2 = _silver(spark, lake, "gold/placement_predictions", lake["dxt"]).where(
+        F.col("model_version") == "2"
+    )
     assert len(page.all("tr", "file")) == v2.count() > 0
     assert len(page.all("tr", "move")) == v2.where(F.col("predicted_tier") != F.col("tier")).count()
     assert "iolake-placement v2" in text and "iolake-bandwidth v2" in text
@@ -154,8 +179,13 @@ def test_report_resolves_job_or_explains_why_not(spark, lake, tmp_path, monkeypa
     err = capsys.readouterr().err
     assert "ambiguous" in err and lake["dxt"] in err and lake["noposix"] in err
     # the quarantined log: the ledger's reason
-    reason = spark.read.format("delta").load(f"{lake['lake']}/bronze/logs") \
-        .where(F.col("log_id") == lake["truncated"]).first().reason
+    reason = (
+        spark.read.format("delta")
+        .load(f"{lake['lake']}/bronze/logs")
+        .where(F.col("log_id") == lake["truncated"])
+        .first()
+        .reason
+    )
     assert main(["report", lake["truncated"][:12], "--lake", lake["lake"]]) == 2
     err = capsys.readouterr().err
     assert "quarantined" in err and reason in err
@@ -182,23 +212,66 @@ def test_report_reads_a_table_with_deletion_vectors_without_spark(spark, lake, t
     copy = tmp_path / "lake"
     shutil.copytree(lake["lake"], copy)
     path = copy / "silver" / "bottleneck_tags"
-    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')")
-    dropped = spark.read.format("delta").load(str(path)).where(F.col("log_id") == lake["dxt"]).orderBy("tag").first().tag
+    spark.sql(
+        f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('delta.enableDeletionVectors' = 'true')"
+    )
+    dropped = (
+        spark.read.format("delta")
+        .load(str(path))
+        .where(F.col("log_id") == lake["dxt"])
+        .orderBy("tag")
+        .first()
+        .tag
+    )
     spark.sql(f"DELETE FROM delta.`{path}` WHERE log_id = '{lake['dxt']}' AND tag = '{dropped}'")
-    assert DeltaTable(str(path)).deletion_vectors().read_all().num_rows > 0  # rows masked, files kept
-    page = Page(render(build(LakeReader(load_config("local", overrides={"lake": {"root": str(copy)}})), lake["dxt"])))
-    want = {t.tag for t in spark.read.format("delta").load(str(path)).where(F.col("log_id") == lake["dxt"]).collect()}
+    assert (
+        DeltaTable(str(path)).deletion_vectors().read_all().num_rows > 0
+    )  # rows masked, files kept
+    page = Page(
+        render(
+            build(
+                LakeReader(load_config("local", overrides={"lake": {"root": str(copy)}})),
+                lake["dxt"],
+            )
+        )
+    )
+    want = {
+        t.tag
+        for t in spark.read.format("delta")
+        .load(str(path))
+        .where(F.col("log_id") == lake["dxt"])
+        .collect()
+    }
     assert set(page.evidence) == want and dropped not in want and want
 
 
 def test_report_runs_with_no_java_reachable(lake, tmp_path):
     """`iolake report` reads through delta-rs: with no java on PATH and a JAVA_HOME that does not
     exist, it still writes the page."""
-    env = {"PATH": "/nonexistent", "JAVA_HOME": str(tmp_path / "no-java"), "HOME": str(tmp_path),
-           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    run = subprocess.run([sys.executable, "-c", "import sys; from iolake.cli import main; sys.exit(main(sys.argv[1:]))",
-                          "report", lake["dxt"][:10], "--lake", lake["lake"], "--out", str(tmp_path / "out.html")],
-                         capture_output=True, text=True, timeout=300, env=env, cwd=tmp_path)
+    env = {
+        "PATH": "/nonexistent",
+        "JAVA_HOME": str(tmp_path / "no-java"),
+        "HOME": str(tmp_path),
+        "PYTHONPATH": str(Path(__file__).resolve().parents[2]),
+    }
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from iolake.cli import main; sys.exit(main(sys.argv[1:]))",
+            "report",
+            lake["dxt"][:10],
+            "--lake",
+            lake["lake"],
+            "--out",
+            str(tmp_path / "out.html"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        cwd=tmp_path,
+    )
     assert run.returncode == 0, run.stderr[-3000:]
     page = Page((tmp_path / "out.html").read_text())
     assert lake["dxt"][:12] in page.title and page.all("img") and page.evidence
@@ -228,8 +301,11 @@ window.addEventListener('load', () => {
 def _chromium() -> str:
     from tests.support.data import need  # a skip here, a failure under CI
 
-    need(os.path.exists(CHROMIUM), f"needs headless Chromium at {CHROMIUM} (apt-get install chromium; "
-                                   "CI: .ci/run installs the Debian package `chromium`); it is absent here")
+    need(
+        os.path.exists(CHROMIUM),
+        f"needs headless Chromium at {CHROMIUM} (apt-get install chromium; "
+        "CI: .ci/run installs the Debian package `chromium`); it is absent here",
+    )
     return CHROMIUM
 
 
@@ -239,15 +315,29 @@ def test_report_renders_in_headless_chromium(lake, dxt_page, tmp_path):
     head, body_end, tail = source.rpartition("</body>")
     probe = tmp_path / "probed.html"
     probe.write_text(head + PROBE + body_end + tail)
-    run = subprocess.run([chromium, *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                          "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            chromium,
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     dom = Page(run.stdout)
 
     # the title the reader sees is the job's, not one a trace string set
     want_title = Page(source).title
-    assert dom.title == want_title and f"job {lake['jobid']}" in dom.title and lake["dxt"][:12] in dom.title
+    assert (
+        dom.title == want_title
+        and f"job {lake['jobid']}" in dom.title
+        and lake["dxt"][:12] in dom.title
+    )
     (root,), (body,) = dom.all("html"), dom.all("body")
     assert "data-pwned" not in body
     assert len(dom.all("script")) == 1 and len(dom.all("img")) == 1  # the probe; the timeline
@@ -266,19 +356,72 @@ def test_report_renders_in_headless_chromium(lake, dxt_page, tmp_path):
 # dxt job ("today", its own application key from the real silver rows) after 20 earlier runs of
 # the same application with these literal metrics (and one run after it), and the noposix job after 3
 # earlier runs of its own. The panel follows two metrics: bandwidth (lower is worse) and I/O time (higher is worse).
-UMAMI_BW = [800.0, 950.0, 700.0, 1020.0, 880.0, 910.0, 760.0, 990.0, 1100.0, 840.0,
-            930.0, 870.0, 1010.0, 780.0, 960.0, 890.0, 1050.0, 820.0, 940.0, 900.0]
-UMAMI_IO = [10.0, 9.0, 12.0, 8.0, 11.0, 10.0, 13.0, 9.0, 8.5, 11.0,
-            10.0, 12.0, 9.0, 13.0, 10.0, 11.0, 8.0, 12.0, 10.0, 9.0]
-TODAY_BW, TODAY_IO = 410.0, 7.5  # bandwidth far below every earlier run; I/O time below every earlier run
-UMAMI_WATCH = {"metrics": [{"name": "bandwidth_mib_s", "worse": "lower"}, {"name": "io_time_s", "worse": "higher"}]}
-RED, BLUE = (0xDA, 0x00, 0x17), (0x2C, 0x69, 0xA9)  # the worst and the best quarter (pytokio's colours)
+UMAMI_BW = [
+    800.0,
+    950.0,
+    700.0,
+    1020.0,
+    880.0,
+    910.0,
+    760.0,
+    990.0,
+    1100.0,
+    840.0,
+    930.0,
+    870.0,
+    1010.0,
+    780.0,
+    960.0,
+    890.0,
+    1050.0,
+    820.0,
+    940.0,
+    900.0,
+]
+UMAMI_IO = [
+    10.0,
+    9.0,
+    12.0,
+    8.0,
+    11.0,
+    10.0,
+    13.0,
+    9.0,
+    8.5,
+    11.0,
+    10.0,
+    12.0,
+    9.0,
+    13.0,
+    10.0,
+    11.0,
+    8.0,
+    12.0,
+    10.0,
+    9.0,
+]
+TODAY_BW, TODAY_IO = (
+    410.0,
+    7.5,
+)  # bandwidth far below every earlier run; I/O time below every earlier run
+UMAMI_WATCH = {
+    "metrics": [
+        {"name": "bandwidth_mib_s", "worse": "lower"},
+        {"name": "io_time_s", "worse": "higher"},
+    ]
+}
+RED, BLUE = (
+    (0xDA, 0x00, 0x17),
+    (0x2C, 0x69, 0xA9),
+)  # the worst and the best quarter (pytokio's colours)
 
 
 def _umami_conf(lake_root: str, **watch):
     from iolake.config import load_config
 
-    return load_config("local", overrides={"lake": {"root": lake_root}, "watch": {**UMAMI_WATCH, **watch}})
+    return load_config(
+        "local", overrides={"lake": {"root": lake_root}, "watch": {**UMAMI_WATCH, **watch}}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -295,26 +438,47 @@ def umami_lake(spark, lake, tmp_path_factory) -> dict:
     root = tmp_path_factory.mktemp("umami") / "lake"
     shutil.copytree(lake["lake"], root)
     conf = _umami_conf(str(root))
-    jf = read_table(spark, SILVER["job_features"], str(root)).where(F.col("log_id").isin(lake["dxt"], lake["noposix"]))
+    jf = read_table(spark, SILVER["job_features"], str(root)).where(
+        F.col("log_id").isin(lake["dxt"], lake["noposix"])
+    )
     ff = read_table(spark, SILVER["file_features"], str(root))
     today = {r["log_id"]: r.asDict() for r in regressions.app_runs(jf, ff, conf.watch).collect()}
     assert set(today) == {lake["dxt"], lake["noposix"]}, "setup: both jobs need a start time"
     day = dt.timedelta(days=1)
     rows = []
     noposix_history = ([500.0, 520.0, 480.0], [3.0, 2.9, 3.1])
-    for log_id, bws, ios in ((lake["dxt"], UMAMI_BW, UMAMI_IO), (lake["noposix"], *noposix_history)):
+    for log_id, bws, ios in (
+        (lake["dxt"], UMAMI_BW, UMAMI_IO),
+        (lake["noposix"], *noposix_history),
+    ):
         job = today[log_id]
         if log_id == lake["dxt"]:
             job.update(bandwidth_mib_s=TODAY_BW, io_time_s=TODAY_IO)
         rows.append(job)
         for i, (bw, io) in enumerate(zip(bws, ios)):
             start = job["start"] - (len(bws) - i) * day
-            rows.append({**job, "log_id": f"{log_id[:16]}-earlier-{i:02d}", "job_month": start.strftime("%Y-%m"),
-                         "start": start, "bandwidth_mib_s": bw, "io_time_s": io})
+            rows.append(
+                {
+                    **job,
+                    "log_id": f"{log_id[:16]}-earlier-{i:02d}",
+                    "job_month": start.strftime("%Y-%m"),
+                    "start": start,
+                    "bandwidth_mib_s": bw,
+                    "io_time_s": io,
+                }
+            )
     # and a run of dxt's application after it: the panel of a job is its history up to the job
     later = today[lake["dxt"]]["start"] + day
-    rows.append({**today[lake["dxt"]], "log_id": f"{lake['dxt'][:16]}-later", "job_month": later.strftime("%Y-%m"),
-                 "start": later, "bandwidth_mib_s": 1500.0, "io_time_s": 30.0})
+    rows.append(
+        {
+            **today[lake["dxt"]],
+            "log_id": f"{lake['dxt'][:16]}-later",
+            "job_month": later.strftime("%Y-%m"),
+            "start": later,
+            "bandwidth_mib_s": 1500.0,
+            "io_time_s": 30.0,
+        }
+    )
     spec = GOLD["app_runs"]
     write(spark, conf, spec, spark.createDataFrame(rows, spec.struct))
 
@@ -322,15 +486,36 @@ def umami_lake(spark, lake, tmp_path_factory) -> dict:
     # tested here, not the detectors: tests/features/test_regressions.py)
     dxt = today[lake["dxt"]]
     base = float(np.median(UMAMI_BW))
-    flagged = {"app": dxt["app"], "start": dxt["start"], "log_id": lake["dxt"], "metric": "bandwidth_mib_s",
-               "value": TODAY_BW, "baseline": base, "change": TODAY_BW / base - 1, "rule": "robust_z",
-               "threshold_name": "watch.robust_z.z", "threshold": 2.0, "score": -7.25, "since": dxt["start"],
-               "baseline_runs": 20, "baseline_first": dxt["start"] - 20 * day, "baseline_last": dxt["start"] - day,
-               "fs": dxt["fs"] or "/scratch", "weather": False, "weather_peers": 3, "weather_dropped": 1}
+    flagged = {
+        "app": dxt["app"],
+        "start": dxt["start"],
+        "log_id": lake["dxt"],
+        "metric": "bandwidth_mib_s",
+        "value": TODAY_BW,
+        "baseline": base,
+        "change": TODAY_BW / base - 1,
+        "rule": "robust_z",
+        "threshold_name": "watch.robust_z.z",
+        "threshold": 2.0,
+        "score": -7.25,
+        "since": dxt["start"],
+        "baseline_runs": 20,
+        "baseline_first": dxt["start"] - 20 * day,
+        "baseline_last": dxt["start"] - day,
+        "fs": dxt["fs"] or "/scratch",
+        "weather": False,
+        "weather_peers": 3,
+        "weather_dropped": 1,
+    }
     spec = GOLD["regressions"]
     write(spark, conf, spec, spark.createDataFrame([flagged], spec.struct), mode="overwrite")
-    return {**lake, "lake": str(root), "app": dxt["app"], "noposix_app": today[lake["noposix"]]["app"],
-            "regression": flagged}
+    return {
+        **lake,
+        "lake": str(root),
+        "app": dxt["app"],
+        "noposix_app": today[lake["noposix"]]["app"],
+        "regression": flagged,
+    }
 
 
 def _expected_quartile(history: list[float], today: float) -> int:
@@ -387,9 +572,19 @@ def _chromium_dom(source: str, tmp_path: Path) -> tuple[str, list[dict]]:
     head, body_end, tail = source.rpartition("</body>")
     probe = tmp_path / "probed.html"
     probe.write_text(head + PROBE + body_end + tail)
-    run = subprocess.run([_chromium(), *CHROMIUM_FLAGS, f"--user-data-dir={tmp_path / 'profile'}",
-                          "--virtual-time-budget=10000", "--dump-dom", probe.as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [
+            _chromium(),
+            *CHROMIUM_FLAGS,
+            f"--user-data-dir={tmp_path / 'profile'}",
+            "--virtual-time-budget=10000",
+            "--dump-dom",
+            probe.as_uri(),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr[-2000:]
     (root,) = Page(run.stdout).all("html")
     return run.stdout, json.loads(root["data-probe"])
@@ -416,7 +611,9 @@ def test_report_umami_panel_in_headless_chromium(umami_lake, tmp_path):
 
     from apps.report import write_report
 
-    path = write_report(_umami_conf(umami_lake["lake"]), umami_lake["dxt"][:10], str(tmp_path / "dxt.html"))
+    path = write_report(
+        _umami_conf(umami_lake["lake"]), umami_lake["dxt"][:10], str(tmp_path / "dxt.html")
+    )
     source = path.read_text()
     dom_source, probed = _chromium_dom(source, tmp_path)
     dom = Cells(dom_source)
@@ -447,13 +644,26 @@ def test_report_umami_panel_in_headless_chromium(umami_lake, tmp_path):
     bw, io = dom.metric_cells("bandwidth_mib_s"), dom.metric_cells("io_time_s")
     q_bw, q_io = _expected_quartile(UMAMI_BW, TODAY_BW), _expected_quartile(UMAMI_IO, TODAY_IO)
     assert (q_bw, q_io) == (1, 1)
-    assert float(bw["umami-today"][0]["data-value"]) == TODAY_BW and f"{TODAY_BW:,.1f} MiB/s" == bw["umami-today"][1]
-    assert bw["umami-quartile"][0]["data-quartile"] == str(q_bw) and bw["umami-quartile"][0]["data-rank"] == "1"
-    assert bw["umami-quartile"][1] == (f"Q{q_bw} at or below their first quartile (20 earlier runs): "
-                                        "the worst quarter, higher being better")
-    assert io["umami-quartile"][0]["data-quartile"] == str(q_io) and io["umami-quartile"][0]["data-rank"] == "4"
-    assert io["umami-quartile"][1] == (f"Q{q_io} at or below their first quartile (20 earlier runs): "
-                                        "the best quarter, lower being better")
+    assert (
+        float(bw["umami-today"][0]["data-value"]) == TODAY_BW
+        and f"{TODAY_BW:,.1f} MiB/s" == bw["umami-today"][1]
+    )
+    assert (
+        bw["umami-quartile"][0]["data-quartile"] == str(q_bw)
+        and bw["umami-quartile"][0]["data-rank"] == "1"
+    )
+    assert bw["umami-quartile"][1] == (
+        f"Q{q_bw} at or below their first quartile (20 earlier runs): "
+        "the worst quarter, higher being better"
+    )
+    assert (
+        io["umami-quartile"][0]["data-quartile"] == str(q_io)
+        and io["umami-quartile"][0]["data-rank"] == "4"
+    )
+    assert io["umami-quartile"][1] == (
+        f"Q{q_io} at or below their first quartile (20 earlier runs): "
+        "the best quarter, lower being better"
+    )
     assert float(io["umami-today"][0]["data-value"]) == TODAY_IO
     # the moving averages at today: the last 5 and the last 30 (here: all 21) runs, today included
     bw_all = [*UMAMI_BW, TODAY_BW]
@@ -465,7 +675,11 @@ def test_report_umami_panel_in_headless_chromium(umami_lake, tmp_path):
     assert metric == "bandwidth_mib_s"
     assert attrs["data-rule"] == "robust_z" and attrs["data-weather"] == "no"
     change = umami_lake["regression"]["change"]
-    assert f"{100 * change:+.1f} %" in text and "watch.robust_z.z" in text and "1 of 3 other applications" in text
+    assert (
+        f"{100 * change:+.1f} %" in text
+        and "watch.robust_z.z" in text
+        and "1 of 3 other applications" in text
+    )
     assert "No regression of this job's I/O time" in dom.body_text
 
 
@@ -474,18 +688,39 @@ def test_report_umami_note_without_enough_history(umami_lake, lake, tmp_path):
 
     # noposix: 3 earlier runs of its application, fewer than watch.min_history (10 by default)
     out = tmp_path / "noposix.html"
-    assert main(["report", umami_lake["noposix"][:10], "--lake", umami_lake["lake"], "--out", str(out)]) == 0
+    assert (
+        main(
+            ["report", umami_lake["noposix"][:10], "--lake", umami_lake["lake"], "--out", str(out)]
+        )
+        == 0
+    )
     page = Page(out.read_text())
     assert ("p", {"class": "note", "id": "no-umami"}) in page.elements
-    assert (f"No UMAMI panel: 3 earlier runs of application {umami_lake['noposix_app']} in gold/app_runs, "
-            f"fewer than the 10 (watch.min_history)") in page.body_text
+    assert (
+        f"No UMAMI panel: 3 earlier runs of application {umami_lake['noposix_app']} in gold/app_runs, "
+        f"fewer than the 10 (watch.min_history)"
+    ) in page.body_text
     assert not [a for a in page.all("img") if a.get("id") == "umami-img"]
     # the threshold is the setting: with watch.min_history 3 the same job gets its panel
-    report = build(LakeReader(_umami_conf(umami_lake["lake"], min_history=3)), umami_lake["noposix"])
+    report = build(
+        LakeReader(_umami_conf(umami_lake["lake"], min_history=3)), umami_lake["noposix"]
+    )
     assert report.umami is not None and report.umami_png and report.umami["n_earlier"] == 3
     assert 'id="umami-img"' in render(report)
     # the lake without gold/app_runs (the watch stage never ran): says so
-    assert main(["report", lake["dxt"][:10], "--lake", lake["lake"], "--out", str(tmp_path / "plain.html")]) == 0
+    assert (
+        main(
+            [
+                "report",
+                lake["dxt"][:10],
+                "--lake",
+                lake["lake"],
+                "--out",
+                str(tmp_path / "plain.html"),
+            ]
+        )
+        == 0
+    )
     plain = Page((tmp_path / "plain.html").read_text())
     assert "No UMAMI panel: the lake has no gold/app_runs table" in plain.body_text
 
@@ -497,18 +732,37 @@ def test_report_of_a_log_without_dxt_draws_its_heatmap(spark, tmp_path):
     from jobs import ingest
     from tests.support.data import shared_path
 
-    src = shared_path("darshan", "darshan-logs", "darshan_logs", "dlio_logs",
-                      "snyder_python3_id3116902-2110483_12-19-66980-15861026832475351160_1.darshan")
+    src = shared_path(
+        "darshan",
+        "darshan-logs",
+        "darshan_logs",
+        "dlio_logs",
+        "snyder_python3_id3116902-2110483_12-19-66980-15861026832475351160_1.darshan",
+    )
     drop = tmp_path / "drop"
     drop.mkdir()
     shutil.copy(src, drop / src.name)
     lake = tmp_path / "lake"
-    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}}
+    )
     ingest.run(spark, conf, [str(drop)], echo=lambda *_: None)
     from readers.fsio import content_hash
 
     out = tmp_path / "out.html"
-    assert main(["report", content_hash(str(src), "darshan")[:12], "--lake", str(lake), "--out", str(out)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                content_hash(str(src), "darshan")[:12],
+                "--lake",
+                str(lake),
+                "--out",
+                str(out),
+            ]
+        )
+        == 0
+    )
     page = Page(out.read_text())
     assert "Source: Darshan's HEATMAP module" in page.body_text
     (img,) = page.all("img")

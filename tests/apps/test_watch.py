@@ -1,4 +1,5 @@
 """`iolake watch --history FILE [--out CSV]` on a centre's own history table (no Spark, no lake)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,7 +24,9 @@ def _history(tmp_path, fmt: str = "csv"):
     if fmt == "csv":
         df.to_csv(path, index=False)
     else:
-        df.assign(start=pd.to_datetime(df["start"], unit="s", utc=True)).to_parquet(path, index=False)
+        df.assign(start=pd.to_datetime(df["start"], unit="s", utc=True)).to_parquet(
+            path, index=False
+        )
     return path
 
 
@@ -33,8 +36,20 @@ def test_watch_flags_the_slowed_application_and_writes_csv(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "1 regressions in 1 applications" in printed and "genome|64" in printed
     got = pd.read_csv(out)
-    for col in ("app", "start", "metric", "value", "baseline", "change", "rule", "threshold_name",
-                "baseline_runs", "baseline_first", "baseline_last", "weather"):
+    for col in (
+        "app",
+        "start",
+        "metric",
+        "value",
+        "baseline",
+        "change",
+        "rule",
+        "threshold_name",
+        "baseline_runs",
+        "baseline_first",
+        "baseline_last",
+        "weather",
+    ):
         assert col in got.columns
     assert got.app.tolist() == ["genome|64"] and got.metric.tolist() == ["bandwidth_mib_s"]
     flagged_run = (pd.Timestamp(got.start[0]) - pd.Timestamp(T0 + 600, unit="s", tz="UTC")).days
@@ -52,6 +67,8 @@ def test_watch_reads_parquet_with_timestamps_the_same(tmp_path):
 
 def test_watch_refuses_a_history_without_the_metric(tmp_path, capsys):
     bad = tmp_path / "bad.csv"
-    pd.DataFrame({"app": ["x"], "start": [T0], "throughput": [np.float64(1.0)]}).to_csv(bad, index=False)
+    pd.DataFrame({"app": ["x"], "start": [T0], "throughput": [np.float64(1.0)]}).to_csv(
+        bad, index=False
+    )
     assert main(["watch", "--history", str(bad)]) == 2
     assert "bandwidth_mib_s" in capsys.readouterr().err

@@ -5,11 +5,12 @@ One cluster run (`cluster/standalone.sh`, i.e. `cluster.standalone`) over the sa
 14 IOR-sweep configurations traced on both tiers (so that labels, train and score produce
 rows), and one local run in a subprocess of its own (own JVM), side by side to save wall time.
 """
+
 from __future__ import annotations
 
 import math
-import re
 import os
+import re
 import subprocess
 import sys
 import time
@@ -32,10 +33,22 @@ RUN_SPECIFIC = {
     # the ledger: which run ingested a log, when, and how long decoding took (wall time)
     "logs": {"ingest_run_id", "ingested_at", "decode_s"},
     # when a file was scored (wall time), and the predicted values (see below)
-    "bandwidth_predictions": {"scored_at", "predicted_bandwidth_mib_s", "bandwidth_by_tier", "best_tier",
-                              "best_bandwidth_mib_s", "speedup"},
-    "job_bandwidth_predictions": {"scored_at", "predicted_throughput_mib_s", "throughput_by_tier", "best_tier",
-                                  "best_throughput_mib_s", "speedup"},
+    "bandwidth_predictions": {
+        "scored_at",
+        "predicted_bandwidth_mib_s",
+        "bandwidth_by_tier",
+        "best_tier",
+        "best_bandwidth_mib_s",
+        "speedup",
+    },
+    "job_bandwidth_predictions": {
+        "scored_at",
+        "predicted_throughput_mib_s",
+        "throughput_by_tier",
+        "best_tier",
+        "best_throughput_mib_s",
+        "speedup",
+    },
     "placement_predictions": {"scored_at", "predicted_tier", "probability"},
     # advice rows: compared by `_same_advice` (what-if rows and tag gains rest on predicted values)
     "tuning_advice": {"advised_at"},
@@ -49,7 +62,9 @@ RUN_SPECIFIC = {
 
 def sweep_logs() -> list[str]:
     root = shared_path("iosweep", "darshan")
-    return [str(root / t / f"{t}_c{c:04d}_r1.darshan") for c in SWEEP_CONFIGS for t in ("bb", "pfs")]
+    return [
+        str(root / t / f"{t}_c{c:04d}_r1.darshan") for c in SWEEP_CONFIGS for t in ("bb", "pfs")
+    ]
 
 
 def _canon(v, digits: int = 12) -> str:
@@ -61,7 +76,13 @@ def _canon(v, digits: int = 12) -> str:
     if isinstance(v, Row):
         v = v.asDict()
     if isinstance(v, dict):
-        return "{" + ", ".join(f"{k}: {_canon(x, digits)}" for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))) + "}"
+        return (
+            "{"
+            + ", ".join(
+                f"{k}: {_canon(x, digits)}" for k, x in sorted(v.items(), key=lambda kv: str(kv[0]))
+            )
+            + "}"
+        )
     if isinstance(v, (list, tuple, np.ndarray)):
         return "[" + ", ".join(_canon(x, digits) for x in v) + "]"
     if isinstance(v, float):
@@ -78,13 +99,15 @@ def _rows(spark, spec, lake: str, drop: set):
     from iolake.lake import read_table
 
     df = read_table(spark, spec, lake).drop(*drop)
-    floats = [f.name for f in df.schema.fields if isinstance(f.dataType, (T.DoubleType, T.FloatType))]
+    floats = [
+        f.name for f in df.schema.fields if isinstance(f.dataType, (T.DoubleType, T.FloatType))
+    ]
     other = [c for c in df.columns if c not in floats]
     pdf = df.select(*other, *floats).toPandas()
     rows = []
     for rec in pdf.itertuples(index=False):
         exact = tuple(_canon(x) for x in rec[: len(other)])
-        nums = tuple(np.nan if x is None else float(x) for x in rec[len(other):])
+        nums = tuple(np.nan if x is None else float(x) for x in rec[len(other) :])
         # sort key: floats rounded, so that last-bit differences of sums cannot reorder rows
         rows.append((exact + tuple(_canon(x, 6) for x in nums), exact, nums))
     rows.sort(key=lambda r: r[0])
@@ -102,7 +125,11 @@ def assert_same_table(spark, spec, lake_a: str, lake_b: str) -> int:
             pytest.fail(f"{spec.name}: sorted row {i} differs (cluster, local): {diff}")
         # float sums may be added in another order with other partitions: equal to 1e-9 relative
         if not np.allclose(na, nb, rtol=1e-9, atol=0.0, equal_nan=True):
-            diff = {c: (x, y) for c, x, y in zip(floats, na, nb) if not np.isclose(x, y, rtol=1e-9, equal_nan=True)}
+            diff = {
+                c: (x, y)
+                for c, x, y in zip(floats, na, nb)
+                if not np.isclose(x, y, rtol=1e-9, equal_nan=True)
+            }
             pytest.fail(f"{spec.name}: sorted row {i} differs (cluster, local): {diff}")
     return len(a)
 
@@ -119,21 +146,30 @@ def _same_advice(spark, lake_a: str, lake_b: str) -> None:
     def read(lake):
         df = read_table(spark, GOLD["tuning_advice"], lake)
         jobs = sorted(tuple(r) for r in df.select("log_id", "advised_with").distinct().collect())
-        stripe = sorted(_canon(tuple(r)) for r in df.where(F.col("kind") == "stripe").drop("advised_at").collect())
-        tags = sorted(tuple(r) for r in df.where(F.col("kind") == "tag").select("log_id", "item").collect())
+        stripe = sorted(
+            _canon(tuple(r))
+            for r in df.where(F.col("kind") == "stripe").drop("advised_at").collect()
+        )
+        tags = sorted(
+            tuple(r) for r in df.where(F.col("kind") == "tag").select("log_id", "item").collect()
+        )
         return jobs, stripe, tags
 
     (jobs_a, stripe_a, tags_a), (jobs_b, stripe_b, tags_b) = read(lake_a), read(lake_b)
-    assert jobs_a and jobs_a == jobs_b, "tuning_advice: other jobs advised on the cluster than locally"
-    assert stripe_a == stripe_b, "tuning_advice: stripe rows differ between the cluster and the local run"
+    assert jobs_a and jobs_a == jobs_b, (
+        "tuning_advice: other jobs advised on the cluster than locally"
+    )
+    assert stripe_a == stripe_b, (
+        "tuning_advice: stripe rows differ between the cluster and the local run"
+    )
     assert tags_a == tags_b, "tuning_advice: tag rows differ between the cluster and the local run"
 
 
 @pytest.mark.slow
 def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
+    from cluster.standalone import run_conf_dir
     from iolake.cli import sample_inputs
     from iolake.lake import table_exists
-    from cluster.standalone import run_conf_dir
     from schemas import BRONZE, GOLD, SILVER
 
     inputs = sample_inputs() + sweep_logs()
@@ -142,13 +178,31 @@ def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
     # and take a third of ingest's time); the cluster run keeps them.
     # The partition settings `cluster/standalone.sh` gives its 2 one-core workers, so the local[*] run
     # does not shuffle into conf/cluster.yaml's 200 partitions (which made it take 18 minutes).
-    parts = {"spark.sql.shuffle.partitions": "4", "spark.default.parallelism": "4",
-             "spark.databricks.delta.snapshotPartitions": "2"}
-    local_conf = run_conf_dir(ROOT / "conf", tmp_path / "local-conf", {
-        "models": MODELS, "gates": {"enabled": False}, "spark": {"properties": parts}})
-    cluster_lake, local_lake, run_dir = tmp_path / "cluster-lake", tmp_path / "local-lake", tmp_path / "run"
-    cmd = [str(ROOT / "cluster" / "standalone.sh"), *inputs, "--lake", str(cluster_lake),
-           "--conf-dir", str(conf_dir), "--run-dir", str(run_dir)]
+    parts = {
+        "spark.sql.shuffle.partitions": "4",
+        "spark.default.parallelism": "4",
+        "spark.databricks.delta.snapshotPartitions": "2",
+    }
+    local_conf = run_conf_dir(
+        ROOT / "conf",
+        tmp_path / "local-conf",
+        {"models": MODELS, "gates": {"enabled": False}, "spark": {"properties": parts}},
+    )
+    cluster_lake, local_lake, run_dir = (
+        tmp_path / "cluster-lake",
+        tmp_path / "local-lake",
+        tmp_path / "run",
+    )
+    cmd = [
+        str(ROOT / "cluster" / "standalone.sh"),
+        *inputs,
+        "--lake",
+        str(cluster_lake),
+        "--conf-dir",
+        str(conf_dir),
+        "--run-dir",
+        str(run_dir),
+    ]
     env = dict(os.environ, PYTHON=sys.executable)
     t0 = time.monotonic()
     log = open(tmp_path / "standalone.out", "w")
@@ -160,9 +214,25 @@ def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
         # every later test down with it. Only the lake differs.
         local_log = tmp_path / "local.out"
         with open(local_log, "w") as fh:
-            local_rc = subprocess.run([sys.executable, "-m", "iolake.cli", "run", *inputs, "--env", "cluster",
-                                       "--lake", str(local_lake), "--conf-dir", str(local_conf)],
-                                      stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT, timeout=2400).returncode
+            local_rc = subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "iolake.cli",
+                    "run",
+                    *inputs,
+                    "--env",
+                    "cluster",
+                    "--lake",
+                    str(local_lake),
+                    "--conf-dir",
+                    str(local_conf),
+                ],
+                stdout=fh,
+                stderr=subprocess.STDOUT,
+                cwd=ROOT,
+                timeout=2400,
+            ).returncode
         assert local_rc == 0, local_log.read_text()[-5000:]
         rc = proc.wait(timeout=2400)
     finally:
@@ -177,18 +247,27 @@ def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
     # It really ran on the standalone cluster, with the project shipped in the archive.
     assert "workers registered" in out and "spark://127.0.0.1:" in out
     preflight = [ln for ln in out.splitlines() if ln.startswith("[preflight]")]
-    assert preflight and all(f"{run_dir}/work-" in ln and "/iolake_app/iolake_native/" in ln
-                             for ln in preflight), out[-5000:]
+    assert preflight and all(
+        f"{run_dir}/work-" in ln and "/iolake_app/iolake_native/" in ln for ln in preflight
+    ), out[-5000:]
     for w in (1, 2):  # both workers ran an executor, each with its own unpacked copy of the project
-        assert list((run_dir / f"work-{w}").glob("app-*/*/iolake_app/iolake/cli.py")), f"worker {w} ran no executor"
-    assert re.search(r"iolake-placement v1 \(\w+, refit on \d+ labels\) -> @champion", out), out[-5000:]
+        assert list((run_dir / f"work-{w}").glob("app-*/*/iolake_app/iolake/cli.py")), (
+            f"worker {w} ran no executor"
+        )
+    assert re.search(r"iolake-placement v1 \(\w+, refit on \d+ labels\) -> @champion", out), out[
+        -5000:
+    ]
     assert "cluster stopped" in out
     # ... and left no daemon or executor behind.
     ps = subprocess.run(["ps", "-eo", "args"], capture_output=True, text=True).stdout
     assert str(run_dir) not in ps
 
     counts = {}
-    for spec in [*BRONZE.values(), *SILVER.values(), *GOLD.values()]:  # OPS.runs is run history: all run-specific
+    for spec in [
+        *BRONZE.values(),
+        *SILVER.values(),
+        *GOLD.values(),
+    ]:  # OPS.runs is run history: all run-specific
         exists = table_exists(spark, spec, str(cluster_lake))
         assert exists == table_exists(spark, spec, str(local_lake)), spec.name
         if exists and spec.name != "tuning_advice":

@@ -2,6 +2,7 @@
 reachable) give the same answers, and those of a direct Spark DataFrame computation, on a lake
 built from real logs (tests/support/lakes.py); delta-rs reads every table of it as Spark writes
 it."""
+
 from __future__ import annotations
 
 import importlib.util
@@ -40,29 +41,66 @@ def _plain(x):
 
 def _direct(spark, lake: str) -> dict:
     """The three results from DataFrame operations (no SQL text shared with the examples)."""
+
     def read(t):
         return spark.read.format("delta").load(f"{lake}/{t}")
 
-    io = read("bronze/posix").select("log_id", F.col("POSIX_BYTES_READ").alias("r"), F.col("POSIX_BYTES_WRITTEN").alias("w")) \
-        .unionByName(read("bronze/stdio").select("log_id", F.col("STDIO_BYTES_READ").alias("r"),
-                                                 F.col("STDIO_BYTES_WRITTEN").alias("w")))
-    per = io.groupBy("log_id").agg(F.sum("r").alias("bytes_read"), F.sum("w").alias("bytes_written"))
-    top = (read("bronze/jobs").join(per, "log_id", "left").na.fill(0, ["bytes_read", "bytes_written"])
-           .select("log_id", "jobid", F.coalesce("exe", F.lit("")).alias("exe"), "nprocs",
-                   F.col("bytes_read").cast("long").alias("bytes_read"),
-                   F.col("bytes_written").cast("long").alias("bytes_written"),
-                   (F.col("bytes_read") + F.col("bytes_written")).cast("long").alias("total_bytes"))
-           .orderBy(F.desc("total_bytes"), "log_id").limit(TOP))
-    quarantined = (read("bronze/logs").where(F.col("status") == "quarantined")
-                   .select("source_uri", F.coalesce("reason", F.lit("")).alias("reason"), "size_bytes")
-                   .orderBy("source_uri"))
-    tags = (read("silver/bottleneck_tags").where(F.col("tag") != "no_issue")
-            .join(read("silver/job_features").select("log_id", F.coalesce("program", F.lit("")).alias("program")), "log_id")
-            .groupBy("program", "tag", "severity").agg(F.countDistinct("log_id").alias("jobs"))
-            .orderBy("program", F.desc("jobs"), "tag", "severity"))
-    return {"top_jobs": [r.asDict() for r in top.collect()],
-            "quarantined": [r.asDict() for r in quarantined.collect()],
-            "tags_per_program": [r.asDict() for r in tags.collect()]}
+    io = (
+        read("bronze/posix")
+        .select(
+            "log_id", F.col("POSIX_BYTES_READ").alias("r"), F.col("POSIX_BYTES_WRITTEN").alias("w")
+        )
+        .unionByName(
+            read("bronze/stdio").select(
+                "log_id",
+                F.col("STDIO_BYTES_READ").alias("r"),
+                F.col("STDIO_BYTES_WRITTEN").alias("w"),
+            )
+        )
+    )
+    per = io.groupBy("log_id").agg(
+        F.sum("r").alias("bytes_read"), F.sum("w").alias("bytes_written")
+    )
+    top = (
+        read("bronze/jobs")
+        .join(per, "log_id", "left")
+        .na.fill(0, ["bytes_read", "bytes_written"])
+        .select(
+            "log_id",
+            "jobid",
+            F.coalesce("exe", F.lit("")).alias("exe"),
+            "nprocs",
+            F.col("bytes_read").cast("long").alias("bytes_read"),
+            F.col("bytes_written").cast("long").alias("bytes_written"),
+            (F.col("bytes_read") + F.col("bytes_written")).cast("long").alias("total_bytes"),
+        )
+        .orderBy(F.desc("total_bytes"), "log_id")
+        .limit(TOP)
+    )
+    quarantined = (
+        read("bronze/logs")
+        .where(F.col("status") == "quarantined")
+        .select("source_uri", F.coalesce("reason", F.lit("")).alias("reason"), "size_bytes")
+        .orderBy("source_uri")
+    )
+    tags = (
+        read("silver/bottleneck_tags")
+        .where(F.col("tag") != "no_issue")
+        .join(
+            read("silver/job_features").select(
+                "log_id", F.coalesce("program", F.lit("")).alias("program")
+            ),
+            "log_id",
+        )
+        .groupBy("program", "tag", "severity")
+        .agg(F.countDistinct("log_id").alias("jobs"))
+        .orderBy("program", F.desc("jobs"), "tag", "severity")
+    )
+    return {
+        "top_jobs": [r.asDict() for r in top.collect()],
+        "quarantined": [r.asDict() for r in quarantined.collect()],
+        "tags_per_program": [r.asDict() for r in tags.collect()],
+    }
 
 
 def _no_java_env(tmp_path) -> dict:
@@ -71,9 +109,22 @@ def _no_java_env(tmp_path) -> dict:
 
 
 def test_examples_agree_with_each_other_and_with_spark_dataframes(spark, lake, tmp_path, capsys):
-    duck = subprocess.run([sys.executable, str(EXAMPLES / "without_spark.py"), "--lake", lake["lake"],
-                           "--top", str(TOP), "--json"], capture_output=True, text=True, timeout=120,
-                          env=_no_java_env(tmp_path), cwd=tmp_path)
+    duck = subprocess.run(
+        [
+            sys.executable,
+            str(EXAMPLES / "without_spark.py"),
+            "--lake",
+            lake["lake"],
+            "--top",
+            str(TOP),
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_no_java_env(tmp_path),
+        cwd=tmp_path,
+    )
     assert duck.returncode == 0, duck.stderr[-3000:]
     without_spark = json.loads(duck.stdout)
 
@@ -93,8 +144,14 @@ def test_examples_agree_with_each_other_and_with_spark_dataframes(spark, lake, t
 
 
 def test_without_spark_prints_readable_tables(lake, tmp_path):
-    out = subprocess.run([sys.executable, str(EXAMPLES / "without_spark.py"), "--lake", lake["lake"]],
-                         capture_output=True, text=True, timeout=120, env=_no_java_env(tmp_path), cwd=tmp_path)
+    out = subprocess.run(
+        [sys.executable, str(EXAMPLES / "without_spark.py"), "--lake", lake["lake"]],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=_no_java_env(tmp_path),
+        cwd=tmp_path,
+    )
     assert out.returncode == 0, out.stderr[-3000:]
     for header in ("== top_jobs", "== quarantined", "== tags_per_program"):
         assert header in out.stdout
@@ -112,7 +169,9 @@ def test_delta_rs_reads_every_table_as_spark_wrote_it(spark, lake):
         seen += 1
         keys = [(k, "ascending") for k in spec.keys]
         mine = arrow.read(lake["lake"], spec).select(spec.columns).sort_by(keys)
-        theirs = spark.read.format("delta").load(spec.path(lake["lake"])).toArrow().select(spec.columns)
+        theirs = (
+            spark.read.format("delta").load(spec.path(lake["lake"])).toArrow().select(spec.columns)
+        )
         assert mine.num_rows == theirs.num_rows > 0, name
         assert mine.equals(theirs.cast(mine.schema).sort_by(keys)), name
     on_disk = {p.parent for p in Path(lake["lake"]).glob("*/*/_delta_log")}

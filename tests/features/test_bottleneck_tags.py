@@ -2,6 +2,7 @@
 
 All cases are jobs (log_ids) of one batch: one `transform`, one collect, many assertions.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -39,61 +40,206 @@ def fired(tags, log):
 POSITIVE = [  # (log, tag, severity, metric, threshold setting, evidence)
     ("small", "small_reads", "high", "small_read_share", "small_requests", ["/small/a"]),
     ("small_few", "small_writes", "high", "small_write_share", "small_requests", ["/small_few/a"]),
-    ("misaligned", "misaligned_file", "high", "file_not_aligned_share", "misaligned_requests",
-     ["/misaligned/a", "/misaligned/b"]),
-    ("misaligned_mem", "misaligned_memory", "high", "memory_not_aligned_share", "misaligned_requests",
-     ["/misaligned_mem/a"]),
+    (
+        "misaligned",
+        "misaligned_file",
+        "high",
+        "file_not_aligned_share",
+        "misaligned_requests",
+        ["/misaligned/a", "/misaligned/b"],
+    ),
+    (
+        "misaligned_mem",
+        "misaligned_memory",
+        "high",
+        "memory_not_aligned_share",
+        "misaligned_requests",
+        ["/misaligned_mem/a"],
+    ),
     ("random", "random_reads", "high", "random_read_share", "random_operations", ["/random/a"]),
-    ("random_w", "random_writes", "high", "random_write_share", "random_operations", ["/random_w/a"]),
-    ("shared_imb", "shared_file_imbalance", "high", "shared_file_byte_imbalance", "imbalance_stragglers",
-     ["/shared_imb/ckpt"]),
-    ("rank_imb", "rank_size_imbalance", "high", "rank_byte_imbalance", "imbalance_size", ["rank 2"]),
+    (
+        "random_w",
+        "random_writes",
+        "high",
+        "random_write_share",
+        "random_operations",
+        ["/random_w/a"],
+    ),
+    (
+        "shared_imb",
+        "shared_file_imbalance",
+        "high",
+        "shared_file_byte_imbalance",
+        "imbalance_stragglers",
+        ["/shared_imb/ckpt"],
+    ),
+    (
+        "rank_imb",
+        "rank_size_imbalance",
+        "high",
+        "rank_byte_imbalance",
+        "imbalance_size",
+        ["rank 2"],
+    ),
     ("straggler", "stragglers", "warn", "rank_time_ratio", "straggler_time_ratio", ["rank 3"]),
-    ("rank0", "rank0_heavy", "warn", "rank0_bytes_share", "rank0_bytes_share", ["/rank0/r0", "/rank0/shared"]),
-    ("indep", "no_collective_shared", "high", "independent_op_share", "collective_operations", ["/indep/shared.h5"]),
-    ("meta_rank", "metadata_heavy", "high", "max_rank_meta_time_s", "metadata_time_rank", ["rank 1"]),
-    ("meta_shared", "metadata_heavy", "high", "max_rank_meta_time_s", "metadata_time_rank", ["/meta_shared/a"]),
-    ("meta_share", "metadata_heavy", "warn", "meta_time_share", "metadata_time_share",
-     ["/meta_share/a", "/meta_share/b"]),
+    (
+        "rank0",
+        "rank0_heavy",
+        "warn",
+        "rank0_bytes_share",
+        "rank0_bytes_share",
+        ["/rank0/r0", "/rank0/shared"],
+    ),
+    (
+        "indep",
+        "no_collective_shared",
+        "high",
+        "independent_op_share",
+        "collective_operations",
+        ["/indep/shared.h5"],
+    ),
+    (
+        "meta_rank",
+        "metadata_heavy",
+        "high",
+        "max_rank_meta_time_s",
+        "metadata_time_rank",
+        ["rank 1"],
+    ),
+    (
+        "meta_shared",
+        "metadata_heavy",
+        "high",
+        "max_rank_meta_time_s",
+        "metadata_time_rank",
+        ["/meta_shared/a"],
+    ),
+    (
+        "meta_share",
+        "metadata_heavy",
+        "warn",
+        "meta_time_share",
+        "metadata_time_share",
+        ["/meta_share/a", "/meta_share/b"],
+    ),
     ("stdio", "stdio_heavy", "high", "stdio_bytes_share", "interface_stdio", ["/stdio/log.txt"]),
-    ("stripe1", "single_stripe_shared", "warn", "single_stripe_shared_file_bytes", "single_stripe_min_bytes",
-     ["/stripe1/big"]),
+    (
+        "stripe1",
+        "single_stripe_shared",
+        "warn",
+        "single_stripe_shared_file_bytes",
+        "single_stripe_min_bytes",
+        ["/stripe1/big"],
+    ),
     ("osts", "few_osts", "warn", "ost_coverage", "ost_coverage", ["OST 3", "OST 40"]),
     ("phases", "many_io_phases", "warn", "io_phases", "io_phases", ["phase 6: 10.00-10.10 s"]),
     ("heat_phases", "many_io_phases", "warn", "io_phases", "io_phases", []),
     ("raw", "read_after_write", "info", "raw_bytes_share", "read_after_write_share", ["/raw/tmp"]),
-    ("reread", "redundant_reads", "warn", "read_amplification", "redundant_read_ratio", ["/reread/input"]),
-    ("rewrite", "redundant_writes", "warn", "write_amplification", "redundant_write_ratio", ["/rewrite/ckpt"]),
-    ("small_shared", "small_shared_reads", "high", "small_shared_read_share", "small_requests",
-     ["/small_shared/ckpt"]),
-    ("small_shared", "small_shared_writes", "high", "small_shared_write_share", "small_requests",
-     ["/small_shared/ckpt"]),
-    ("time_imb", "shared_file_time_imbalance", "high", "shared_file_time_imbalance", "imbalance_stragglers",
-     ["/time_imb/ckpt"]),
-    ("mpi_reads", "blocking_mpiio_reads", "warn", "blocking_mpiio_reads", "blocking_operations_absolute",
-     ["/mpi_reads/in.h5"]),
-    ("indep", "blocking_mpiio_writes", "warn", "blocking_mpiio_writes", "blocking_operations_absolute",
-     ["/indep/own.h5", "/indep/shared.h5"]),
-    ("one_reader", "single_reader_shared", "warn", "single_reader_share", "single_reader_share",
-     ["/one_reader/input.nml"]),
+    (
+        "reread",
+        "redundant_reads",
+        "warn",
+        "read_amplification",
+        "redundant_read_ratio",
+        ["/reread/input"],
+    ),
+    (
+        "rewrite",
+        "redundant_writes",
+        "warn",
+        "write_amplification",
+        "redundant_write_ratio",
+        ["/rewrite/ckpt"],
+    ),
+    (
+        "small_shared",
+        "small_shared_reads",
+        "high",
+        "small_shared_read_share",
+        "small_requests",
+        ["/small_shared/ckpt"],
+    ),
+    (
+        "small_shared",
+        "small_shared_writes",
+        "high",
+        "small_shared_write_share",
+        "small_requests",
+        ["/small_shared/ckpt"],
+    ),
+    (
+        "time_imb",
+        "shared_file_time_imbalance",
+        "high",
+        "shared_file_time_imbalance",
+        "imbalance_stragglers",
+        ["/time_imb/ckpt"],
+    ),
+    (
+        "mpi_reads",
+        "blocking_mpiio_reads",
+        "warn",
+        "blocking_mpiio_reads",
+        "blocking_operations_absolute",
+        ["/mpi_reads/in.h5"],
+    ),
+    (
+        "indep",
+        "blocking_mpiio_writes",
+        "warn",
+        "blocking_mpiio_writes",
+        "blocking_operations_absolute",
+        ["/indep/own.h5", "/indep/shared.h5"],
+    ),
+    (
+        "one_reader",
+        "single_reader_shared",
+        "warn",
+        "single_reader_share",
+        "single_reader_share",
+        ["/one_reader/input.nml"],
+    ),
 ]
 
 NEGATIVE = [  # (log, tag): a near miss of the tag's rule
-    ("small", "small_writes"), ("small_few", "small_reads"), ("misaligned", "misaligned_memory"),
-    ("misaligned_mem", "misaligned_file"), ("random", "random_writes"), ("random_w", "random_reads"),
+    ("small", "small_writes"),
+    ("small_few", "small_reads"),
+    ("misaligned", "misaligned_memory"),
+    ("misaligned_mem", "misaligned_file"),
+    ("random", "random_writes"),
+    ("random_w", "random_reads"),
     ("shared_bal", "shared_file_imbalance"),
-    ("rank_bal", "rank_size_imbalance"), ("straggler_short", "stragglers"), ("rank0_single", "rank0_heavy"),
-    ("rank_bal", "rank0_heavy"), ("coll", "no_collective_shared"), ("meta_share_short", "metadata_heavy"),
-    ("stdio_low", "stdio_heavy"), ("stripe1_small", "single_stripe_shared"), ("osts_spread", "few_osts"),
-    ("phases_few", "many_io_phases"), ("heat_phases_few", "many_io_phases"), ("raw_small", "read_after_write"), ("quiet", "redundant_reads"),
-    ("quiet", "redundant_writes"), ("small", "small_shared_reads"), ("small_shared", "small_writes"),
-    ("small_few", "small_shared_writes"), ("time_bal", "shared_file_time_imbalance"), ("nb", "blocking_mpiio_reads"),
-    ("nb", "blocking_mpiio_writes"), ("two_readers", "single_reader_shared"), ("reread", "single_reader_shared"),
+    ("rank_bal", "rank_size_imbalance"),
+    ("straggler_short", "stragglers"),
+    ("rank0_single", "rank0_heavy"),
+    ("rank_bal", "rank0_heavy"),
+    ("coll", "no_collective_shared"),
+    ("meta_share_short", "metadata_heavy"),
+    ("stdio_low", "stdio_heavy"),
+    ("stripe1_small", "single_stripe_shared"),
+    ("osts_spread", "few_osts"),
+    ("phases_few", "many_io_phases"),
+    ("heat_phases_few", "many_io_phases"),
+    ("raw_small", "read_after_write"),
+    ("quiet", "redundant_reads"),
+    ("quiet", "redundant_writes"),
+    ("small", "small_shared_reads"),
+    ("small_shared", "small_writes"),
+    ("small_few", "small_shared_writes"),
+    ("time_bal", "shared_file_time_imbalance"),
+    ("nb", "blocking_mpiio_reads"),
+    ("nb", "blocking_mpiio_writes"),
+    ("two_readers", "single_reader_shared"),
+    ("reread", "single_reader_shared"),
 ]
 
 
-@pytest.mark.parametrize("log,tag,severity,metric,setting,evidence", POSITIVE, ids=[f"{p[1]}:{p[0]}" for p in POSITIVE])
-def test_bottleneck_tags_rule_fires_with_evidence(tags, log, tag, severity, metric, setting, evidence):
+@pytest.mark.parametrize(
+    "log,tag,severity,metric,setting,evidence", POSITIVE, ids=[f"{p[1]}:{p[0]}" for p in POSITIVE]
+)
+def test_bottleneck_tags_rule_fires_with_evidence(
+    tags, log, tag, severity, metric, setting, evidence
+):
     row = tags.get((log, tag))
     assert row is not None, f"{tag} did not fire on {log}; fired: {sorted(fired(tags, log))}"
     assert (row.severity, row.metric, row.threshold_name) == (severity, metric, f"tags.{setting}")
@@ -134,7 +280,10 @@ def test_bottleneck_tags_values_of_the_drishti_parity_rules(tags):
     assert tags[("rewrite", "redundant_writes")].value == pytest.approx(4.0)
     assert tags[("small_shared", "small_shared_reads")].value == pytest.approx(1200 / 1600)
     assert tags[("small_shared", "small_shared_writes")].value == pytest.approx(1500 / 2000)
-    assert "1500 of 2000 POSIX writes on shared files" in tags[("small_shared", "small_shared_writes")].message
+    assert (
+        "1500 of 2000 POSIX writes on shared files"
+        in tags[("small_shared", "small_shared_writes")].message
+    )
     assert tags[("time_imb", "shared_file_time_imbalance")].value == pytest.approx(4 / 12)
     assert tags[("mpi_reads", "blocking_mpiio_reads")].value == 64
     assert tags[("indep", "blocking_mpiio_writes")].value == 3000 + 5000
@@ -143,13 +292,18 @@ def test_bottleneck_tags_values_of_the_drishti_parity_rules(tags):
 
 
 def test_bottleneck_tags_catalog_gives_every_tag_a_code_and_accounts_for_every_drishti_code():
-    from schemas.bottleneck_tags import CATALOG, LEFT_OUT, TAGS as ALL
+    from schemas.bottleneck_tags import CATALOG, LEFT_OUT
+    from schemas.bottleneck_tags import TAGS as ALL
 
     assert tuple(CATALOG) == ALL
     codes = [t.code for t in CATALOG.values()]
     assert len(set(codes)) == len(codes) and all(c.startswith("IO") and len(c) == 4 for c in codes)
     assert all(t.recommendation for tag, t in CATALOG.items() if tag != "no_issue")
-    drishti_08 = {"S01", *(f"P{n:02d}" for n in range(1, 23) if n != 20), *(f"M{n:02d}" for n in range(1, 11))}
+    drishti_08 = {
+        "S01",
+        *(f"P{n:02d}" for n in range(1, 23) if n != 20),
+        *(f"M{n:02d}" for n in range(1, 11)),
+    }
     covered = [c for t in CATALOG.values() for c in t.drishti]
     assert len(covered) == len(set(covered))  # a Drishti code stands for one tag
     assert set(covered) | set(LEFT_OUT) == drishti_08 and not set(covered) & set(LEFT_OUT)
@@ -168,7 +322,9 @@ def test_bottleneck_tags_quiet_job_gets_one_no_issue_row(tags):
     row = tags[("quiet", "no_issue")]
     assert (row.severity, row.metric, row.value, row.evidence) == ("info", "tags_fired", 0.0, [])
     jobs = {lg for lg, _ in tags}
-    assert jobs == {r["log_id"] for r in build().rows["jf"]}  # every job has rows; no_issue only ever alone
+    assert jobs == {
+        r["log_id"] for r in build().rows["jf"]
+    }  # every job has rows; no_issue only ever alone
     assert all(fired(tags, lg) == {"no_issue"} for lg in jobs if (lg, "no_issue") in tags)
 
 
@@ -182,10 +338,20 @@ def test_bottleneck_tags_threshold_comes_from_conf(spark, lab_frames):
     keep = ("small", "misaligned")
     one = {t: df.where(F.col("log_id").isin(*keep)) for t, df in tables.items()}
     only = ("small_reads", "misaligned_file")  # the two rules under test: a small plan, a fast test
-    got = {(r.log_id, r.tag): r for r in bottleneck_tags.transform(
-        one, ff.where(F.col("log_id").isin(*keep)), jf.where(F.col("log_id").isin(*keep)), conf.tags, only).collect()}
+    got = {
+        (r.log_id, r.tag): r
+        for r in bottleneck_tags.transform(
+            one,
+            ff.where(F.col("log_id").isin(*keep)),
+            jf.where(F.col("log_id").isin(*keep)),
+            conf.tags,
+            only,
+        ).collect()
+    }
     assert ("small", "small_reads") not in got and ("small", "no_issue") in got
-    assert got[("misaligned", "misaligned_file")].evidence == ["/misaligned/a"]  # capped at evidence_max
+    assert got[("misaligned", "misaligned_file")].evidence == [
+        "/misaligned/a"
+    ]  # capped at evidence_max
 
 
 def test_bottleneck_tags_every_threshold_is_named_in_base_yaml():
@@ -203,10 +369,24 @@ def test_bottleneck_tags_every_threshold_is_named_in_base_yaml():
 def _phase_rows(spark, ops, gap):
     from types import SimpleNamespace
 
-    rows = [{"log_id": log, "record_id": rec, "rank": rank, "source": "DXT_POSIX", "seq": k, "op": "write",
-             "offset": 0, "length": length, "start_s": s, "end_s": e}
-            for k, (log, rec, rank, s, e, length) in enumerate(ops)]
-    out = bottleneck_tags._phases(bronze(spark, io_ops=rows), SimpleNamespace(io_phase_gap_s=gap)).collect()
+    rows = [
+        {
+            "log_id": log,
+            "record_id": rec,
+            "rank": rank,
+            "source": "DXT_POSIX",
+            "seq": k,
+            "op": "write",
+            "offset": 0,
+            "length": length,
+            "start_s": s,
+            "end_s": e,
+        }
+        for k, (log, rec, rank, s, e, length) in enumerate(ops)
+    ]
+    out = bottleneck_tags._phases(
+        bronze(spark, io_ops=rows), SimpleNamespace(io_phase_gap_s=gap)
+    ).collect()
     return sorted((r.log_id, r.phase, r.t0, r.t1, r.bytes) for r in out)
 
 
@@ -214,16 +394,28 @@ def test_phases_split_only_at_idle_gaps_over_the_threshold(spark):
     """Ops of several ranks and records, listed out of order: a long op bridges later short ones; idle gaps of
     1.05 s and 1.01 s split (threshold 1 s), one of 0.95 s does not; an op whose end precedes its start (or is
     null) ends at its start. Phases, bounds and bytes worked out by hand."""
-    ops = [("A", 2, 1, 6.31, 6.4, 7), ("A", 1, 0, 2.5, 2.6, 10), ("A", 1, 0, 0.0, 0.1, 1),
-           ("A", 2, 0, 0.4, 3.0, 100), ("A", 1, 1, 4.05, 4.1, 1000), ("A", 1, 0, 4.3, 4.2, 20),
-           ("A", 2, 1, 5.25, 5.3, 3), ("A", 1, 1, 5.26, None, 5),
-           ("B", 1, 0, 0.0, 1.0, 1), ("B", 1, 0, 2.0, 2.5, 2)]
+    ops = [
+        ("A", 2, 1, 6.31, 6.4, 7),
+        ("A", 1, 0, 2.5, 2.6, 10),
+        ("A", 1, 0, 0.0, 0.1, 1),
+        ("A", 2, 0, 0.4, 3.0, 100),
+        ("A", 1, 1, 4.05, 4.1, 1000),
+        ("A", 1, 0, 4.3, 4.2, 20),
+        ("A", 2, 1, 5.25, 5.3, 3),
+        ("A", 1, 1, 5.26, None, 5),
+        ("B", 1, 0, 0.0, 1.0, 1),
+        ("B", 1, 0, 2.0, 2.5, 2),
+    ]
     assert _phase_rows(spark, ops, 1.0) == [
-        ("A", 1, 0.0, 3.0, 111), ("A", 2, 4.05, 5.3, 1028), ("A", 3, 6.31, 6.4, 7),
-        ("B", 1, 0.0, 2.5, 3)]  # B's gap is exactly 1.0 s: not over the threshold
+        ("A", 1, 0.0, 3.0, 111),
+        ("A", 2, 4.05, 5.3, 1028),
+        ("A", 3, 6.31, 6.4, 7),
+        ("B", 1, 0.0, 2.5, 3),
+    ]  # B's gap is exactly 1.0 s: not over the threshold
     # no threshold: every idle gap splits, touching ops do not
-    assert _phase_rows(spark, [("C", 1, 0, 0.0, 1.0, 1), ("C", 1, 1, 1.0, 2.0, 2), ("C", 1, 0, 2.5, 3.0, 4)], 0.0) == [
-        ("C", 1, 0.0, 2.0, 3), ("C", 2, 2.5, 3.0, 4)]
+    assert _phase_rows(
+        spark, [("C", 1, 0, 0.0, 1.0, 1), ("C", 1, 1, 1.0, 2.0, 2), ("C", 1, 0, 2.5, 3.0, 4)], 0.0
+    ) == [("C", 1, 0.0, 2.0, 3), ("C", 2, 2.5, 3.0, 4)]
 
 
 def test_phases_traced_ops_win_over_heatmap_and_io_ops_is_read_once(spark, tmp_path):
@@ -232,20 +424,49 @@ def test_phases_traced_ops_win_over_heatmap_and_io_ops_is_read_once(spark, tmp_p
     plan: the traced phases are not computed a second time to find which logs have them."""
     from types import SimpleNamespace
 
-    ops = [{"log_id": "both", "record_id": 1, "rank": 0, "source": "DXT_POSIX", "seq": k, "op": "write", "offset": 0,
-            "length": n, "start_s": s, "end_s": s + 0.1} for k, (s, n) in enumerate(((0.0, 10), (5.0, 20)))]
-    heat = [{"log_id": log, "record_id": 9, "module": "POSIX", "rank": 0, "bin_width_s": 1.0, "nbins": 8,
-             "read_bytes": [0] * 8, "write_bytes": [b if k in bins else 0 for k in range(8)]}
-            for log, bins, b in (("both", (0, 3, 6), 7), ("heat", (0, 4), 100))]
+    ops = [
+        {
+            "log_id": "both",
+            "record_id": 1,
+            "rank": 0,
+            "source": "DXT_POSIX",
+            "seq": k,
+            "op": "write",
+            "offset": 0,
+            "length": n,
+            "start_s": s,
+            "end_s": s + 0.1,
+        }
+        for k, (s, n) in enumerate(((0.0, 10), (5.0, 20)))
+    ]
+    heat = [
+        {
+            "log_id": log,
+            "record_id": 9,
+            "module": "POSIX",
+            "rank": 0,
+            "bin_width_s": 1.0,
+            "nbins": 8,
+            "read_bytes": [0] * 8,
+            "write_bytes": [b if k in bins else 0 for k in range(8)],
+        }
+        for log, bins, b in (("both", (0, 3, 6), 7), ("heat", (0, 4), 100))
+    ]
     t = bronze(spark, io_ops=ops, heatmap=heat)
     path = str(tmp_path / "segs")
     t["io_ops"].write.parquet(path)
     t["io_ops"] = spark.read.parquet(path)
     phases = bottleneck_tags._phases(t, SimpleNamespace(io_phase_gap_s=1.0))
     got = sorted((r.log_id, r.phase, r.source, r.t0, r.t1, r.bytes) for r in phases.collect())
-    assert got == [("both", 1, "traced", 0.0, 0.1, 10), ("both", 2, "traced", 5.0, 5.1, 20),
-                   ("heat", 1, "HEATMAP", 0.0, 1.0, 100), ("heat", 2, "HEATMAP", 4.0, 5.0, 100)]
-    plan = phases._jdf.queryExecution().sparkPlan().toString()  # before exchanges (and their reuse) are planned
+    assert got == [
+        ("both", 1, "traced", 0.0, 0.1, 10),
+        ("both", 2, "traced", 5.0, 5.1, 20),
+        ("heat", 1, "HEATMAP", 0.0, 1.0, 100),
+        ("heat", 2, "HEATMAP", 4.0, 5.0, 100),
+    ]
+    plan = (
+        phases._jdf.queryExecution().sparkPlan().toString()
+    )  # before exchanges (and their reuse) are planned
     assert plan.count("FileScan") == 1, plan  # the only table read from files
 
 
@@ -254,10 +475,25 @@ def test_stragglers_evidence_names_each_modules_slowest_rank_of_a_shared_file(sp
     the evidence lists ranks 5 (POSIX, 30 s), 7 (another file's POSIX, 25 s) and 6 (STDIO, 20 s) by time."""
     lab = Lab()
     lab.job("slow", nprocs=8, rank_time_ratio=5.0, io_time_s=20.0)
-    lab.add("posix", "slow", "a", rank=-1, **seq(0, 8, POSIX_SLOWEST_RANK=5, POSIX_F_SLOWEST_RANK_TIME=30.0))
+    lab.add(
+        "posix",
+        "slow",
+        "a",
+        rank=-1,
+        **seq(0, 8, POSIX_SLOWEST_RANK=5, POSIX_F_SLOWEST_RANK_TIME=30.0),
+    )
     lab.add("stdio", "slow", "a", rank=-1, STDIO_SLOWEST_RANK=6, STDIO_F_SLOWEST_RANK_TIME=20.0)
-    lab.add("posix", "slow", "b", rank=-1, **seq(0, 8, POSIX_SLOWEST_RANK=7, POSIX_F_SLOWEST_RANK_TIME=25.0))
-    out = {r.tag: r for r in bottleneck_tags.transform(*lab.frames(spark), TAGS, only=("stragglers",)).collect()}
+    lab.add(
+        "posix",
+        "slow",
+        "b",
+        rank=-1,
+        **seq(0, 8, POSIX_SLOWEST_RANK=7, POSIX_F_SLOWEST_RANK_TIME=25.0),
+    )
+    out = {
+        r.tag: r
+        for r in bottleneck_tags.transform(*lab.frames(spark), TAGS, only=("stragglers",)).collect()
+    }
     assert out["stragglers"].evidence == ["rank 5", "rank 7", "rank 6"]
 
 
@@ -267,9 +503,15 @@ def test_record_rows_are_a_hash_aggregation_with_names_joined_after(spark):
     hash aggregation that sorts once past 128 keys a task (at 100,000 logs: 68 s over 4.6 M rows, 1 GiB
     spilled). The names come from bronze files by a join afterwards."""
     tables, ff, jf = build().frames(spark)
-    jobs = jf.select(*bottleneck_tags.KEY, "nprocs", "io_time_s", "rank_time_ratio", "meta_time_share")
+    jobs = jf.select(
+        *bottleneck_tags.KEY, "nprocs", "io_time_s", "rank_time_ratio", "meta_time_share"
+    )
     recs = bottleneck_tags._records(tables, ff, jobs, TAGS)
     plan = recs._jdf.queryExecution().sparkPlan().toString()
-    assert "HashAggregate" in plan and "ObjectHashAggregate" not in plan and "SortAggregate" not in plan, plan
+    assert (
+        "HashAggregate" in plan
+        and "ObjectHashAggregate" not in plan
+        and "SortAggregate" not in plan
+    ), plan
     names = {r.name for r in recs.collect()}
     assert "/straggler/out.3" in names and "/indep/shared.h5" in names

@@ -1,4 +1,6 @@
-"""Minimum covering set: against brute-force minima (one interval and a set of op intervals per member), IOMiner's greedy and edge cases (pure, fast)."""
+"""Minimum covering set: against brute-force minima (one interval and a set of op intervals per
+member), IOMiner's greedy and edge cases (pure, fast)."""
+
 from __future__ import annotations
 
 import itertools
@@ -6,7 +8,15 @@ import random
 
 import pytest
 
-from features.covering_sets import cover_frame, iominer_greedy, member_shares, merged_union, minimum_cover, set_cover, union_measure
+from features.covering_sets import (
+    cover_frame,
+    iominer_greedy,
+    member_shares,
+    merged_union,
+    minimum_cover,
+    set_cover,
+    union_measure,
+)
 from tests.support.covering import dxt_union_s, union
 
 IOMINER_COUNTER_EXAMPLE = [(0.0, 10.0), (0.5, 11.5), (9.0, 19.0)]
@@ -130,7 +140,9 @@ def test_set_cover_equals_brute_force_minimum_on_random_per_op_cases():
         assert len(cover.members) == _brute_force_members(items), items
         assert union([iv for m in cover.members for iv in items[m]]) == whole, items
         assert cover.pure_io_time_s == pytest.approx(sum(b - a for a, b in whole)), items
-        assert all(s >= 0 for s in cover.shares) and sum(cover.shares) == pytest.approx(cover.pure_io_time_s), items
+        assert all(s >= 0 for s in cover.shares) and sum(cover.shares) == pytest.approx(
+            cover.pure_io_time_s
+        ), items
         sizes.append(len(cover.members))
         multi += len(union(items[cover.members[0]])) > 1  # a member whose ops leave gaps
     assert max(sizes) >= 4 and multi > 100  # the cases do reach several members with gapped ops
@@ -144,7 +156,9 @@ def test_set_cover_a_span_that_would_swallow_the_others_does_not():
     assert cover.members == [0, 1, 2] and cover.proven_minimum
     assert cover.pure_io_time_s == pytest.approx(10.0)
     assert cover.shares == pytest.approx([2.0, 4.0, 4.0])
-    assert minimum_cover([(0.0, 10.0), (1.0, 5.0), (5.0, 9.0)])[0] == [0]  # what the span method kept
+    assert minimum_cover([(0.0, 10.0), (1.0, 5.0), (5.0, 9.0)])[0] == [
+        0
+    ]  # what the span method kept
 
 
 def test_set_cover_gaps_between_ops_are_not_io_time():
@@ -201,7 +215,13 @@ def test_set_cover_search_beats_the_greedy_where_the_greedy_is_fooled():
     # G1 = {x1, x2, y1, y2} (4 segments) lures the greedy, which then needs G2 = {x3, y1} and
     # G3 = {x1, y3} too. Every segment has two coverers and no member's segments contain another's,
     # so the reductions decide nothing and only the search finds the 2
-    items = [[(0.0, 2.0), (3.0, 5.0)], [(2.0, 4.0)], [(0.0, 1.0), (5.0, 6.0)], [(0.0, 3.0)], [(3.0, 6.0)]]
+    items = [
+        [(0.0, 2.0), (3.0, 5.0)],
+        [(2.0, 4.0)],
+        [(0.0, 1.0), (5.0, 6.0)],
+        [(0.0, 3.0)],
+        [(3.0, 6.0)],
+    ]
     greedy = set_cover(items, budget=0)
     assert greedy.members == [0, 1, 2] and not greedy.proven_minimum
     assert greedy.shares == pytest.approx([4.0, 1.0, 1.0])
@@ -222,7 +242,10 @@ def test_cover_frame_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs():
     from readers import native_darshan as native
     from tests.support.data import need, shared_path
 
-    need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
+    need(
+        native._native is not None,
+        "needs iolake_native, the native decoder's extension (pip install ./native)",
+    )
     root = shared_path("iosweep")
     runs = pd.read_csv(root / "runs.csv")
     runs = runs[runs.tracer == "darshan"].iloc[::45]
@@ -232,17 +255,23 @@ def test_cover_frame_pure_io_time_is_the_union_of_dxt_ops_on_sweep_logs():
         path = str(root / run.darshan_log)
         t = native.decode_darshan(path)
         ops = t["io_ops"].to_pandas()
-        streams = set(t["files"].to_pandas().query("name in ['<STDIN>', '<STDOUT>', '<STDERR>']").record_id)
+        streams = set(
+            t["files"].to_pandas().query("name in ['<STDIN>', '<STDOUT>', '<STDERR>']").record_id
+        )
         ops = ops[ops.op.isin(["read", "write"]) & ~ops.record_id.isin(streams)]
         rows = ops.assign(log_id=run.run_id, job_month="2026-11", interval_source="dxt")
         cover = cover_frame(rows)
         want = dxt_union_s(path)  # pydarshan's segments: an independent decoder
         assert cover.pure_io_time_s.iloc[0] == pytest.approx(want, rel=1e-9, abs=1e-12), run.run_id
         assert cover.share_s.sum() == pytest.approx(want, rel=1e-9, abs=1e-12), run.run_id
-        assert cover.cover_proven_minimum.all() and (cover.cover_size == len(cover)).all(), run.run_id
+        assert cover.cover_proven_minimum.all() and (cover.cover_size == len(cover)).all(), (
+            run.run_id
+        )
         members = ops.groupby(["record_id", "rank"])
         gapped += any(len(union(list(zip(g.start_s, g.end_s)))) > 1 for _, g in members)
-    assert gapped == len(runs)  # every log has a (rank, file) whose ops leave gaps: spans would overstate
+    assert gapped == len(
+        runs
+    )  # every log has a (rank, file) whose ops leave gaps: spans would overstate
 
 
 def test_cover_batches_keeps_each_log_whole_across_batch_boundaries():
@@ -257,26 +286,60 @@ def test_cover_batches_keeps_each_log_whole_across_batch_boundaries():
     # b: (rec 1, rank 0) [0,2] and [4,5]; (rec 2, rank 1) [1,3]: both needed, 4 s; rec 5 is a stream: dropped.
     # c: counters only: (rec 1, rank 0) [0,10] swallows (rec 1, rank 1) [2,3]: one member, 10 s.
     # d (same log id as c, another month): one Recorder op [1,2].
-    rows = [("a", "m1", OP_DXT, 7, 0, 0.0, 1.0), ("a", "m1", COUNTER_SPAN, 7, 0, 0.0, 5.0),
-            ("a", "m1", COUNTER_SPAN, 9, 0, 0.0, 9.0),
-            ("b", "m1", OP_DXT, 1, 0, 0.0, 2.0), ("b", "m1", OP_DXT, 2, 1, 1.0, 3.0), ("b", "m1", OP_DXT, 1, 0, 4.0, 5.0),
-            ("b", "m1", OP_DXT, 5, 0, 0.0, 50.0), ("b", "m1", STREAM, 5, 0, 0.0, 0.0),
-            ("c", "m1", COUNTER_SPAN, 1, 1, 2.0, 3.0), ("c", "m1", COUNTER_SPAN, 1, 0, 0.0, 10.0),
-            ("c", "m2", OP_RECORDER, 3, 2, 1.0, 2.0)]
+    rows = [
+        ("a", "m1", OP_DXT, 7, 0, 0.0, 1.0),
+        ("a", "m1", COUNTER_SPAN, 7, 0, 0.0, 5.0),
+        ("a", "m1", COUNTER_SPAN, 9, 0, 0.0, 9.0),
+        ("b", "m1", OP_DXT, 1, 0, 0.0, 2.0),
+        ("b", "m1", OP_DXT, 2, 1, 1.0, 3.0),
+        ("b", "m1", OP_DXT, 1, 0, 4.0, 5.0),
+        ("b", "m1", OP_DXT, 5, 0, 0.0, 50.0),
+        ("b", "m1", STREAM, 5, 0, 0.0, 0.0),
+        ("c", "m1", COUNTER_SPAN, 1, 1, 2.0, 3.0),
+        ("c", "m1", COUNTER_SPAN, 1, 0, 0.0, 10.0),
+        ("c", "m2", OP_RECORDER, 3, 2, 1.0, 2.0),
+    ]
     cols = list(zip(*rows))
     names = ["log_id", "job_month", "kind", "record_id", "rank", "start_s", "end_s"]
-    types = [pa.string(), pa.string(), pa.int8(), pa.int64(), pa.int64(), pa.float64(), pa.float64()]
+    types = [
+        pa.string(),
+        pa.string(),
+        pa.int8(),
+        pa.int64(),
+        pa.int64(),
+        pa.float64(),
+        pa.float64(),
+    ]
     n = len(rows)
     for cuts in ([n], [1, 3, n], [2, 5, 6, n], [4, 8, 9, 10, n], list(range(1, n + 1))):
         batches, a = [], 0
         for b in cuts:
-            batches.append(pa.RecordBatch.from_pydict(
-                {k: pa.array(c[a:b], type=t) for k, c, t in zip(names, cols, types)}))
+            batches.append(
+                pa.RecordBatch.from_pydict(
+                    {k: pa.array(c[a:b], type=t) for k, c, t in zip(names, cols, types)}
+                )
+            )
             a = b
         out = pa.Table.from_batches(list(cover_batches(iter(batches)))).to_pylist()
-        got = sorted((r["log_id"], r["job_month"], r["interval_source"], r["record_id"], r["rank"], r["share_s"],
-                      r["pure_io_time_s"], r["cover_size"], r["n_intervals"], r["n_untraced_items"]) for r in out)
-        assert got == [("a", "m1", "dxt", 7, 0, 1.0, 1.0, 1, 1, 1),
-                       ("b", "m1", "dxt", 1, 0, 3.0, 4.0, 2, 2, 0), ("b", "m1", "dxt", 2, 1, 1.0, 4.0, 2, 2, 0),
-                       ("c", "m1", "counters", 1, 0, 10.0, 10.0, 1, 2, 0),
-                       ("c", "m2", "recorder", 3, 2, 1.0, 1.0, 1, 1, 0)], cuts
+        got = sorted(
+            (
+                r["log_id"],
+                r["job_month"],
+                r["interval_source"],
+                r["record_id"],
+                r["rank"],
+                r["share_s"],
+                r["pure_io_time_s"],
+                r["cover_size"],
+                r["n_intervals"],
+                r["n_untraced_items"],
+            )
+            for r in out
+        )
+        assert got == [
+            ("a", "m1", "dxt", 7, 0, 1.0, 1.0, 1, 1, 1),
+            ("b", "m1", "dxt", 1, 0, 3.0, 4.0, 2, 2, 0),
+            ("b", "m1", "dxt", 2, 1, 1.0, 4.0, 2, 2, 0),
+            ("c", "m1", "counters", 1, 0, 10.0, 10.0, 1, 2, 0),
+            ("c", "m2", "recorder", 3, 2, 1.0, 1.0, 1, 1, 0),
+        ], cuts

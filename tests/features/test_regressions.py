@@ -1,6 +1,7 @@
 """Regression-watch detectors on literal series (pandas only, no Spark): a clean step is caught
 within a few runs by every rule, a flat noisy series raises nothing, no alarm before the minimum
 history, one alarm per change, the weather flag, and the UMAMI panel's quartiles."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -26,12 +27,20 @@ def step(n: int, at: int, factor: float, level: float = 1000.0) -> np.ndarray:
     return v
 
 
-def history(apps: dict, fs: dict | None = None, t0: int = 1_700_000_000, every_s: int = 86400) -> pd.DataFrame:
+def history(
+    apps: dict, fs: dict | None = None, t0: int = 1_700_000_000, every_s: int = 86400
+) -> pd.DataFrame:
     rows = []
     for j, (app, values) in enumerate(apps.items()):
         for i, v in enumerate(values):
-            rows.append({"app": app, "start": t0 + i * every_s + 60 * j, "bandwidth_mib_s": v,
-                         "fs": (fs or {}).get(app)})
+            rows.append(
+                {
+                    "app": app,
+                    "start": t0 + i * every_s + 60 * j,
+                    "bandwidth_mib_s": v,
+                    "fs": (fs or {}).get(app),
+                }
+            )
     return pd.DataFrame(rows)
 
 
@@ -39,8 +48,16 @@ BW = [("bandwidth_mib_s", "lower")]
 
 
 def flagged(h: pd.DataFrame, rules=RULES, p: Params = P, metrics=BW) -> pd.DataFrame:
-    return find_regressions(h, metrics, rules, p, weather_window_s=6 * 3600, weather_drop=0.3, weather_share=0.5,
-                            weather_min_peers=2)
+    return find_regressions(
+        h,
+        metrics,
+        rules,
+        p,
+        weather_window_s=6 * 3600,
+        weather_drop=0.3,
+        weather_share=0.5,
+        weather_min_peers=2,
+    )
 
 
 @pytest.mark.parametrize("rule", RULES)
@@ -106,13 +123,19 @@ def test_glr_statistic_and_start_by_hand():
     their length are -2/1, -4/sqrt(2), -6/sqrt(3) = -3.46 <= -3.3 at the third dropped run (32):
     one alarm, its window begun at run 30. Clip 3: -3, -6/sqrt(2) = -4.24 at run 31. A smaller
     drop, e^-0.16: z = -1.6, -1.6 * sqrt(w) reaches -3.3 only with w = 5 (-3.58), at run 34."""
-    p = Params(short_window=5, long_window=30, min_history=10, glr_h=3.3, glr_clip=2.0, glr_scale_floor=0.1)
+    p = Params(
+        short_window=5, long_window=30, min_history=10, glr_h=3.3, glr_clip=2.0, glr_scale_floor=0.1
+    )
     series = lambda drop: orient([1000.0] * 30 + [1000 * np.exp(-drop)] * 10)  # noqa: E731
     alarms = detect(series(0.3), "glr", p)
     assert [(a["t"], a["since"]) for a in alarms] == [(32, 30)]
-    assert alarms[0]["score"] == pytest.approx(-6 / np.sqrt(3)) and alarms[0]["base"] == pytest.approx(np.log(1000))
+    assert alarms[0]["score"] == pytest.approx(-6 / np.sqrt(3)) and alarms[0][
+        "base"
+    ] == pytest.approx(np.log(1000))
     wide = detect(series(0.3), "glr", Params(**{**p.__dict__, "glr_clip": 3.0}))
-    assert [(a["t"], a["since"], round(a["score"], 6)) for a in wide] == [(31, 30, round(-6 / np.sqrt(2), 6))]
+    assert [(a["t"], a["since"], round(a["score"], 6)) for a in wide] == [
+        (31, 30, round(-6 / np.sqrt(2), 6))
+    ]
     small = detect(series(0.16), "glr", p)
     assert [(a["t"], a["since"]) for a in small] == [(34, 30)]
     assert small[0]["score"] == pytest.approx(-1.6 * np.sqrt(5))
@@ -138,8 +161,12 @@ def test_row_values_of_an_exact_step():
     out = flagged(history({"a": values}), ["sma"])
     assert len(out) == 1
     r = out.iloc[0]
-    assert r.value == 500.0 and r.baseline == pytest.approx(1000.0) and r.change == pytest.approx(-0.5)
-    assert r.rule == "sma" and r.threshold_name == "watch.sma.drop" and r.threshold == WATCH.sma.drop
+    assert (
+        r.value == 500.0 and r.baseline == pytest.approx(1000.0) and r.change == pytest.approx(-0.5)
+    )
+    assert (
+        r.rule == "sma" and r.threshold_name == "watch.sma.drop" and r.threshold == WATCH.sma.drop
+    )
     assert P.min_history <= r.baseline_runs <= P.long_window
     assert r.baseline_last < r.since <= r.start
     run = {pd.Timestamp(1_700_000_000 + i * 86400, unit="s", tz="UTC"): i for i in range(50)}
@@ -148,14 +175,23 @@ def test_row_values_of_an_exact_step():
 
 def test_iso_and_epoch_starts_give_the_same_alarms():
     h = history({"a": step(80, 50, 0.5), "b": wobbly(80)})
-    iso = h.assign(start=pd.to_datetime(h["start"], unit="s", utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    iso = h.assign(
+        start=pd.to_datetime(h["start"], unit="s", utc=True).dt.strftime("%Y-%m-%dT%H:%M:%SZ")
+    )
     a, b = flagged(h), flagged(iso)
     assert len(a) == 1
     pd.testing.assert_frame_equal(a, b)
 
 
 def test_weather_when_peers_on_the_same_file_system_dropped_together():
-    fs = {"a": "/scratch1", "b": "/scratch1", "c": "/scratch1", "d": "/scratch2", "e": "/scratch2", "f": "/scratch2"}
+    fs = {
+        "a": "/scratch1",
+        "b": "/scratch1",
+        "c": "/scratch1",
+        "d": "/scratch2",
+        "e": "/scratch2",
+        "f": "/scratch2",
+    }
     apps = {k: wobbly(60) for k in fs}
     for k in ("a", "b", "c"):  # the whole of /scratch1 gets slower at day 40
         apps[k][40:] *= 0.4
@@ -179,8 +215,12 @@ def test_umami_panel_quartiles_of_today():
     # linear quantiles of 1..8, by hand: q1 = 1 + 0.25 * 7 = 2.75, median 4.5, q3 = 6.25
     assert (m["q1"], m["median"], m["q3"], m["min"], m["max"]) == (2.75, 4.5, 6.25, 1, 8)
     assert m["today"] == 100 and m["today_quartile"] == 4
-    assert len(m["series"]) == 9 and m["sma_long"][-1] == pytest.approx(sum([1, 2, 3, 4, 5, 6, 7, 8, 100]) / 9)
+    assert len(m["series"]) == 9 and m["sma_long"][-1] == pytest.approx(
+        sum([1, 2, 3, 4, 5, 6, 7, 8, 100]) / 9
+    )
     values = [1, 2, 3, 4, 5, 6, 7, 8, 100]
-    assert m["sma_short"][-1] == pytest.approx(sum(values[-P.short_window:]) / P.short_window)
-    low = umami_panel(history({"a": [1, 2, 3, 4, 5, 6, 7, 8, 0.5]}), BW, P, app="a")["metrics"]["bandwidth_mib_s"]
+    assert m["sma_short"][-1] == pytest.approx(sum(values[-P.short_window :]) / P.short_window)
+    low = umami_panel(history({"a": [1, 2, 3, 4, 5, 6, 7, 8, 0.5]}), BW, P, app="a")["metrics"][
+        "bandwidth_mib_s"
+    ]
     assert low["today_quartile"] == 1

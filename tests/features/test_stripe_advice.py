@@ -1,13 +1,20 @@
 """DCA-IO stripe advice (§IV, Procedures 1 and 2): every expected value is worked by hand from the paper's rules."""
-from __future__ import annotations
 
+from __future__ import annotations
 
 import numpy as np
 import pandas as pd
 import pytest
 
 from features.stripe_advice import (
-    MIB, StripeAdvice, advise_runs, for_run, heuristic_phase, initial, rule_phase)
+    MIB,
+    StripeAdvice,
+    advise_runs,
+    for_run,
+    heuristic_phase,
+    initial,
+    rule_phase,
+)
 
 M = MIB
 
@@ -20,8 +27,15 @@ def _history(rows):
 #   count means: 1 -> (100+120+1000)/3 = 406.7, 8 -> 300, 16 -> 350, 32 -> 400, 64 -> 500, 128 -> (900+700)/2 = 800
 #   size means:  1M -> (100+120+400+500+900+700)/6 = 453.3, 16M -> (1000+300+350)/3 = 550
 FIG3 = [
-    (1, 1, M, 100.0), (1, 1, M, 120.0), (1, 1, 16 * M, 1000.0), (1, 8, 16 * M, 300.0), (1, 16, 16 * M, 350.0),
-    (1, 32, M, 400.0), (1, 64, M, 500.0), (1, 128, M, 900.0), (1, 128, M, 700.0),
+    (1, 1, M, 100.0),
+    (1, 1, M, 120.0),
+    (1, 1, 16 * M, 1000.0),
+    (1, 8, 16 * M, 300.0),
+    (1, 16, 16 * M, 350.0),
+    (1, 32, M, 400.0),
+    (1, 64, M, 500.0),
+    (1, 128, M, 900.0),
+    (1, 128, M, 700.0),
     (2, 256, 64 * M, 9000.0),  # another process count: faster, but ignored
 ]
 
@@ -30,10 +44,13 @@ def test_initial_figure3_picks_the_count_with_the_best_mean_and_the_size_indepen
     a = initial(_history(FIG3), 1)
     assert (a.phase, a.stripe_count, a.stripe_size) == ("initial", 128, 16 * M)
     assert a.command() == "lfs setstripe -c 128 -S 16M <dir>"
-    assert a.evidence[0].startswith("9 jobs with 1 process: mean 800.0 MiB/s at -c 128 (2 jobs), "
-                                    "500.0 MiB/s at -c 64 (1 job), 406.7 MiB/s at -c 1 (3 jobs)")
-    assert a.evidence[1].startswith("9 jobs with 1 process: mean 550.0 MiB/s at -S 16M (3 jobs), "
-                                    "453.3 MiB/s at -S 1M (6 jobs)")
+    assert a.evidence[0].startswith(
+        "9 jobs with 1 process: mean 800.0 MiB/s at -c 128 (2 jobs), "
+        "500.0 MiB/s at -c 64 (1 job), 406.7 MiB/s at -c 1 (3 jobs)"
+    )
+    assert a.evidence[1].startswith(
+        "9 jobs with 1 process: mean 550.0 MiB/s at -S 16M (3 jobs), 453.3 MiB/s at -S 1M (6 jobs)"
+    )
     assert not any("256" in e for e in a.evidence)
 
 
@@ -46,22 +63,37 @@ def test_initial_other_process_counts_ignored_even_when_faster():
 
 def test_initial_means_not_maxima_decide():
     # -c 2: one 5000 MiB/s job and three at 10 -> mean 1257.5; -c 4: two at 1500 -> mean 1500: -c 4 wins
-    h = _history([(4, 2, M, 5000.0), (4, 2, M, 10.0), (4, 2, M, 10.0), (4, 2, M, 10.0),
-                  (4, 4, 4 * M, 1500.0), (4, 4, 4 * M, 1500.0)])
+    h = _history(
+        [
+            (4, 2, M, 5000.0),
+            (4, 2, M, 10.0),
+            (4, 2, M, 10.0),
+            (4, 2, M, 10.0),
+            (4, 4, 4 * M, 1500.0),
+            (4, 4, 4 * M, 1500.0),
+        ]
+    )
     a = initial(h, 4)
     assert (a.stripe_count, a.stripe_size) == (4, 4 * M)  # sizes: 1M 1257.5, 4M 1500
 
 
 def test_initial_nulls_ties_and_missing_sizes():
-    h = _history([
-        (8, 4, None, 100.0), (8, 8, None, 50.0), (8, 8, None, 150.0),  # -c 4: 100, -c 8: 100 -> tie -> 4
-        (8, 2, None, None),  # no throughput: ignored entirely
-        (8, None, None, 9999.0),  # no count: ignored for the count (and no size either)
-    ])
+    h = _history(
+        [
+            (8, 4, None, 100.0),
+            (8, 8, None, 50.0),
+            (8, 8, None, 150.0),  # -c 4: 100, -c 8: 100 -> tie -> 4
+            (8, 2, None, None),  # no throughput: ignored entirely
+            (8, None, None, 9999.0),  # no count: ignored for the count (and no size either)
+        ]
+    )
     a = initial(h, 8)
     assert (a.stripe_count, a.stripe_size) == (4, M)
     assert not any("-c 2" in e for e in a.evidence)
-    assert any("tie at 100.0 MiB/s between -c 4, -c 8: the smaller stripe count taken" in e for e in a.evidence)
+    assert any(
+        "tie at 100.0 MiB/s between -c 4, -c 8: the smaller stripe count taken" in e
+        for e in a.evidence
+    )
     assert any("no job with 8 processes recorded a stripe size" in e for e in a.evidence)
     # a job without a count still counts for the size: 64M -> 9999 beats 1M -> 100
     h2 = _history([(8, 4, M, 100.0), (8, None, 64 * M, 9999.0)])
@@ -87,16 +119,29 @@ def _run(count, size, tp):
 
 def test_heuristic_phase_rules():
     up = heuristic_phase(_run(4, M, 700.1), _run(2, M, 512.0))
-    assert (up.phase, up.stripe_count, up.stripe_size) == ("heuristic", 8, M)  # count doubled: size kept
-    assert up.evidence[0] == "previous run 512.0 MiB/s at -c 2 -S 1M, latest 700.1 MiB/s at -c 4 -S 1M: throughput rose"
+    assert (up.phase, up.stripe_count, up.stripe_size) == (
+        "heuristic",
+        8,
+        M,
+    )  # count doubled: size kept
+    assert (
+        up.evidence[0]
+        == "previous run 512.0 MiB/s at -c 2 -S 1M, latest 700.1 MiB/s at -c 4 -S 1M: throughput rose"
+    )
     down = heuristic_phase(_run(8, M, 400.0), _run(4, M, 500.0))
     assert (down.stripe_count, down.stripe_size) == (8, M)
     same = heuristic_phase(_run(8, M, 500.0), _run(4, M, 500.0))  # not strictly higher: kept
     assert (same.stripe_count, same.stripe_size) == (8, M)
     cap = heuristic_phase(_run(8, M, 700.0), _run(4, M, 500.0), max_osts=12)
-    assert (cap.stripe_count, cap.stripe_size) == (12, M)  # 16 capped at 12: count changed, size kept
+    assert (cap.stripe_count, cap.stripe_size) == (
+        12,
+        M,
+    )  # 16 capped at 12: count changed, size kept
     at_cap = heuristic_phase(_run(12, M, 800.0), _run(12, M, 700.0), max_osts=12)
-    assert (at_cap.stripe_count, at_cap.stripe_size) == (12, 2 * M)  # count unchanged, throughput rose
+    assert (at_cap.stripe_count, at_cap.stripe_size) == (
+        12,
+        2 * M,
+    )  # count unchanged, throughput rose
     at_cap_down = heuristic_phase(_run(12, 2 * M, 600.0), _run(12, M, 800.0), max_osts=12)
     assert (at_cap_down.stripe_count, at_cap_down.stripe_size) == (12, 2 * M)
     lin = heuristic_phase(_run(3, M, 200.0), _run(2, M, 150.0), growth="linear", step=1)
@@ -110,19 +155,51 @@ def test_heuristic_phase_rules():
 # -- replaying DCA-IO over one application -----------------------------------------------------------
 
 OTHERS = [  # another application, with another process count: no Procedure 1 advice for 64 processes
-    dict(log_id="o1", program="other", start_time=0.0, nprocs=32, stripe_count=4, stripe_size=M,
-         throughput_mib_s=999.0, shared=True, io_procs=32),
+    dict(
+        log_id="o1",
+        program="other",
+        start_time=0.0,
+        nprocs=32,
+        stripe_count=4,
+        stripe_size=M,
+        throughput_mib_s=999.0,
+        shared=True,
+        io_procs=32,
+    ),
 ]
 
 
 def _replay(tp_of, n_runs, shared=False, io_procs=64, max_osts=None, growth="double"):
     """Run 1 at the user's -c 1 -S 1M (80 MiB/s); each later run at the advised setting and tp_of[(count, size)]."""
-    jobs = [*OTHERS, dict(log_id="r1", program="app", start_time=10.0, nprocs=64, stripe_count=1, stripe_size=M,
-                          throughput_mib_s=80.0, shared=shared, io_procs=io_procs)]
+    jobs = [
+        *OTHERS,
+        dict(
+            log_id="r1",
+            program="app",
+            start_time=10.0,
+            nprocs=64,
+            stripe_count=1,
+            stripe_size=M,
+            throughput_mib_s=80.0,
+            shared=shared,
+            io_procs=io_procs,
+        ),
+    ]
     advised = []
     for k in range(2, n_runs + 1):
-        jobs.append(dict(log_id=f"r{k}", program="app", start_time=10.0 * k, nprocs=64, stripe_count=None,
-                         stripe_size=None, throughput_mib_s=None, shared=shared, io_procs=io_procs))
+        jobs.append(
+            dict(
+                log_id=f"r{k}",
+                program="app",
+                start_time=10.0 * k,
+                nprocs=64,
+                stripe_count=None,
+                stripe_size=None,
+                throughput_mib_s=None,
+                shared=shared,
+                io_procs=io_procs,
+            )
+        )
         out = advise_runs(pd.DataFrame(jobs), max_osts=max_osts, growth=growth).set_index("log_id")
         assert "r1" not in out.index  # no job with 64 processes before it
         row = out.loc[f"r{k}"]
@@ -143,19 +220,40 @@ def test_replay_doubles_while_throughput_rises_then_stops():
 
 
 def test_replay_stops_at_the_ost_count_then_grows_the_size():
-    tp = {(1, M): 100.0, (2, M): 180.0, (4, M): 300.0, (8, M): 420.0, (12, M): 450.0,
-          (12, 2 * M): 470.0, (12, 4 * M): 460.0}
+    tp = {
+        (1, M): 100.0,
+        (2, M): 180.0,
+        (4, M): 300.0,
+        (8, M): 420.0,
+        (12, M): 450.0,
+        (12, 2 * M): 470.0,
+        (12, 4 * M): 460.0,
+    }
     # r6: 420 > 300 -> 16 capped at 12 (count changed: 1M); r7: 450 > 420 -> 24 capped at 12 = latest
     # and rose -> 2M; r8: 470 > 450 -> 12, 4M; r9: 460 < 470 -> 12, 4M kept
-    assert _replay(tp, 9, max_osts=12) == [(1, M), (2, M), (4, M), (8, M), (12, M), (12, 2 * M), (12, 4 * M),
-                                           (12, 4 * M)]
+    assert _replay(tp, 9, max_osts=12) == [
+        (1, M),
+        (2, M),
+        (4, M),
+        (8, M),
+        (12, M),
+        (12, 2 * M),
+        (12, 4 * M),
+        (12, 4 * M),
+    ]
 
 
 def test_replay_linear_growth_adds_the_rule_phase_count():
     tp = {(4, M): 100.0, (8, M): 150.0, (12, M): 200.0, (16, M): 190.0}
     # shared file, 4 I/O processes: r2 rule -> 4; r3: 100 > 80 -> 4 + 4 = 8; r4: 150 > 100 -> 12;
     # r5: 200 > 150 -> 16; r6: 190 < 200 -> 16
-    assert _replay(tp, 6, shared=True, io_procs=4, growth="linear") == [(4, M), (8, M), (12, M), (16, M), (16, M)]
+    assert _replay(tp, 6, shared=True, io_procs=4, growth="linear") == [
+        (4, M),
+        (8, M),
+        (12, M),
+        (16, M),
+        (16, M),
+    ]
     tp1 = {(1, M): 100.0, (2, M): 150.0, (3, M): 200.0}
     # file-per-process: step 1 -> 1, 2, 3
     assert _replay(tp1, 4, growth="linear") == [(1, M), (2, M), (3, M)]
@@ -165,12 +263,23 @@ def test_replay_linear_growth_adds_the_rule_phase_count():
 
 
 def _job(log_id, program, t, nprocs, count, size, tp, shared=False, io_procs=None):
-    return dict(log_id=log_id, program=program, start_time=t, nprocs=nprocs, stripe_count=count, stripe_size=size,
-                throughput_mib_s=tp, shared=shared, io_procs=io_procs)
+    return dict(
+        log_id=log_id,
+        program=program,
+        start_time=t,
+        nprocs=nprocs,
+        stripe_count=count,
+        stripe_size=size,
+        throughput_mib_s=tp,
+        shared=shared,
+        io_procs=io_procs,
+    )
 
 
 LAKE = [
-    _job("e1", "e", 0.5, 8, None, 64 * M, 5000.0),  # no count: skipped as a run of e, but a size fact for others
+    _job(
+        "e1", "e", 0.5, 8, None, 64 * M, 5000.0
+    ),  # no count: skipped as a run of e, but a size fact for others
     _job("b1", "b", 1.0, 8, 2, M, 100.0),
     _job("b2", "b", 2.0, 8, 4, M, 300.0),
     _job("e2", "e", 2.5, 8, None, None, None),
@@ -188,9 +297,24 @@ def test_advise_runs_phases_numbering_and_others():
     assert got == {
         # e1, b1: nothing with a stripe count known before them -> no advice
         "b2": (2, "rule", 1, M),  # b1 file-per-process
-        "e2": (2, "initial", 4, M),  # others b1 (-c 2: 100), b2 (-c 4: 300); e1 is e's own: its 64M not used
-        "a1": (1, "initial", 4, 64 * M),  # counts from b1, b2; sizes: 1M (100+300)/2 = 200 < 64M (e1) 5000
-        "c1": (1, "initial", 4, 64 * M),  # same as a1: a1 started together with c1, so unknown to it
+        "e2": (
+            2,
+            "initial",
+            4,
+            M,
+        ),  # others b1 (-c 2: 100), b2 (-c 4: 300); e1 is e's own: its 64M not used
+        "a1": (
+            1,
+            "initial",
+            4,
+            64 * M,
+        ),  # counts from b1, b2; sizes: 1M (100+300)/2 = 200 < 64M (e1) 5000
+        "c1": (
+            1,
+            "initial",
+            4,
+            64 * M,
+        ),  # same as a1: a1 started together with c1, so unknown to it
         "a2": (2, "rule", 8, M),  # a1 shared among 8 I/O processes
         "a3": (3, "heuristic", 16, M),  # a2 400 > a1 200 -> 8 * 2; count changed -> size kept 1M
         "a4": (4, "heuristic", 16, M),  # a3 skipped: latest a2, previous a1 again
@@ -198,25 +322,49 @@ def test_advise_runs_phases_numbering_and_others():
     assert any("1 earlier run skipped" in e for e in out.loc["a4", "evidence"])
     assert any("1 earlier run skipped" in e for e in out.loc["e2", "evidence"])
     assert not any("skipped" in e for e in out.loc["a3", "evidence"])
-    assert out.loc["a1", "evidence"][0].startswith("2 jobs with 8 processes: mean 300.0 MiB/s at -c 4 (1 job)")
+    assert out.loc["a1", "evidence"][0].startswith(
+        "2 jobs with 8 processes: mean 300.0 MiB/s at -c 4 (1 job)"
+    )
     assert (out.loc["a3", "current_count"], out.loc["a3", "current_size"]) == (16, M)
     assert pd.isna(out.loc["e2", "current_count"])
     assert out.loc["a4", "command"] == "lfs setstripe -c 16 -S 1M <dir>"
-    assert list(out.reset_index().columns) == ["log_id", "run_number", "phase", "current_count", "current_size",
-                                               "stripe_count", "stripe_size", "evidence", "command"]
+    assert list(out.reset_index().columns) == [
+        "log_id",
+        "run_number",
+        "phase",
+        "current_count",
+        "current_size",
+        "stripe_count",
+        "stripe_size",
+        "evidence",
+        "command",
+    ]
 
 
 def test_advise_runs_ties_by_log_id_and_multi_column_key():
-    jobs = pd.DataFrame([
-        {**_job("f2", "f", 10.0, 4, 2, M, 50.0), "uid": 1},
-        {**_job("f1", "f", 10.0, 4, 1, M, 40.0, shared=True, io_procs=4), "uid": 1},
-        {**_job("g1", "f", 11.0, 4, 1, M, 40.0), "uid": 2},  # same program, other user: another application
-    ])
+    jobs = pd.DataFrame(
+        [
+            {**_job("f2", "f", 10.0, 4, 2, M, 50.0), "uid": 1},
+            {**_job("f1", "f", 10.0, 4, 1, M, 40.0, shared=True, io_procs=4), "uid": 1},
+            {
+                **_job("g1", "f", 11.0, 4, 1, M, 40.0),
+                "uid": 2,
+            },  # same program, other user: another application
+        ]
+    )
     out = advise_runs(jobs, key=("program", "uid")).set_index("log_id")
     # f1 before f2 (log_id): f2 is f's run 2, rule phase from f1 (shared, 4 I/O processes) -> 4.
     # g1: initial from f1, f2 (started before, other key): -c 1 40, -c 2 50 -> 2
-    assert (out.loc["f2", "run_number"], out.loc["f2", "phase"], out.loc["f2", "stripe_count"]) == (2, "rule", 4)
-    assert (out.loc["g1", "run_number"], out.loc["g1", "phase"], out.loc["g1", "stripe_count"]) == (1, "initial", 2)
+    assert (out.loc["f2", "run_number"], out.loc["f2", "phase"], out.loc["f2", "stripe_count"]) == (
+        2,
+        "rule",
+        4,
+    )
+    assert (out.loc["g1", "run_number"], out.loc["g1", "phase"], out.loc["g1", "stripe_count"]) == (
+        1,
+        "initial",
+        2,
+    )
     assert "f1" not in out.index
 
 
@@ -224,12 +372,20 @@ def test_for_run_dispatches_on_usable_prior_runs():
     others = _history([(16, 8, 4 * M, 300.0), (16, 2, M, 100.0)])
     cols = ["start_time", "stripe_count", "stripe_size", "throughput_mib_s", "shared", "io_procs"]
     none = pd.DataFrame([], columns=cols)
-    assert (for_run(none, others, 16).phase, for_run(none, others, 16).stripe_count) == ("initial", 8)
+    assert (for_run(none, others, 16).phase, for_run(none, others, 16).stripe_count) == (
+        "initial",
+        8,
+    )
     assert for_run(none, others, 32) is None
     one = pd.DataFrame([(1.0, 1, M, 100.0, True, 12)], columns=cols)
-    assert (for_run(one, others, 16).phase, for_run(one, others, 16, max_osts=10).stripe_count) == ("rule", 10)
-    two = pd.DataFrame([(2.0, 12, M, 150.0, True, 12), (1.0, 1, M, 100.0, True, 12),
-                        (3.0, 24, M, None, True, 12)], columns=cols)  # unsorted; the null run is skipped
+    assert (for_run(one, others, 16).phase, for_run(one, others, 16, max_osts=10).stripe_count) == (
+        "rule",
+        10,
+    )
+    two = pd.DataFrame(
+        [(2.0, 12, M, 150.0, True, 12), (1.0, 1, M, 100.0, True, 12), (3.0, 24, M, None, True, 12)],
+        columns=cols,
+    )  # unsorted; the null run is skipped
     a = for_run(two, others, 16)
     assert (a.phase, a.stripe_count, a.stripe_size) == ("heuristic", 24, M)  # 150 > 100 -> 12 * 2
     assert a.evidence[-1] == "1 earlier run skipped: no throughput or stripe count"
@@ -238,6 +394,7 @@ def test_for_run_dispatches_on_usable_prior_runs():
 def test_command_formatting():
     def cmd(size):
         return StripeAdvice("rule", 8, size, ()).command()
+
     assert cmd(M) == "lfs setstripe -c 8 -S 1M <dir>"
     assert cmd(4 * M) == "lfs setstripe -c 8 -S 4M <dir>"
     assert cmd(64 << 10) == "lfs setstripe -c 8 -S 64K <dir>"
@@ -250,12 +407,19 @@ def test_command_formatting():
 def test_advise_runs_on_10000_jobs_caps_every_count():
     rng = np.random.default_rng(7)
     n = 10_000
-    jobs = pd.DataFrame({
-        "log_id": np.arange(n), "program": rng.integers(0, 3000, n).astype(str),
-        "start_time": rng.integers(0, 5000, n).astype(float), "nprocs": rng.choice([1, 8, 64, 512], n),
-        "stripe_count": rng.choice([1, 2, 4, 8], n), "stripe_size": rng.choice([M, 4 * M], n),
-        "throughput_mib_s": np.where(rng.random(n) < 0.05, np.nan, rng.random(n) * 1000),
-        "shared": rng.random(n) < 0.5, "io_procs": rng.integers(1, 64, n)})
+    jobs = pd.DataFrame(
+        {
+            "log_id": np.arange(n),
+            "program": rng.integers(0, 3000, n).astype(str),
+            "start_time": rng.integers(0, 5000, n).astype(float),
+            "nprocs": rng.choice([1, 8, 64, 512], n),
+            "stripe_count": rng.choice([1, 2, 4, 8], n),
+            "stripe_size": rng.choice([M, 4 * M], n),
+            "throughput_mib_s": np.where(rng.random(n) < 0.05, np.nan, rng.random(n) * 1000),
+            "shared": rng.random(n) < 0.5,
+            "io_procs": rng.integers(1, 64, n),
+        }
+    )
     out = advise_runs(jobs, max_osts=248)  # speed: bench/, not a timed test
     assert len(out) > 0.9 * n and out["stripe_count"].le(248).all()
 
@@ -265,25 +429,45 @@ def test_advise_runs_matches_for_run_on_each_job_of_random_lakes():
     rng = np.random.default_rng(11)
     for _ in range(8):
         n = 30
-        jobs = pd.DataFrame({
-            "log_id": [f"j{i:02d}" for i in range(n)], "program": rng.choice(list("abcde"), n),
-            "start_time": rng.integers(0, 12, n).astype(float), "nprocs": rng.choice([1, 4], n),
-            "stripe_count": pd.array(np.where(rng.random(n) < 0.15, None, rng.choice([1, 2, 4], n)), dtype="Int64"),
-            "stripe_size": pd.array(np.where(rng.random(n) < 0.15, None, rng.choice([M, 4 * M], n)), dtype="Int64"),
-            "throughput_mib_s": np.where(rng.random(n) < 0.15, np.nan, rng.integers(1, 6, n) * 100.0),  # ties
-            "shared": rng.random(n) < 0.5, "io_procs": rng.integers(1, 8, n)})
+        jobs = pd.DataFrame(
+            {
+                "log_id": [f"j{i:02d}" for i in range(n)],
+                "program": rng.choice(list("abcde"), n),
+                "start_time": rng.integers(0, 12, n).astype(float),
+                "nprocs": rng.choice([1, 4], n),
+                "stripe_count": pd.array(
+                    np.where(rng.random(n) < 0.15, None, rng.choice([1, 2, 4], n)), dtype="Int64"
+                ),
+                "stripe_size": pd.array(
+                    np.where(rng.random(n) < 0.15, None, rng.choice([M, 4 * M], n)), dtype="Int64"
+                ),
+                "throughput_mib_s": np.where(
+                    rng.random(n) < 0.15, np.nan, rng.integers(1, 6, n) * 100.0
+                ),  # ties
+                "shared": rng.random(n) < 0.5,
+                "io_procs": rng.integers(1, 8, n),
+            }
+        )
         out = advise_runs(jobs, max_osts=6).set_index("log_id")
         order = jobs.sort_values(["start_time", "log_id"])
         for _, j in jobs.iterrows():
             same = order[order["program"] == j["program"]]
-            prior = same[(same["start_time"] < j["start_time"])
-                         | ((same["start_time"] == j["start_time"]) & (same["log_id"] < j["log_id"]))]
-            others = jobs[(jobs["program"] != j["program"]) & (jobs["start_time"] < j["start_time"])]
+            prior = same[
+                (same["start_time"] < j["start_time"])
+                | ((same["start_time"] == j["start_time"]) & (same["log_id"] < j["log_id"]))
+            ]
+            others = jobs[
+                (jobs["program"] != j["program"]) & (jobs["start_time"] < j["start_time"])
+            ]
             want = for_run(prior, others, j["nprocs"], max_osts=6)
             if want is None:
                 assert j["log_id"] not in out.index
                 continue
             row = out.loc[j["log_id"]]
             assert (row["phase"], row["stripe_count"], row["stripe_size"], row["run_number"]) == (
-                want.phase, want.stripe_count, want.stripe_size, len(prior) + 1)
+                want.phase,
+                want.stripe_count,
+                want.stripe_size,
+                len(prior) + 1,
+            )
             assert row["evidence"] == list(want.evidence)

@@ -1,5 +1,6 @@
 """The what-if search (features/what_if.py) against bandwidth functions whose best setting is worked
 out by hand here. No Spark, no MLflow: `predict` is a plain function."""
+
 import math
 
 import numpy as np
@@ -12,10 +13,23 @@ KIB, MIB = 1024, 1 << 20
 
 
 def file_row(**kw) -> dict:
-    row = {"interface": "POSIX", "collective": False, "fsync": False, "fsync_per_write": False, "preallocate": False,
-           "file_view": False, "transfer_size": 4 * KIB, "rw_per_open": 1024.0, "io_type": "WO",
-           "random_access": False, "file_per_process": True, "unique_dir": False, "n_ranks": 1, "nprocs": 4,
-           "tier": "pfs"}
+    row = {
+        "interface": "POSIX",
+        "collective": False,
+        "fsync": False,
+        "fsync_per_write": False,
+        "preallocate": False,
+        "file_view": False,
+        "transfer_size": 4 * KIB,
+        "rw_per_open": 1024.0,
+        "io_type": "WO",
+        "random_access": False,
+        "file_per_process": True,
+        "unique_dir": False,
+        "n_ranks": 1,
+        "nprocs": 4,
+        "tier": "pfs",
+    }
     row.update(kw)
     return row
 
@@ -25,7 +39,11 @@ def toy(frame: pd.DataFrame) -> np.ndarray:
     collective x1.5 (on top); a shared file's bandwidth is 2x one file-per-process file."""
     ts = np.minimum(frame["transfer_size"].to_numpy(float), MIB) / KIB
     bw = np.where(frame["tier"] == "bb", 3.0, 1.0) * 10 * np.sqrt(ts)
-    bw = bw * np.where(frame["interface"] == "MPI-IO", 0.8, 1.0) * np.where(frame["collective"], 1.5, 1.0)
+    bw = (
+        bw
+        * np.where(frame["interface"] == "MPI-IO", 0.8, 1.0)
+        * np.where(frame["collective"], 1.5, 1.0)
+    )
     return bw * np.where(frame["file_per_process"], 1.0, 2.0)
 
 
@@ -38,7 +56,12 @@ def space(**kw) -> what_if.Space:
 def test_exhaustive_search_finds_the_hand_worked_best_and_its_speedup():
     (res,) = what_if.search(pd.DataFrame([file_row()]), toy, space())
     # 4 KiB on pfs: 10 * sqrt(4) = 20 MiB/s; best: bb, 1 MiB (flat above, ties -> the first, smallest): 3*10*32 = 960
-    assert res.current == {"tier": "pfs", "transfer_size": 4 * KIB, "api": "POSIX", "layout": "file per process"}
+    assert res.current == {
+        "tier": "pfs",
+        "transfer_size": 4 * KIB,
+        "api": "POSIX",
+        "layout": "file per process",
+    }
     assert res.best["tier"] == "bb" and res.best["transfer_size"] == MIB
     assert res.bandwidth_now == pytest.approx(20.0)
     assert res.bandwidth_best == pytest.approx(960.0)
@@ -57,22 +80,31 @@ def test_requests_never_exceed_the_bytes_of_an_open_and_never_shrink():
     assert res.best["transfer_size"] == 4 * KIB and res.best["tier"] == "bb"
     # a file at 256 KiB is never advised a smaller size, even where the function would prefer one
     rev = lambda f: 1e6 / f["transfer_size"].to_numpy(float)  # noqa: E731 - smaller is faster here
-    (res,) = what_if.search(pd.DataFrame([file_row(transfer_size=256 * KIB)]), rev, space(dimensions=("transfer_size",)))
+    (res,) = what_if.search(
+        pd.DataFrame([file_row(transfer_size=256 * KIB)]), rev, space(dimensions=("transfer_size",))
+    )
     assert res.best["transfer_size"] == 256 * KIB and not what_if.advised(res, 1.0)
-    (res,) = what_if.search(pd.DataFrame([file_row(transfer_size=256 * KIB)]), rev,
-                            space(dimensions=("transfer_size",), smaller_transfers=True))
+    (res,) = what_if.search(
+        pd.DataFrame([file_row(transfer_size=256 * KIB)]),
+        rev,
+        space(dimensions=("transfer_size",), smaller_transfers=True),
+    )
     assert res.best["transfer_size"] == KIB
 
 
 def test_same_bytes_per_open_when_the_size_changes():
-    row = what_if.apply(file_row(), {"tier": "pfs", "transfer_size": 64 * KIB, "api": "POSIX",
-                                     "layout": "file per process"})
+    row = what_if.apply(
+        file_row(),
+        {"tier": "pfs", "transfer_size": 64 * KIB, "api": "POSIX", "layout": "file per process"},
+    )
     assert row["transfer_size"] == 64 * KIB and row["rw_per_open"] == pytest.approx(1024 * 4 / 64)
 
 
 def test_collective_is_advised_on_shared_files_only():
     dims = space(dimensions=("api",))
-    (shared,) = what_if.search(pd.DataFrame([file_row(file_per_process=False, n_ranks=4)]), toy, dims)
+    (shared,) = what_if.search(
+        pd.DataFrame([file_row(file_per_process=False, n_ranks=4)]), toy, dims
+    )
     # POSIX 1.0, MPI-IO 0.8, MPI-IO collective 0.8 * 1.5 = 1.2 -> collective, 1.2x
     assert shared.best["api"] == "MPI-IO collective" and shared.speedup == pytest.approx(1.2)
     (fpp,) = what_if.search(pd.DataFrame([file_row()]), toy, dims)
@@ -91,24 +123,44 @@ def test_threshold_and_placement_model():
     (res,) = what_if.search(pd.DataFrame([file_row()]), flat, space())
     assert res.best["tier"] == "bb" and res.speedup == pytest.approx(1.05)
     assert not what_if.advised(res, 1.1) and what_if.advised(res, 1.05)
+
     # a placement model that says pfs: the tier stays although the bandwidth model prefers bb
-    place = lambda f: pd.DataFrame({"predicted_tier": ["pfs"] * len(f), "probability": [0.9] * len(f)})  # noqa: E731
+    def place(f):
+        return pd.DataFrame({"predicted_tier": ["pfs"] * len(f), "probability": [0.9] * len(f)})
+
     (res,) = what_if.search(pd.DataFrame([file_row()]), flat, space(), place)
-    assert res.best["tier"] == "pfs" and res.placement == ("pfs", 0.9) and not what_if.advised(res, 1.0)
+    assert (
+        res.best["tier"] == "pfs"
+        and res.placement == ("pfs", 0.9)
+        and not what_if.advised(res, 1.0)
+    )
+
     # ... and one that says bb moves the file whatever the predicted gain (1.05 < 1.1)
-    place_bb = lambda f: pd.DataFrame({"predicted_tier": ["bb"] * len(f), "probability": [0.7] * len(f)})  # noqa: E731
+    def place_bb(f):
+        return pd.DataFrame({"predicted_tier": ["bb"] * len(f), "probability": [0.7] * len(f)})
+
     (res,) = what_if.search(pd.DataFrame([file_row()]), flat, space(), place_bb)
     assert res.best["tier"] == "bb" and what_if.advised(res, 1.1)
     assert "burst buffer" in what_if.message(res)
 
 
 def test_coordinate_descent_bounds_calls_and_agrees_on_a_separable_function():
-    rows = pd.DataFrame([file_row(), file_row(tier="bb", transfer_size=16 * KIB, file_per_process=False, n_ranks=4)])
+    rows = pd.DataFrame(
+        [file_row(), file_row(tier="bb", transfer_size=16 * KIB, file_per_process=False, n_ranks=4)]
+    )
     dims = ("tier", "transfer_size", "api")  # the toy is separable in these
     full = what_if.search(rows, toy, space(dimensions=dims))
     bounded = what_if.search(rows, toy, space(dimensions=dims, max_calls=10))
     for a, b in zip(full, bounded):
         assert a.best == b.best and math.isclose(a.speedup, b.speedup)
         assert b.calls <= 10
-    assert [r.calls for r in full] == [2 * 6 * 2, 2 * 5 * 3]  # fpp: no collective; shared: sizes from 16 KiB
-    assert full[1].best == {"tier": "bb", "transfer_size": MIB, "api": "MPI-IO collective", "layout": "shared file"}
+    assert [r.calls for r in full] == [
+        2 * 6 * 2,
+        2 * 5 * 3,
+    ]  # fpp: no collective; shared: sizes from 16 KiB
+    assert full[1].best == {
+        "tier": "bb",
+        "transfer_size": MIB,
+        "api": "MPI-IO collective",
+        "layout": "shared file",
+    }

@@ -1,4 +1,5 @@
 """iolake/config.py: conf/base.yaml holds every default; an overlay changes keys; errors name the file and key."""
+
 import ast
 from pathlib import Path
 
@@ -34,8 +35,11 @@ def test_config_base_yaml_gives_every_value():
 
 def test_config_overlay_merges_key_by_key(tmp_path):
     assert BASE["ingest"]["decoder"] != "pydarshan" and BASE["ingest"]["task_bytes"] != 4096
-    d = _conf_dir(tmp_path, "ingest:\n  decoder: pydarshan\n  task_bytes: 4096\n"
-                            "spark:\n  properties:\n    spark.x: '1'\n")
+    d = _conf_dir(
+        tmp_path,
+        "ingest:\n  decoder: pydarshan\n  task_bytes: 4096\n"
+        "spark:\n  properties:\n    spark.x: '1'\n",
+    )
     conf = load_config("local", d)
     # the overlay's values replace base.yaml's ...
     assert conf.ingest.decoder == "pydarshan"
@@ -44,7 +48,10 @@ def test_config_overlay_merges_key_by_key(tmp_path):
     # ... and keys it does not mention keep them, in the same section and in nested mappings
     assert conf.ingest.task_max_logs == BASE["ingest"]["task_max_logs"]
     assert conf.ingest.suffixes == BASE["ingest"]["suffixes"]
-    assert conf.spark.properties["spark.sql.session.timeZone"] == BASE["spark"]["properties"]["spark.sql.session.timeZone"]
+    assert (
+        conf.spark.properties["spark.sql.session.timeZone"]
+        == BASE["spark"]["properties"]["spark.sql.session.timeZone"]
+    )
 
 
 def test_config_unknown_key_names_file_and_key(tmp_path):
@@ -59,7 +66,12 @@ def test_config_ingest_commit_retries_moved_to_lake(tmp_path):
     with pytest.raises(ConfigError) as e:
         load_config("local", d)
     assert str(e.value).startswith(f"{d / 'local.yaml'}: ingest.commit_retries: unknown key")
-    assert load_config("local", _conf_dir(tmp_path, "lake:\n  commit_retries: 3\n")).lake.commit_retries == 3
+    assert (
+        load_config(
+            "local", _conf_dir(tmp_path, "lake:\n  commit_retries: 3\n")
+        ).lake.commit_retries
+        == 3
+    )
 
 
 def test_config_glr_that_can_never_alarm_names_file_and_key(tmp_path):
@@ -68,7 +80,9 @@ def test_config_glr_that_can_never_alarm_names_file_and_key(tmp_path):
         load_config("local", d)
     # clip 2 (base.yaml) * sqrt(4) = 4.0: no window can reach -4.5
     assert str(e.value).startswith(f"{d / 'local.yaml'}: watch.glr.h: glr can never alarm")
-    assert load_config("local", _conf_dir(tmp_path, "watch:\n  glr:\n    h: 4.0\n")).watch.glr.h == 4.0
+    assert (
+        load_config("local", _conf_dir(tmp_path, "watch:\n  glr:\n    h: 4.0\n")).watch.glr.h == 4.0
+    )
 
 
 def test_config_wrong_type_names_file_and_key(tmp_path):
@@ -80,10 +94,14 @@ def test_config_wrong_type_names_file_and_key(tmp_path):
 @pytest.mark.parametrize("env", ["local", "cluster"])
 def test_config_overlay_wrong_type_names_the_overlay(tmp_path, env):
     text = "lake:\n  commit_retries: many\n"
-    d = _conf_dir(tmp_path, text if env == "local" else "", cluster_text=text if env == "cluster" else "")
+    d = _conf_dir(
+        tmp_path, text if env == "local" else "", cluster_text=text if env == "cluster" else ""
+    )
     with pytest.raises(ConfigError) as e:
         load_config(env, d)
-    assert str(e.value) == f"{d / f'{env}.yaml'}: lake.commit_retries: expected an integer, got 'many'"
+    assert (
+        str(e.value) == f"{d / f'{env}.yaml'}: lake.commit_retries: expected an integer, got 'many'"
+    )
 
 
 def test_config_key_missing_from_base_names_base_and_key(tmp_path):
@@ -96,11 +114,14 @@ def test_config_key_missing_from_base_names_base_and_key(tmp_path):
     d = _conf_dir(tmp_path, "tags:\n  small_requests: 0.2\n", base_edit=drop_small_bytes)
     with pytest.raises(ConfigError) as e:
         load_config("local", d)
-    assert str(e.value).startswith(f"{d / 'base.yaml'}: tags.small_bytes: missing (base.yaml sets every key")
+    assert str(e.value).startswith(
+        f"{d / 'base.yaml'}: tags.small_bytes: missing (base.yaml sets every key"
+    )
 
 
 def test_config_missing_key_is_not_filled_by_the_overlay_section(tmp_path):
     """A key base.yaml lacks is base.yaml's error even when the overlay sets it: overlays only change keys."""
+
     def drop_alias(text):
         return text.replace("  alias: champion", "", 1)
 
@@ -143,7 +164,9 @@ def test_config_cli_without_lake_keeps_the_configured_root():
     from iolake.cli import _conf, parser
 
     cluster_root = yaml.safe_load((CONF_DIR / "cluster.yaml").read_text())["lake"]["root"]
-    assert _conf(parser().parse_args(["ingest", "in", "--env", "cluster"])).lake.root == cluster_root
+    assert (
+        _conf(parser().parse_args(["ingest", "in", "--env", "cluster"])).lake.root == cluster_root
+    )
 
 
 def test_pipeline_lists_ingest_first_and_checks_dependencies(tmp_path):
@@ -158,8 +181,11 @@ def test_pipeline_lists_ingest_first_and_checks_dependencies(tmp_path):
 
 
 def test_unknown_key_in_base_is_blamed_on_base_even_when_the_overlay_sets_its_section(tmp_path):
-    d = _conf_dir(tmp_path, base_edit=lambda t: t.replace("\ningest:\n", "\ningest:\n  decodr: native\n", 1),
-                  cluster_text="ingest:\n  task_bytes: 1024\n")
+    d = _conf_dir(
+        tmp_path,
+        base_edit=lambda t: t.replace("\ningest:\n", "\ningest:\n  decodr: native\n", 1),
+        cluster_text="ingest:\n  task_bytes: 1024\n",
+    )
     assert "  decodr: native" in (d / "base.yaml").read_text()
     with pytest.raises(ConfigError) as e:
         load_config("cluster", d)
@@ -168,10 +194,15 @@ def test_unknown_key_in_base_is_blamed_on_base_even_when_the_overlay_sets_its_se
 
 # -- models.alias: the one alias promotion, scoring and predict use ---------------------------------
 
+
 def _calls(path: Path, func: str):
     tree = ast.parse(path.read_text())
-    return [n for n in ast.walk(tree) if isinstance(n, ast.Call)
-            and (getattr(n.func, "attr", None) == func or getattr(n.func, "id", None) == func)]
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call)
+        and (getattr(n.func, "attr", None) == func or getattr(n.func, "id", None) == func)
+    ]
 
 
 def _is_config_alias(node) -> bool:
@@ -185,35 +216,60 @@ def _alias_arg(call: ast.Call, position: int):
 
 
 def test_config_models_alias_is_the_alias_of_promotion_scoring_and_predict(tmp_path):
-    assert load_config("local", _conf_dir(tmp_path, "models:\n  alias: nightly\n")).models.alias == "nightly"
+    assert (
+        load_config("local", _conf_dir(tmp_path, "models:\n  alias: nightly\n")).models.alias
+        == "nightly"
+    )
     promote = _calls(ROOT / "jobs" / "train.py", "register_and_promote")
     assert len(promote) == 2  # placement and bandwidth
     assert all(_is_config_alias(_alias_arg(c, 6)) for c in promote)
-    loads = (_calls(ROOT / "jobs" / "score.py", "version_by_alias") + _calls(ROOT / "apps" / "predict.py", "load"))
+    loads = _calls(ROOT / "jobs" / "score.py", "version_by_alias") + _calls(
+        ROOT / "apps" / "predict.py", "load"
+    )
     assert len(loads) >= 3
     assert all(_is_config_alias(_alias_arg(c, 1)) for c in loads)
     # no code (docstrings aside) names the default alias itself
     for rel in ("models/registry.py", "jobs/train.py", "jobs/score.py", "apps/predict.py"):
         tree = ast.parse((ROOT / rel).read_text())
-        docs = {id(n.body[0].value) for n in ast.walk(tree)
-                if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef)) and n.body
-                and isinstance(n.body[0], ast.Expr) and isinstance(n.body[0].value, ast.Constant)}
-        literals = [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant) and id(n) not in docs
-                    and isinstance(n.value, str) and BASE["models"]["alias"] in n.value]
+        docs = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef))
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        literals = [
+            n.value
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Constant)
+            and id(n) not in docs
+            and isinstance(n.value, str)
+            and BASE["models"]["alias"] in n.value
+        ]
         assert not literals, (rel, literals)
 
 
 def test_config_alias_cannot_be_the_losers_alias():
     """A losing model version gets `challenger` (models/registry.py): the configured alias must differ."""
-    with pytest.raises(ConfigError, match=r"command line: models.alias: 'challenger' is the alias a version that lost"):
+    with pytest.raises(
+        ConfigError,
+        match=r"command line: models.alias: 'challenger' is the alias a version that lost",
+    ):
         load_config("local", overrides={"models": {"alias": "challenger"}})
 
 
-@pytest.mark.parametrize("text, key", [
-    ("advise:\n  tier_from: oracle\n", "advise.tier_from: must be placement or bandwidth"),
-    ("advise:\n  dimensions: [tier, stripes]\n", "advise.dimensions: unknown dimension 'stripes'"),
-    ("advise:\n  stripe_growth: triple\n", "advise.stripe_growth: must be double or linear"),
-])
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        ("advise:\n  tier_from: oracle\n", "advise.tier_from: must be placement or bandwidth"),
+        (
+            "advise:\n  dimensions: [tier, stripes]\n",
+            "advise.dimensions: unknown dimension 'stripes'",
+        ),
+        ("advise:\n  stripe_growth: triple\n", "advise.stripe_growth: must be double or linear"),
+    ],
+)
 def test_config_bad_advise_setting_names_file_and_key(tmp_path, text, key):
     d = _conf_dir(tmp_path, text)
     with pytest.raises(ConfigError) as e:

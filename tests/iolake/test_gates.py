@@ -5,6 +5,7 @@ only when a rule is broken, so the two must agree on every rule kind: on clean f
 frames breaking each rule, and on nulls (ignored by every rule except not_null, and by a
 compound key only when all its columns are null).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,10 +17,14 @@ from iolake import gates
 from iolake.lake import GateFailed
 from schemas import BRONZE, Expectation
 
-SCHEMA = T.StructType([
-    T.StructField("k", T.StringType()), T.StructField("r", T.LongType()),
-    T.StructField("kind", T.StringType()), T.StructField("x", T.DoubleType()),
-])
+SCHEMA = T.StructType(
+    [
+        T.StructField("k", T.StringType()),
+        T.StructField("r", T.LongType()),
+        T.StructField("kind", T.StringType()),
+        T.StructField("x", T.DoubleType()),
+    ]
+)
 RULES = (
     Expectation("not_null", "k"),
     Expectation("unique", "k"),
@@ -48,18 +53,27 @@ def _ge_counts(spec, df) -> list[int]:
     res = gates.great_expectations_result(spec, df)
     by_rule = []
     for e in spec.expectations:  # GE keeps the suite's order
-        hits = [r for r in res.results
-                if r.expectation_config.kwargs.get("column", r.expectation_config.kwargs.get("column_list"))
-                in (e.column, list(e.column) if isinstance(e.column, tuple) else None)
-                and r.expectation_config.type.endswith(_GE_SUFFIX[e.kind])]
+        hits = [
+            r
+            for r in res.results
+            if r.expectation_config.kwargs.get(
+                "column", r.expectation_config.kwargs.get("column_list")
+            )
+            in (e.column, list(e.column) if isinstance(e.column, tuple) else None)
+            and r.expectation_config.type.endswith(_GE_SUFFIX[e.kind])
+        ]
         assert len(hits) == 1, (e, [r.expectation_config for r in res.results])
         by_rule.append(int((hits[0].result or {}).get("unexpected_count") or 0))
     return by_rule
 
 
-_GE_SUFFIX = {"not_null": "values_to_not_be_null", "unique": "column_values_to_be_unique",
-              "compound_unique": "compound_columns_to_be_unique", "in_set": "values_to_be_in_set",
-              "between": "values_to_be_between"}
+_GE_SUFFIX = {
+    "not_null": "values_to_not_be_null",
+    "unique": "column_values_to_be_unique",
+    "compound_unique": "compound_columns_to_be_unique",
+    "in_set": "values_to_be_in_set",
+    "between": "values_to_be_between",
+}
 
 
 @pytest.mark.parametrize("frame", sorted(FRAMES))

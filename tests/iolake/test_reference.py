@@ -1,5 +1,6 @@
 """iolake/reference.py: the committed docs/reference pages equal a fresh render, a render follows
 its inputs, and every table, setting, stage and tag has its place."""
+
 from dataclasses import replace
 
 import yaml
@@ -23,9 +24,13 @@ def test_reference_committed_pages_are_current():
 
 
 def test_reference_tables_follow_the_specs():
-    spec = replace(TABLES["jobs"], name="probe_table",
-                   struct=T.StructType([T.StructField("probe_col", T.LongType(), False,
-                                                      {"comment": "a probe's column"})]))
+    spec = replace(
+        TABLES["jobs"],
+        name="probe_table",
+        struct=T.StructType(
+            [T.StructField("probe_col", T.LongType(), False, {"comment": "a probe's column"})]
+        ),
+    )
     tables = {k: v for k, v in TABLES.items() if k != "regressions"} | {"probe_table": spec}
     text = reference.render_tables(tables, {"bronze/probe_table": "overwrite"})
     assert "## bronze/probe_table" in text
@@ -50,10 +55,16 @@ def test_reference_settings_follow_the_conf(tmp_path):
 
 
 def test_reference_comments_trailing_continued_and_above():
-    text = ("# the file's header\nsec:  # the section\n  # above a\n  a: 1  # a's\n"
-            "              # and more of a's\n  b: \"x # not a comment\"\n  c: [1, 2]  # c's\n")
+    text = (
+        "# the file's header\nsec:  # the section\n  # above a\n  a: 1  # a's\n"
+        "              # and more of a's\n  b: \"x # not a comment\"\n  c: [1, 2]  # c's\n"
+    )
     assert reference.yaml_comments(text) == {
-        "sec": "the section", "sec.a": "above a a's and more of a's", "sec.b": "", "sec.c": "c's"}
+        "sec": "the section",
+        "sec.a": "above a a's and more of a's",
+        "sec.b": "",
+        "sec.c": "c's",
+    }
 
 
 def test_reference_stages_and_tags_follow_their_inputs(tmp_path):
@@ -72,7 +83,9 @@ def test_reference_tag_rules_read_from_the_source():
     rules = reference.tag_rules()
     assert set(rules) == set(CATALOG) - {"no_issue"}
     assert rules["metadata_heavy"] == (
-        ("high", "warn"), ("metadata_time_rank", "metadata_time_share", "min_io_time_s"))
+        ("high", "warn"),
+        ("metadata_time_rank", "metadata_time_share", "min_io_time_s"),
+    )
     assert rules["redundant_writes"] == (("warn",), ("redundant_write_ratio",))
 
 

@@ -1,4 +1,5 @@
 """The stage runner holds every stage to its entry in pipeline.yaml."""
+
 from __future__ import annotations
 
 import ast
@@ -14,8 +15,15 @@ from iolake.runinfo import RunInfo
 from iolake.runner import StageContext, UndeclaredTable, run_stage
 from tests.support.data import ROOT
 
-FEATURES = Stage("features", "jobs.features", ("bronze/jobs", "bronze/posix"), ("silver/file_features",), (), {},
-                 {"from": "bronze/jobs", "done": "silver/file_features"})
+FEATURES = Stage(
+    "features",
+    "jobs.features",
+    ("bronze/jobs", "bronze/posix"),
+    ("silver/file_features",),
+    (),
+    {},
+    {"from": "bronze/jobs", "done": "silver/file_features"},
+)
 
 
 def _ctx(tmp_path, stage=FEATURES):
@@ -24,7 +32,9 @@ def _ctx(tmp_path, stage=FEATURES):
 
 
 def test_runner_refuses_a_read_the_stage_does_not_declare(tmp_path):
-    with pytest.raises(UndeclaredTable, match=r"stage 'features' reads silver/covering_sets, which pipeline.yaml"):
+    with pytest.raises(
+        UndeclaredTable, match=r"stage 'features' reads silver/covering_sets, which pipeline.yaml"
+    ):
         _ctx(tmp_path).read("silver/covering_sets")
 
 
@@ -36,11 +46,13 @@ def test_runner_refuses_a_write_the_stage_does_not_declare(tmp_path):
 
 
 def test_runner_refuses_a_transform_output_the_stage_does_not_declare(spark, tmp_path, monkeypatch):
-    (tmp_path / "rogue_stage.py").write_text(textwrap.dedent('''
+    (tmp_path / "rogue_stage.py").write_text(
+        textwrap.dedent("""
         def transform(inputs, conf):
             jobs = inputs["bronze/jobs"]
             return {"silver/file_features": jobs, "silver/covering_sets": jobs}
-    '''))
+    """)
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
     stage = Stage("rogue", "rogue_stage", ("bronze/jobs",), ("silver/file_features",), (), {})
     conf = load_config("local", overrides={"lake": {"root": str(tmp_path / "lake")}})
@@ -54,22 +66,38 @@ def test_pipeline_yaml_names_only_tables_that_exist(tmp_path):
     data["stages"][1]["inputs"].append("bronze/postix")
     bad = tmp_path / "pipeline.yaml"
     bad.write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError, match=r"stages\[1\] \(features\): 'bronze/postix' is not a table"):
+    with pytest.raises(
+        ConfigError, match=r"stages\[1\] \(features\): 'bronze/postix' is not a table"
+    ):
         load_pipeline(bad)
 
 
 def test_pipeline_new_logs_must_name_an_input_and_an_output(tmp_path):
     data = yaml.safe_load((ROOT / "pipeline.yaml").read_text())
-    data["stages"][2]["new_logs"] = {"from": "bronze/jobs", "done": "silver/job_features"}  # covering's
+    data["stages"][2]["new_logs"] = {
+        "from": "bronze/jobs",
+        "done": "silver/job_features",
+    }  # covering's
     bad = tmp_path / "pipeline.yaml"
     bad.write_text(yaml.safe_dump(data))
-    with pytest.raises(ConfigError, match=r"\(covering\): new_logs: `from` must be an input and `done` an output"):
+    with pytest.raises(
+        ConfigError, match=r"\(covering\): new_logs: `from` must be an input and `done` an output"
+    ):
         load_pipeline(bad)
 
 
 # What a stage module would call to reach the lake behind the runner's back.
-DIRECT_LAKE_ACCESS = {"read_table", "read_or_empty", "merge_new_logs", "ensure_table", "table_exists",
-                      "table_version", "unprocessed_logs", "write", "gate_and_merge"}
+DIRECT_LAKE_ACCESS = {
+    "read_table",
+    "read_or_empty",
+    "merge_new_logs",
+    "ensure_table",
+    "table_exists",
+    "table_version",
+    "unprocessed_logs",
+    "write",
+    "gate_and_merge",
+}
 
 
 @pytest.mark.parametrize("stage", [s.name for s in load_pipeline()])
@@ -80,13 +108,24 @@ def test_stage_modules_reach_the_lake_only_through_the_runner(stage):
     tree = ast.parse(Path(ROOT, *module.split(".")).with_suffix(".py").read_text())
     imported = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("iolake.lake"):
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module
+            and node.module.startswith("iolake.lake")
+        ):
             imported |= {a.name for a in node.names}
         if isinstance(node, ast.ImportFrom) and node.module == "schemas":
-            imported |= {a.name for a in node.names if a.name in ("BRONZE", "SILVER", "GOLD", "TABLES")
-                         and stage != "ingest"}  # ingest reads schemas to stage its decoded Parquet
-    assert not imported & DIRECT_LAKE_ACCESS, f"{module} imports {sorted(imported & DIRECT_LAKE_ACCESS)}"
-    assert not imported & {"SILVER", "GOLD", "TABLES"}, f"{module} imports table specs: {sorted(imported)}"
+            imported |= {
+                a.name
+                for a in node.names
+                if a.name in ("BRONZE", "SILVER", "GOLD", "TABLES") and stage != "ingest"
+            }  # ingest reads schemas to stage its decoded Parquet
+    assert not imported & DIRECT_LAKE_ACCESS, (
+        f"{module} imports {sorted(imported & DIRECT_LAKE_ACCESS)}"
+    )
+    assert not imported & {"SILVER", "GOLD", "TABLES"}, (
+        f"{module} imports table specs: {sorted(imported)}"
+    )
 
 
 def test_every_stage_module_has_one_entry_point():
@@ -100,14 +139,18 @@ def test_every_stage_module_has_one_entry_point():
         assert hasattr(mod, "transform") or hasattr(mod, "execute"), s.module
         assert callable(mod.run) and callable(mod.main), s.module
         src = Path(mod.__file__).read_text()
-        assert f'main = entry_points("{s.name}")' in src, s.module  # run and main come from the runner
+        assert f'main = entry_points("{s.name}")' in src, (
+            s.module
+        )  # run and main come from the runner
 
 
 def test_shuffle_partitions_grow_with_the_new_logs_only_past_the_configured_count():
     from iolake.runner import shuffle_partitions_for
 
     assert shuffle_partitions_for(100_000, 3000, 4) == 34  # ceil(100,000 / 3,000)
-    assert shuffle_partitions_for(10_000, 3000, 4) == 4  # 4 > ceil(3.3): the configured count stands
+    assert (
+        shuffle_partitions_for(10_000, 3000, 4) == 4
+    )  # 4 > ceil(3.3): the configured count stands
     assert shuffle_partitions_for(12_001, 3000, 4) == 5
     assert shuffle_partitions_for(100_000, 3000, 200) == 200  # a cluster's count stands
     assert shuffle_partitions_for(100_000, 0, 4) == 4  # off

@@ -1,4 +1,5 @@
 """The `ops/runs` table: every `iolake run` / `iolake ingest` appends one row, failed runs too."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -39,12 +40,19 @@ def test_successful_run_records_stage_times(spark, tmp_path, one_log, capsys):
 
     lake = tmp_path / "lake"
     pipeline = _pipeline(tmp_path, ("ingest", "features"))
-    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}}
+    )
     assert _run(conf, [one_log], pipeline) == 0
     out = capsys.readouterr().out
     assert f"recorded in {RUNS.path(str(lake))}" in out
     (row,) = _rows(spark, lake)
-    assert row.command == "run" and row.status == "succeeded" and row.exit_code == 0 and row.error is None
+    assert (
+        row.command == "run"
+        and row.status == "succeeded"
+        and row.exit_code == 0
+        and row.error is None
+    )
     assert row.run_id in out and row.env == "local" and row.lake == str(lake)
     assert row.started <= row.finished and row.duration_s > 0
     assert row.config_digest == conf.digest()
@@ -54,13 +62,21 @@ def test_successful_run_records_stage_times(spark, tmp_path, one_log, capsys):
     # the map is stored in pipeline order (map_keys keeps it; Python dicts from collect() do not)
     import pyspark.sql.functions as F
 
-    keys = spark.read.format("delta").load(RUNS.path(str(lake))).select(F.map_keys("stage_seconds")).first()[0]
+    keys = (
+        spark.read.format("delta")
+        .load(RUNS.path(str(lake)))
+        .select(F.map_keys("stage_seconds"))
+        .first()[0]
+    )
     assert keys == expected and set(row.stage_seconds) == set(expected)
     assert all(v > 0 for v in row.stage_seconds.values())
     assert sum(row.stage_seconds.values()) <= row.duration_s + 0.01
     assert "silver/file_features" in row.table_versions
     assert row.ingest_counts["listed"] == 1 and row.ingest_counts["new"] == 1
-    assert row.ingest_counts["ok"] + row.ingest_counts["partial"] + row.ingest_counts["quarantined"] == 1
+    assert (
+        row.ingest_counts["ok"] + row.ingest_counts["partial"] + row.ingest_counts["quarantined"]
+        == 1
+    )
     assert row.ingest_counts["skipped"] == 0
     # versions after the run: every table the run wrote, as Delta reports them
     from delta.tables import DeltaTable
@@ -78,7 +94,9 @@ def test_successful_run_records_stage_times(spark, tmp_path, one_log, capsys):
     rows = _rows(spark, lake)
     assert len(rows) == 2
     second = rows[1]
-    assert second.command == "ingest" and second.status == "succeeded" and second.run_id != row.run_id
+    assert (
+        second.command == "ingest" and second.status == "succeeded" and second.run_id != row.run_id
+    )
     assert second.ingest_counts["listed"] == 1 and second.ingest_counts["new"] == 0
     assert second.ingest_counts["skipped"] == 1 and second.stages == ["ingest"]
 

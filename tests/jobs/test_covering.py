@@ -1,4 +1,6 @@
-"""covering stage: per-op intervals from DXT and Recorder, counters otherwise; covers on real logs (the IOR sweep against pydarshan); exactly-once re-runs."""
+"""covering stage: per-op intervals from DXT and Recorder, counters otherwise; covers on real logs
+(the IOR sweep against pydarshan); exactly-once re-runs."""
+
 from __future__ import annotations
 
 import itertools
@@ -27,71 +29,132 @@ def _df(spark, table: str, rows: list[dict]):
 
 
 def _op(log, record_id, rank, seq, op, start, end, source="DXT_POSIX"):
-    return {"log_id": log, "source": source, "record_id": record_id, "rank": rank, "seq": seq, "op": op,
-            "start_s": start, "end_s": end}
+    return {
+        "log_id": log,
+        "source": source,
+        "record_id": record_id,
+        "rank": rank,
+        "seq": seq,
+        "op": op,
+        "start_s": start,
+        "end_s": end,
+    }
 
 
 def _ts(module: str, log, record_id, rank, read=(0.0, 0.0), write=(0.0, 0.0)):
     p = module.upper()
-    return {"log_id": log, "record_id": record_id, "rank": rank,
-            f"{p}_F_READ_START_TIMESTAMP": read[0], f"{p}_F_READ_END_TIMESTAMP": read[1],
-            f"{p}_F_WRITE_START_TIMESTAMP": write[0], f"{p}_F_WRITE_END_TIMESTAMP": write[1]}
+    return {
+        "log_id": log,
+        "record_id": record_id,
+        "rank": rank,
+        f"{p}_F_READ_START_TIMESTAMP": read[0],
+        f"{p}_F_READ_END_TIMESTAMP": read[1],
+        f"{p}_F_WRITE_START_TIMESTAMP": write[0],
+        f"{p}_F_WRITE_END_TIMESTAMP": write[1],
+    }
 
 
 @pytest.fixture(scope="module")
 def bronze(spark):
     """Tiny logs: A DXT with a counters-only shared file, B counters only, C Recorder, D no I/O,
     E DXT data file inside an untraced STDIO span (IOR's ior.json), F metadata timestamps only."""
-    io_ops = _df(spark, "io_ops", [
-        # log A: IOMiner's counter-example as (rank, file) items, one of them from two ops
-        _op("A", 1, 0, 0, "write", 0.0, 4.0), _op("A", 1, 0, 1, "write", 3.0, 10.0),
-        _op("A", 2, 1, 0, "read", 0.5, 11.5),
-        _op("A", 3, 0, 0, "write", 9.0, 19.0), _op("A", 3, 0, 0, "read", 9.5, 12.0, "DXT_MPIIO"),
-        # log C: Recorder calls; only reads and writes count
-        _op("C", 9, 0, 0, "open", 0.0, 0.5, "RECORDER"), _op("C", 9, 0, 1, "read", 1.0, 2.0, "RECORDER"),
-        _op("C", None, 0, 2, "meta", 0.0, 9.0, "RECORDER"),
-        # log E: rank 0's two ops on the data file leave a gap [2, 3]; rank 1's op spans it
-        _op("E", 20, 0, 0, "write", 1.0, 2.0), _op("E", 20, 0, 1, "write", 3.0, 4.0),
-        _op("E", 20, 1, 0, "write", 1.5, 4.5),
-    ])
-    posix = _df(spark, "posix", [
-        _ts("posix", "A", 1, 0, write=(0.0, 30.0)),  # the file has DXT ops: these counters are not used
-        _ts("posix", "A", 4, -1, read=(20.0, 25.0)),  # shared, no DXT
-        _ts("posix", "B", 5, 0, write=(2.0, 6.0)),
-        _ts("posix", "B", 8, 0),  # opened, never read or written
-        _ts("posix", "C", 9, 0, read=(1.0, 2.5)),  # Recorder's roll-up of the traced file
-        _ts("posix", "D", 10, 0),
-        _ts("posix", "E", 20, 0, write=(1.0, 4.0)), _ts("posix", "E", 20, 1, write=(1.5, 4.5)),
-        # log F: opened, stat'ed and closed over [0, 50] without a read or write
-        {**_ts("posix", "F", 30, 0), "POSIX_F_OPEN_START_TIMESTAMP": 0.5, "POSIX_F_OPEN_END_TIMESTAMP": 0.6,
-         "POSIX_F_CLOSE_START_TIMESTAMP": 49.0, "POSIX_F_CLOSE_END_TIMESTAMP": 50.0, "POSIX_F_META_TIME": 0.3},
-    ])
+    io_ops = _df(
+        spark,
+        "io_ops",
+        [
+            # log A: IOMiner's counter-example as (rank, file) items, one of them from two ops
+            _op("A", 1, 0, 0, "write", 0.0, 4.0),
+            _op("A", 1, 0, 1, "write", 3.0, 10.0),
+            _op("A", 2, 1, 0, "read", 0.5, 11.5),
+            _op("A", 3, 0, 0, "write", 9.0, 19.0),
+            _op("A", 3, 0, 0, "read", 9.5, 12.0, "DXT_MPIIO"),
+            # log C: Recorder calls; only reads and writes count
+            _op("C", 9, 0, 0, "open", 0.0, 0.5, "RECORDER"),
+            _op("C", 9, 0, 1, "read", 1.0, 2.0, "RECORDER"),
+            _op("C", None, 0, 2, "meta", 0.0, 9.0, "RECORDER"),
+            # log E: rank 0's two ops on the data file leave a gap [2, 3]; rank 1's op spans it
+            _op("E", 20, 0, 0, "write", 1.0, 2.0),
+            _op("E", 20, 0, 1, "write", 3.0, 4.0),
+            _op("E", 20, 1, 0, "write", 1.5, 4.5),
+        ],
+    )
+    posix = _df(
+        spark,
+        "posix",
+        [
+            _ts(
+                "posix", "A", 1, 0, write=(0.0, 30.0)
+            ),  # the file has DXT ops: these counters are not used
+            _ts("posix", "A", 4, -1, read=(20.0, 25.0)),  # shared, no DXT
+            _ts("posix", "B", 5, 0, write=(2.0, 6.0)),
+            _ts("posix", "B", 8, 0),  # opened, never read or written
+            _ts("posix", "C", 9, 0, read=(1.0, 2.5)),  # Recorder's roll-up of the traced file
+            _ts("posix", "D", 10, 0),
+            _ts("posix", "E", 20, 0, write=(1.0, 4.0)),
+            _ts("posix", "E", 20, 1, write=(1.5, 4.5)),
+            # log F: opened, stat'ed and closed over [0, 50] without a read or write
+            {
+                **_ts("posix", "F", 30, 0),
+                "POSIX_F_OPEN_START_TIMESTAMP": 0.5,
+                "POSIX_F_OPEN_END_TIMESTAMP": 0.6,
+                "POSIX_F_CLOSE_START_TIMESTAMP": 49.0,
+                "POSIX_F_CLOSE_END_TIMESTAMP": 50.0,
+                "POSIX_F_META_TIME": 0.3,
+            },
+        ],
+    )
     mpiio = _df(spark, "mpiio", [_ts("mpiio", "B", 5, 0, read=(1.5, 6.5))])
-    stdio = _df(spark, "stdio", [_ts("stdio", "B", 6, 0, read=(3.0, 4.0)), _ts("stdio", "B", 7, 0, write=(0.1, 99.0)),
-                                 _ts("stdio", "E", 21, 0, write=(0.5, 5.0)),  # ior.json: header at 0.5, summary at 5
-                                 {**_ts("stdio", "F", 31, 0), "STDIO_F_OPEN_START_TIMESTAMP": 1.0,
-                                  "STDIO_F_CLOSE_END_TIMESTAMP": 60.0}])
-    files = _df(spark, "files", [{"log_id": "B", "record_id": 7, "name": "<STDOUT>"},
-                                 {"log_id": "B", "record_id": 6, "name": "/in.txt"}])
+    stdio = _df(
+        spark,
+        "stdio",
+        [
+            _ts("stdio", "B", 6, 0, read=(3.0, 4.0)),
+            _ts("stdio", "B", 7, 0, write=(0.1, 99.0)),
+            _ts("stdio", "E", 21, 0, write=(0.5, 5.0)),  # ior.json: header at 0.5, summary at 5
+            {
+                **_ts("stdio", "F", 31, 0),
+                "STDIO_F_OPEN_START_TIMESTAMP": 1.0,
+                "STDIO_F_CLOSE_END_TIMESTAMP": 60.0,
+            },
+        ],
+    )
+    files = _df(
+        spark,
+        "files",
+        [
+            {"log_id": "B", "record_id": 7, "name": "<STDOUT>"},
+            {"log_id": "B", "record_id": 6, "name": "/in.txt"},
+        ],
+    )
     return {"io_ops": io_ops, "posix": posix, "mpiio": mpiio, "stdio": stdio, "files": files}
 
 
 def test_intervals_are_the_ops_of_a_traced_log_else_counters_merged_over_modules(spark, bronze):
-    got = sorted((r.log_id, r.record_id, r.rank, r.start_s, r.end_s, r.interval_source)
-                 for r in intervals(**bronze).collect())
-    assert got == sorted([
-        # A has DXT ops: one row per read/write op (MPI-IO's read folds into record 3); the shared
-        # file 4 has only counters and is left out, and so are file 1's counters
-        ("A", 1, 0, 0.0, 4.0, "dxt"), ("A", 1, 0, 3.0, 10.0, "dxt"), ("A", 2, 1, 0.5, 11.5, "dxt"),
-        ("A", 3, 0, 9.0, 19.0, "dxt"), ("A", 3, 0, 9.5, 12.0, "dxt"),
-        # B has no ops: POSIX and MPI-IO timestamps of record 5 merge; <STDOUT> (7) is not storage
-        ("B", 5, 0, 1.5, 6.5, "counters"), ("B", 6, 0, 3.0, 4.0, "counters"),
-        # C: Recorder's read only (not its open or metadata calls)
-        ("C", 9, 0, 1.0, 2.0, "recorder"),
-        # E: the data file's ops; ior.json (21) is STDIO, which DXT does not trace
-        ("E", 20, 0, 1.0, 2.0, "dxt"), ("E", 20, 0, 3.0, 4.0, "dxt"), ("E", 20, 1, 1.5, 4.5, "dxt"),
-        # D and F: no read or write timestamp (F's open, close and metadata stamps make none)
-    ])
+    got = sorted(
+        (r.log_id, r.record_id, r.rank, r.start_s, r.end_s, r.interval_source)
+        for r in intervals(**bronze).collect()
+    )
+    assert got == sorted(
+        [
+            # A has DXT ops: one row per read/write op (MPI-IO's read folds into record 3); the shared
+            # file 4 has only counters and is left out, and so are file 1's counters
+            ("A", 1, 0, 0.0, 4.0, "dxt"),
+            ("A", 1, 0, 3.0, 10.0, "dxt"),
+            ("A", 2, 1, 0.5, 11.5, "dxt"),
+            ("A", 3, 0, 9.0, 19.0, "dxt"),
+            ("A", 3, 0, 9.5, 12.0, "dxt"),
+            # B has no ops: POSIX and MPI-IO timestamps of record 5 merge; <STDOUT> (7) is not storage
+            ("B", 5, 0, 1.5, 6.5, "counters"),
+            ("B", 6, 0, 3.0, 4.0, "counters"),
+            # C: Recorder's read only (not its open or metadata calls)
+            ("C", 9, 0, 1.0, 2.0, "recorder"),
+            # E: the data file's ops; ior.json (21) is STDIO, which DXT does not trace
+            ("E", 20, 0, 1.0, 2.0, "dxt"),
+            ("E", 20, 0, 3.0, 4.0, "dxt"),
+            ("E", 20, 1, 1.5, 4.5, "dxt"),
+            # D and F: no read or write timestamp (F's open, close and metadata stamps make none)
+        ]
+    )
 
 
 def test_untraced_items_count_the_counter_items_a_traced_log_leaves_out(spark, bronze):
@@ -101,7 +164,9 @@ def test_untraced_items_count_the_counter_items_a_traced_log_leaves_out(spark, b
 
 def _transform(bronze: dict):
     """The stage's pure transform, given bronze frames by short name (as pipeline.yaml names them)."""
-    return covering.transform({f"bronze/{t}": df for t, df in bronze.items()}, None)["silver/covering_sets"]
+    return covering.transform({f"bronze/{t}": df for t, df in bronze.items()}, None)[
+        "silver/covering_sets"
+    ]
 
 
 def test_transform_keeps_the_minimum_cover_with_shares(spark, bronze):
@@ -109,17 +174,20 @@ def test_transform_keeps_the_minimum_cover_with_shares(spark, bronze):
 
     out = _transform(bronze)
     assertSchemaEqual(out.schema, SPEC.struct)
-    expected = spark.createDataFrame([
-        # A: items (1, 0) = [0, 4] u [3, 10], (2, 1) = [0.5, 11.5], (3, 0) = [9, 19]: A and C suffice
-        ("A", MONTH, 0, 1, 0.0, 10.0, 10.0, "dxt", 3, 19.0, 2, True, 1),
-        ("A", MONTH, 0, 3, 9.0, 19.0, 9.0, "dxt", 3, 19.0, 2, True, 1),
-        ("B", MONTH, 0, 5, 1.5, 6.5, 5.0, "counters", 2, 5.0, 1, True, 0),
-        ("C", MONTH, 0, 9, 1.0, 2.0, 1.0, "recorder", 1, 1.0, 1, True, 0),
-        # E: ior.json's span [0.5, 5] no longer swallows the data file; pure I/O time is the ops'
-        # union [1, 4.5]; rank 0 alone covers [1, 1.5] and rank 1 alone [4, 4.5]
-        ("E", MONTH, 0, 20, 1.0, 4.0, 2.0, "dxt", 2, 3.5, 2, True, 1),
-        ("E", MONTH, 1, 20, 1.5, 4.5, 1.5, "dxt", 2, 3.5, 2, True, 1),
-    ], SPEC.struct)
+    expected = spark.createDataFrame(
+        [
+            # A: items (1, 0) = [0, 4] u [3, 10], (2, 1) = [0.5, 11.5], (3, 0) = [9, 19]: A and C suffice
+            ("A", MONTH, 0, 1, 0.0, 10.0, 10.0, "dxt", 3, 19.0, 2, True, 1),
+            ("A", MONTH, 0, 3, 9.0, 19.0, 9.0, "dxt", 3, 19.0, 2, True, 1),
+            ("B", MONTH, 0, 5, 1.5, 6.5, 5.0, "counters", 2, 5.0, 1, True, 0),
+            ("C", MONTH, 0, 9, 1.0, 2.0, 1.0, "recorder", 1, 1.0, 1, True, 0),
+            # E: ior.json's span [0.5, 5] no longer swallows the data file; pure I/O time is the ops'
+            # union [1, 4.5]; rank 0 alone covers [1, 1.5] and rank 1 alone [4, 4.5]
+            ("E", MONTH, 0, 20, 1.0, 4.0, 2.0, "dxt", 2, 3.5, 2, True, 1),
+            ("E", MONTH, 1, 20, 1.5, 4.5, 1.5, "dxt", 2, 3.5, 2, True, 1),
+        ],
+        SPEC.struct,
+    )
     assertDataFrameEqual(out, expected)
 
 
@@ -130,7 +198,10 @@ def test_transform_without_files_keeps_standard_streams(spark, bronze):
 
 
 def test_transform_of_empty_bronze_is_empty(spark):
-    empty = {t: spark.createDataFrame([], BRONZE[t].struct) for t in ("io_ops", "posix", "mpiio", "stdio", "files")}
+    empty = {
+        t: spark.createDataFrame([], BRONZE[t].struct)
+        for t in ("io_ops", "posix", "mpiio", "stdio", "files")
+    }
     assert _transform(empty).count() == 0
 
 
@@ -162,7 +233,11 @@ def _brute_force_minimum(ivs, budget: int = 200_000) -> int | None:
 def _small_cases():
     """IOMiner's counter-example, nested / touching / duplicate / zero-length items, and seeded
     random sets of up to 9 items on a coarse grid (so ties and shared ends are common)."""
-    yield [(0.0, 10.0), (0.5, 11.5), (9.0, 19.0)]  # IOMiner's greedy takes all three; A and C suffice
+    yield [
+        (0.0, 10.0),
+        (0.5, 11.5),
+        (9.0, 19.0),
+    ]  # IOMiner's greedy takes all three; A and C suffice
     yield [(0.0, 4.0), (4.0, 8.0), (2.0, 6.0)]  # touching items join: 2
     yield [(0.0, 10.0), (2.0, 3.0), (2.0, 3.0), (0.0, 10.0)]  # nested and duplicates: 1
     yield [(0.0, 1.0), (5.0, 5.0), (0.5, 1.0)]  # an isolated zero-length item is a component: 2
@@ -203,8 +278,14 @@ def _ingest(spark, lake: Path, inputs: list[str], covers: bool = True) -> dict:
     """Bronze for these tests; ingest's own gates are tested in test_ingest and halve its time."""
     from jobs.ingest import run
 
-    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False},
-                                           "ingest": {"covers": covers}})
+    conf = load_config(
+        "local",
+        overrides={
+            "lake": {"root": str(lake)},
+            "gates": {"enabled": False},
+            "ingest": {"covers": covers},
+        },
+    )
     return run(spark, conf, inputs, echo=lambda *_: None)
 
 
@@ -212,12 +293,23 @@ def _check_lake(spark, lake: Path) -> dict:
     """Every job's cover against all its intervals: same union, pure time = its measure, shares
     partition it, minimum (by brute force where small enough, else as proven by the row)."""
     conf = load_config("local", overrides={"lake": {"root": str(lake)}})
-    tables = {t: read_table(spark, BRONZE[t], conf.lake.root) for t in ("io_ops", "posix", "mpiio", "stdio", "files")}
+    tables = {
+        t: read_table(spark, BRONZE[t], conf.lake.root)
+        for t in ("io_ops", "posix", "mpiio", "stdio", "files")
+    }
     rows = intervals(**tables).toPandas()
     members = read_table(spark, SPEC, conf.lake.root).toPandas()
     assert not members.duplicated(["log_id", "record_id", "rank"]).any()
     assert set(members.log_id) == set(rows.log_id)
-    figures = {"jobs": 0, "members": 0, "cover": 0, "brute_forced": 0, "proven": 0, "per_op": 0, "gapped": 0}
+    figures = {
+        "jobs": 0,
+        "members": 0,
+        "cover": 0,
+        "brute_forced": 0,
+        "proven": 0,
+        "per_op": 0,
+        "gapped": 0,
+    }
     for log_id, its in rows.groupby("log_id"):
         mem = members[members.log_id == log_id]
         items = {k: list(zip(g.start_s, g.end_s)) for k, g in its.groupby(["record_id", "rank"])}
@@ -229,7 +321,10 @@ def _check_lake(spark, lake: Path) -> dict:
         assert pure == pytest.approx(sum(b - a for a, b in whole), rel=1e-9, abs=1e-9), log_id
         assert mem.share_s.sum() == pytest.approx(pure, rel=1e-9, abs=1e-9), log_id
         assert (mem.cover_size == len(mem)).all() and (mem.n_intervals == len(items)).all()
-        assert mem.interval_source.nunique() == 1 and (mem.interval_source == its.interval_source.iloc[0]).all()
+        assert (
+            mem.interval_source.nunique() == 1
+            and (mem.interval_source == its.interval_source.iloc[0]).all()
+        )
         minimum = _brute_force_members(list(items.values()), budget=20_000)
         if minimum is not None:  # small enough to try every subset up to the cover's size
             assert len(mem) == minimum, log_id
@@ -244,7 +339,6 @@ def _check_lake(spark, lake: Path) -> dict:
     return figures
 
 
-
 # -- ingest's cover of one decoded log: the Spark pass's rows, by the same rules ------------------
 
 NAN = float("nan")
@@ -255,22 +349,46 @@ def odd_bronze(spark):
     """Logs with the timestamps real logs carry besides clean ones: G counters with NaN, null,
     zero and negative timestamps; H ops with NaN, negative, reversed and unattached intervals, and
     both DXT and Recorder rows."""
-    posix = _df(spark, "posix", [
-        _ts("posix", "G", 40, 0, read=(NAN, 5.0), write=(1.0, 3.0)),  # NaN start loses to 1.0: [1, 5]
-        _ts("posix", "G", 41, 0, read=(2.0, NAN), write=(1.0, 3.0)),  # NaN end wins every max: no span
-        _ts("posix", "G", 42, 0, read=(-1.0, 4.0), write=(0.5, 2.0)),  # -1 was never taken: [0.5, 4]
-        _ts("posix", "G", 44, 0, read=(None, None), write=(1.0, None)),  # no end: no span
-        _ts("posix", "G", 45, 0, read=(None, 2.0), write=(1.0, 3.0)),  # [1, 3]
-        _ts("posix", "G", 46, -1, read=(7.0, 9.0)),
-    ])
-    mpiio = _df(spark, "mpiio", [_ts("mpiio", "G", 42, 0, write=(0.25, 4.5)),  # widens posix 42: [0.25, 4.5]
-                                 _ts("mpiio", "G", 40, 1, read=(NAN, NAN))])
-    io_ops = _df(spark, "io_ops", [
-        _op("H", 50, 0, 0, "write", NAN, 1.0), _op("H", 50, 0, 1, "write", -0.5, 1.0),
-        _op("H", 50, 0, 2, "write", 3.0, 2.0), _op("H", None, 0, 3, "write", 0.0, 9.0),
-        _op("H", 50, 0, 4, "write", 1.0, 2.0), _op("H", 51, 1, 0, "read", 1.5, 4.0, "RECORDER"),
-        _op("H", 51, 1, 1, "read", 2.0, NAN, "RECORDER"), _op("H", 52, 0, 0, "read", 0.0, 0.0),
-    ])
+    posix = _df(
+        spark,
+        "posix",
+        [
+            _ts(
+                "posix", "G", 40, 0, read=(NAN, 5.0), write=(1.0, 3.0)
+            ),  # NaN start loses to 1.0: [1, 5]
+            _ts(
+                "posix", "G", 41, 0, read=(2.0, NAN), write=(1.0, 3.0)
+            ),  # NaN end wins every max: no span
+            _ts(
+                "posix", "G", 42, 0, read=(-1.0, 4.0), write=(0.5, 2.0)
+            ),  # -1 was never taken: [0.5, 4]
+            _ts("posix", "G", 44, 0, read=(None, None), write=(1.0, None)),  # no end: no span
+            _ts("posix", "G", 45, 0, read=(None, 2.0), write=(1.0, 3.0)),  # [1, 3]
+            _ts("posix", "G", 46, -1, read=(7.0, 9.0)),
+        ],
+    )
+    mpiio = _df(
+        spark,
+        "mpiio",
+        [
+            _ts("mpiio", "G", 42, 0, write=(0.25, 4.5)),  # widens posix 42: [0.25, 4.5]
+            _ts("mpiio", "G", 40, 1, read=(NAN, NAN)),
+        ],
+    )
+    io_ops = _df(
+        spark,
+        "io_ops",
+        [
+            _op("H", 50, 0, 0, "write", NAN, 1.0),
+            _op("H", 50, 0, 1, "write", -0.5, 1.0),
+            _op("H", 50, 0, 2, "write", 3.0, 2.0),
+            _op("H", None, 0, 3, "write", 0.0, 9.0),
+            _op("H", 50, 0, 4, "write", 1.0, 2.0),
+            _op("H", 51, 1, 0, "read", 1.5, 4.0, "RECORDER"),
+            _op("H", 51, 1, 1, "read", 2.0, NAN, "RECORDER"),
+            _op("H", 52, 0, 0, "read", 0.0, 0.0),
+        ],
+    )
     empty = {t: spark.createDataFrame([], BRONZE[t].struct) for t in ("stdio", "files")}
     return {"io_ops": io_ops, "posix": posix, "mpiio": mpiio, **empty}
 
@@ -284,8 +402,13 @@ def _per_log_arrow(frames: dict) -> dict:
         schema = BRONZE[t].decoded_arrow_schema
         for r in df.collect():
             logs.setdefault(r.log_id, {}).setdefault(t, []).append({c: r[c] for c in schema.names})
-    return {log: {t: pa.Table.from_pylist(rows, schema=BRONZE[t].decoded_arrow_schema) for t, rows in tabs.items()}
-            for log, tabs in logs.items()}
+    return {
+        log: {
+            t: pa.Table.from_pylist(rows, schema=BRONZE[t].decoded_arrow_schema)
+            for t, rows in tabs.items()
+        }
+        for log, tabs in logs.items()
+    }
 
 
 def _cover_rows(rows) -> list[tuple]:
@@ -305,7 +428,9 @@ def test_ingest_covers_each_decoded_log_as_the_spark_pass_does(spark, bronze, od
     assert {r[0] for r in spark_rows} == {"A", "B", "C", "E", "G", "H"}  # D and F have no interval
     assert _cover_rows(ingest_rows) == spark_rows
     g = {(r[3], r[2]): (r[4], r[5]) for r in spark_rows if r[0] == "G"}
-    assert g[(42, 0)] == (0.25, 4.5) and (41, 0) not in g and (44, 0) not in g  # what the odd timestamps give
+    assert (
+        g[(42, 0)] == (0.25, 4.5) and (41, 0) not in g and (44, 0) not in g
+    )  # what the odd timestamps give
     h = [r for r in spark_rows if r[0] == "H"]
     assert {r[7] for r in h} == {"recorder"} and h[0][8] == 3  # members (50, 0), (51, 1), (52, 0)
 
@@ -322,7 +447,9 @@ def test_ingest_covers_many_logs_at_once_as_each_alone(spark, bronze, odd_bronze
     names = [*logs, *logs]
     stacked, codes = {}, {}
     for t in INPUTS:
-        parts = [(k, logs[n][t]) for k, n in enumerate(names) if t in logs[n] and logs[n][t].num_rows]
+        parts = [
+            (k, logs[n][t]) for k, n in enumerate(names) if t in logs[n] and logs[n][t].num_rows
+        ]
         if parts:
             stacked[t] = pa.concat_tables([p for _, p in parts])
             codes[t] = np.repeat([k for k, _ in parts], [p.num_rows for _, p in parts])
@@ -342,7 +469,11 @@ def test_ingest_cover_of_a_log_without_an_interval_is_empty():
     from features.covering_sets import log_covers
 
     assert log_covers({}).num_rows == 0
-    opened = {"posix": pa.Table.from_pylist([{"record_id": 1, "rank": 0}], schema=BRONZE["posix"].decoded_arrow_schema)}
+    opened = {
+        "posix": pa.Table.from_pylist(
+            [{"record_id": 1, "rank": 0}], schema=BRONZE["posix"].decoded_arrow_schema
+        )
+    }
     got = log_covers(opened)
     assert got.num_rows == 0 and got.schema == BRONZE["covers"].decoded_arrow_schema
 
@@ -363,8 +494,13 @@ def test_covering_run_on_sample_logs_covers_every_job(spark, sample_lake):
     assert summary["covered"] >= 4 and summary["members"] >= summary["covered"]
     figures = _check_lake(spark, lake)
     assert figures["jobs"] == summary["covered"]
-    assert figures["brute_forced"] >= figures["jobs"] // 2  # 4 of the 6 sample jobs are small enough
-    sources = {r.interval_source for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()}
+    assert (
+        figures["brute_forced"] >= figures["jobs"] // 2
+    )  # 4 of the 6 sample jobs are small enough
+    sources = {
+        r.interval_source
+        for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()
+    }
     assert sources == {"dxt", "counters"}  # dxt.darshan has DXT segments
 
 
@@ -374,7 +510,14 @@ def test_covering_rerun_adds_nothing(spark, sample_lake, capsys):
     before = table_version(spark, SPEC, str(lake))
     assert covering.main(["--lake", str(lake)]) == 0
     assert table_version(spark, SPEC, str(lake)) == before
-    assert covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)["members"] == 0
+    assert (
+        covering.run(
+            spark,
+            load_config("local", overrides={"lake": {"root": str(lake)}}),
+            echo=lambda *_: None,
+        )["members"]
+        == 0
+    )
 
 
 @pytest.fixture(scope="module")
@@ -382,25 +525,37 @@ def corpus_lake(spark, tmp_path_factory):
     """Every shared Darshan log and Recorder trace, ingested once, then covered."""
     lake = tmp_path_factory.mktemp("covering_corpus_lake")
     _ingest(spark, lake, [str(shared_path("darshan")), str(shared_path("recorder"))])
-    return lake, covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)
+    return lake, covering.run(
+        spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None
+    )
 
 
 @pytest.mark.slow
 def test_covering_over_every_shared_log_matches_pure_io_time(spark, corpus_lake):
     lake, summary = corpus_lake
     f = _check_lake(spark, lake)
-    print(f"\n[covering] {summary['logs']} logs, {f['jobs']} with intervals ({f['per_op']} from DXT or Recorder "
-          f"ops, {f['gapped']} with a member whose ops leave gaps), {f['members']} members; mean cover "
-          f"{f['cover'] / f['jobs']:.2f}; proven minimum on {f['proven']}; brute-forced on {f['brute_forced']}")
+    print(
+        f"\n[covering] {summary['logs']} logs, {f['jobs']} with intervals ({f['per_op']} from DXT or Recorder "
+        f"ops, {f['gapped']} with a member whose ops leave gaps), {f['members']} members; mean cover "
+        f"{f['cover'] / f['jobs']:.2f}; proven minimum on {f['proven']}; brute-forced on {f['brute_forced']}"
+    )
     assert f["jobs"] > 50 and f["brute_forced"] > 0 and f["per_op"] > 0 and f["gapped"] > 0
-    sources = {r.interval_source for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()}
+    sources = {
+        r.interval_source
+        for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()
+    }
     assert sources == {"dxt", "recorder", "counters"}
 
 
 def _spark_pass(spark, lake: Path):
     """The covering stage's own Spark pass over every log of the lake's bronze."""
-    return covering.transform({f"bronze/{t}": read_table(spark, BRONZE[t], str(lake))
-                               for t in ("io_ops", "posix", "mpiio", "stdio", "files")}, None)[covering.OUT]
+    return covering.transform(
+        {
+            f"bronze/{t}": read_table(spark, BRONZE[t], str(lake))
+            for t in ("io_ops", "posix", "mpiio", "stdio", "files")
+        },
+        None,
+    )[covering.OUT]
 
 
 @pytest.mark.slow
@@ -408,7 +563,9 @@ def test_covers_from_ingest_are_the_spark_pass_on_every_shared_log(spark, corpus
     lake, summary = corpus_lake
     assert summary["from_ingest"] == summary["logs"] > 50 and summary["spark_pass"] == 0
     assert read_table(spark, BRONZE["covers"], str(lake)).count() == summary["members"]
-    assert _cover_rows(read_table(spark, SPEC, str(lake)).collect()) == _cover_rows(_spark_pass(spark, lake).collect())
+    assert _cover_rows(read_table(spark, SPEC, str(lake)).collect()) == _cover_rows(
+        _spark_pass(spark, lake).collect()
+    )
 
 
 @pytest.mark.slow
@@ -425,12 +582,20 @@ def test_covering_covers_in_spark_the_logs_ingest_did_not(spark, tmp_path):
     _ingest(spark, lake, [str(halves[0])], covers=False)  # as before bronze/covers: no log covered
     _ingest(spark, lake, [str(halves[1])])
     led = read_table(spark, BRONZE["logs"], str(lake)).where("status != 'quarantined'").collect()
-    by_half = {"covers" in (r.row_counts or {}) for r in led if Path(r.source_uri).parent == halves[0]}
-    assert by_half == {False} and {"covers" in r.row_counts for r in led if Path(r.source_uri).parent == halves[1]} == {True}
-    summary = covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)
+    by_half = {
+        "covers" in (r.row_counts or {}) for r in led if Path(r.source_uri).parent == halves[0]
+    }
+    assert by_half == {False} and {
+        "covers" in r.row_counts for r in led if Path(r.source_uri).parent == halves[1]
+    } == {True}
+    summary = covering.run(
+        spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None
+    )
     n_new = sum(Path(r.source_uri).parent == halves[1] for r in led)
     assert summary["from_ingest"] == n_new and summary["spark_pass"] == len(led) - n_new > 0
-    assert _cover_rows(read_table(spark, SPEC, str(lake)).collect()) == _cover_rows(_spark_pass(spark, lake).collect())
+    assert _cover_rows(read_table(spark, SPEC, str(lake)).collect()) == _cover_rows(
+        _spark_pass(spark, lake).collect()
+    )
     _check_lake(spark, lake)
 
 
@@ -438,7 +603,14 @@ def test_covering_covers_in_spark_the_logs_ingest_did_not(spark, tmp_path):
 def test_covering_over_the_corpus_rerun_adds_nothing(spark, corpus_lake):
     lake, _ = corpus_lake
     before = table_version(spark, SPEC, str(lake))
-    assert covering.run(spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None)["members"] == 0
+    assert (
+        covering.run(
+            spark,
+            load_config("local", overrides={"lake": {"root": str(lake)}}),
+            echo=lambda *_: None,
+        )["members"]
+        == 0
+    )
     assert table_version(spark, SPEC, str(lake)) == before
 
 
@@ -453,7 +625,9 @@ def _sweep_runs(every: bool) -> list[Path]:
     runs = pd.read_csv(root / "runs.csv")
     runs = runs[runs.tracer == "darshan"]
     if not every:
-        runs = runs[(runs.rep == 1) & (runs.tier == "bb")].drop_duplicates(["api", "file_per_proc", "collective"])
+        runs = runs[(runs.rep == 1) & (runs.tier == "bb")].drop_duplicates(
+            ["api", "file_per_proc", "collective"]
+        )
         runs = runs.head(4)
     return [root / p for p in runs.darshan_log]
 
@@ -464,7 +638,12 @@ def _sweep_check(spark, lake: Path, paths: list[Path]) -> dict:
     conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     covering.run(spark, conf, echo=lambda *_: None)
     logs = read_table(spark, BRONZE["logs"], str(lake)).select("log_id", "source_uri").toPandas()
-    rows = read_table(spark, SPEC, str(lake)).toPandas().drop_duplicates("log_id").merge(logs, on="log_id")
+    rows = (
+        read_table(spark, SPEC, str(lake))
+        .toPandas()
+        .drop_duplicates("log_id")
+        .merge(logs, on="log_id")
+    )
     by_name = {Path(u).name: r for u, r in zip(rows.source_uri, rows.itertuples())}
     figures = {"logs": len(paths), "dxt": 0, "equal": 0, "untraced": 0, "proven": 0}
     for p in paths:
@@ -496,42 +675,68 @@ def _recording_stage(tmp_path, monkeypatch, name: str, expr: str):
     from iolake.pipeline import Stage
 
     (tmp_path / f"{name}.py").write_text(
-        f"SEEN = []\ndef transform(inputs, conf):\n    df = inputs['bronze/jobs']\n    SEEN.append({expr})\n    return {{}}\n")
+        "SEEN = []\ndef transform(inputs, conf):\n    df = inputs['bronze/jobs']\n"
+        f"    SEEN.append({expr})\n    return {{}}\n"
+    )
     monkeypatch.syspath_prepend(str(tmp_path))
-    stage = Stage(name, name, ("bronze/jobs",), ("silver/bottleneck_tags",), (), {},
-                  {"from": "bronze/jobs", "done": "silver/bottleneck_tags"})
+    stage = Stage(
+        name,
+        name,
+        ("bronze/jobs",),
+        ("silver/bottleneck_tags",),
+        (),
+        {},
+        {"from": "bronze/jobs", "done": "silver/bottleneck_tags"},
+    )
     return importlib.import_module(name), stage
 
 
 @pytest.mark.slow
-def test_runner_scales_aqe_initial_partitions_with_the_new_logs_and_restores_them(spark, sample_lake, tmp_path,
-                                                                                  monkeypatch):
+def test_runner_scales_aqe_initial_partitions_with_the_new_logs_and_restores_them(
+    spark, sample_lake, tmp_path, monkeypatch
+):
     """A stage over N new logs starts AQE's shuffles at max(shuffle.partitions, N / spark.logs_per_partition)
     partitions, only while it runs (the runner; shown here on the sample lake's logs)."""
     from iolake.runner import INITIAL_PARTITIONS, run_stage
 
     lake, _ = sample_lake
     probe_stage, stage = _recording_stage(
-        tmp_path, monkeypatch, "probe_stage",
-        "df.sparkSession.conf.get('spark.sql.adaptive.coalescePartitions.initialPartitionNum', None)")
-    n_logs = spark.read.format("delta").load(str(lake / "bronze" / "jobs")).select("log_id").distinct().count()
-    assert n_logs > int(spark.conf.get("spark.sql.shuffle.partitions"))  # so that one log a partition shows
-    for per, want in ((1, str(n_logs)), (0, None), (10 ** 6, None)):
-        conf = load_config("local", overrides={"lake": {"root": str(lake)}, "spark": {"logs_per_partition": per}})
+        tmp_path,
+        monkeypatch,
+        "probe_stage",
+        "df.sparkSession.conf.get('spark.sql.adaptive.coalescePartitions.initialPartitionNum', None)",
+    )
+    n_logs = (
+        spark.read.format("delta")
+        .load(str(lake / "bronze" / "jobs"))
+        .select("log_id")
+        .distinct()
+        .count()
+    )
+    assert n_logs > int(
+        spark.conf.get("spark.sql.shuffle.partitions")
+    )  # so that one log a partition shows
+    for per, want in ((1, str(n_logs)), (0, None), (10**6, None)):
+        conf = load_config(
+            "local", overrides={"lake": {"root": str(lake)}, "spark": {"logs_per_partition": per}}
+        )
         run_stage(spark, conf, stage, echo=lambda *_: None)
         assert probe_stage.SEEN[-1] == want, per
         assert spark.conf.get(INITIAL_PARTITIONS, None) is None  # restored after the stage
 
 
 @pytest.mark.slow
-def test_runner_broadcasts_the_new_log_ids_it_filters_inputs_with(spark, sample_lake, tmp_path, monkeypatch):
+def test_runner_broadcasts_the_new_log_ids_it_filters_inputs_with(
+    spark, sample_lake, tmp_path, monkeypatch
+):
     """With automatic broadcasts off, a stage's inputs are still filtered by a broadcast of its new log ids
     (up to runner.BROADCAST_TODO_MAX of them), not by shuffling every input row by log_id."""
     from iolake import runner
 
     lake, _ = sample_lake
-    plan_stage, stage = _recording_stage(tmp_path, monkeypatch, "plan_stage",
-                                         "df._jdf.queryExecution().executedPlan().toString()")
+    plan_stage, stage = _recording_stage(
+        tmp_path, monkeypatch, "plan_stage", "df._jdf.queryExecution().executedPlan().toString()"
+    )
     conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     was = spark.conf.get("spark.sql.autoBroadcastJoinThreshold")
     spark.conf.set("spark.sql.autoBroadcastJoinThreshold", "-1")
@@ -547,7 +752,9 @@ def test_runner_broadcasts_the_new_log_ids_it_filters_inputs_with(spark, sample_
 
 
 @pytest.mark.slow
-def test_runner_reads_only_the_new_logs_job_month_partitions(spark, sample_lake, tmp_path, monkeypatch):
+def test_runner_reads_only_the_new_logs_job_month_partitions(
+    spark, sample_lake, tmp_path, monkeypatch
+):
     """A stage's inputs partitioned by job_month are read in the new logs' months only (the scan's
     partition filter lists them), with the same rows as the unpruned read; past PRUNE_MONTHS_MAX months
     (a backfill over every month) there is no partition filter."""
@@ -557,22 +764,37 @@ def test_runner_reads_only_the_new_logs_job_month_partitions(spark, sample_lake,
     from iolake.pipeline import Stage
 
     lake, _ = sample_lake
-    probe, _ = _recording_stage(tmp_path, monkeypatch, "month_stage",
-                                "(df._jdf.queryExecution().executedPlan().toString(), "
-                                "sorted(tuple(r) for r in df.select('log_id', 'jobid').collect()))")
-    stage = Stage("month_stage", "month_stage", ("bronze/jobs",), ("silver/bottleneck_tags",), (), {},
-                  {"from": "bronze/jobs", "done": "silver/bottleneck_tags"})
+    probe, _ = _recording_stage(
+        tmp_path,
+        monkeypatch,
+        "month_stage",
+        "(df._jdf.queryExecution().executedPlan().toString(), "
+        "sorted(tuple(r) for r in df.select('log_id', 'jobid').collect()))",
+    )
+    stage = Stage(
+        "month_stage",
+        "month_stage",
+        ("bronze/jobs",),
+        ("silver/bottleneck_tags",),
+        (),
+        {},
+        {"from": "bronze/jobs", "done": "silver/bottleneck_tags"},
+    )
     # the new logs: the lake's jobs of one month (as a nightly drop's), from the runner's own finder
     jobs = spark.read.format("delta").load(str(lake / "bronze" / "jobs"))
     months = sorted(r.job_month for r in jobs.select("job_month").distinct().collect())
     assert len(months) >= 2
     want_months = months[-1:]
-    want_rows = sorted(tuple(r) for r in jobs.where(jobs.job_month == months[-1]).select("log_id", "jobid").collect())
+    want_rows = sorted(
+        tuple(r)
+        for r in jobs.where(jobs.job_month == months[-1]).select("log_id", "jobid").collect()
+    )
     import iolake.lake
 
     finder = iolake.lake.unprocessed_logs
-    monkeypatch.setattr(iolake.lake, "unprocessed_logs",
-                        lambda *a: finder(*a).where(f"job_month = '{months[-1]}'"))
+    monkeypatch.setattr(
+        iolake.lake, "unprocessed_logs", lambda *a: finder(*a).where(f"job_month = '{months[-1]}'")
+    )
 
     conf = load_config("local", overrides={"lake": {"root": str(lake)}})
     runner.run_stage(spark, conf, stage, echo=lambda *_: None)
@@ -588,7 +810,9 @@ def test_runner_reads_only_the_new_logs_job_month_partitions(spark, sample_lake,
 def test_month_filter_keeps_the_listed_months_and_null(spark):
     from iolake.runner import month_filter
 
-    df = spark.createDataFrame([("a", "2024-01"), ("b", "2024-02"), ("c", None)], "log_id string, job_month string")
+    df = spark.createDataFrame(
+        [("a", "2024-01"), ("b", "2024-02"), ("c", None)], "log_id string, job_month string"
+    )
     kept = lambda months: sorted(r.log_id for r in df.where(month_filter(months)).collect())  # noqa: E731
     assert kept(["2024-02"]) == ["b"]
     assert kept(["2024-01", None]) == ["a", "c"]
@@ -597,7 +821,9 @@ def test_month_filter_keeps_the_listed_months_and_null(spark):
 
 
 @pytest.mark.slow
-def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(spark, sample_lake, tmp_path, monkeypatch):
+def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(
+    spark, sample_lake, tmp_path, monkeypatch
+):
     """A stage that leaves a new log without a row in its `done` table (covering: a job without an I/O
     interval) records it in ops/empty_logs, and the next run does not take it as new work again; a
     rebuilt `done` table (a new Delta table id) makes those records void."""
@@ -617,15 +843,26 @@ def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(spark
     rows = spark.read.format("delta").load(covering_path)
     log_id = sorted(r.log_id for r in rows.select("log_id").distinct().collect())[0]
     saved = rows.toPandas()
-    DeltaTable.forPath(spark, covering_path).delete(f"log_id = '{log_id}'")  # now new work for covering
+    DeltaTable.forPath(spark, covering_path).delete(
+        f"log_id = '{log_id}'"
+    )  # now new work for covering
 
     probe, _ = _recording_stage(tmp_path, monkeypatch, "empty_stage", "df.count()")
-    stage = Stage("empty_stage", "empty_stage", ("bronze/jobs",), ("silver/covering_sets",), (), {},
-                  {"from": "bronze/jobs", "done": "silver/covering_sets"})
+    stage = Stage(
+        "empty_stage",
+        "empty_stage",
+        ("bronze/jobs",),
+        ("silver/covering_sets",),
+        (),
+        {},
+        {"from": "bronze/jobs", "done": "silver/covering_sets"},
+    )
     first = runner.run_stage(spark, conf, stage, echo=lambda *_: None)
     assert first["logs"] == 1 and first["empty_logs"] == 1 and probe.SEEN == [1]
     marks = spark.read.format("delta").load(str(lake / "ops" / "empty_logs")).collect()
-    assert [(m.stage, m.done_table, m.log_id) for m in marks] == [("empty_stage", "silver/covering_sets", log_id)]
+    assert [(m.stage, m.done_table, m.log_id) for m in marks] == [
+        ("empty_stage", "silver/covering_sets", log_id)
+    ]
     assert marks[0].done_table_id == table_id(spark, SILVER["covering_sets"], str(lake))
 
     again = runner.run_stage(spark, conf, stage, echo=lambda *_: None)
@@ -635,7 +872,11 @@ def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(spark
     assert [r.log_id for r in other.collect()] == [log_id]
 
     shutil.rmtree(covering_path)  # rebuilt: a new table, the records of the old one are void
-    spark.createDataFrame(saved[saved.log_id != log_id], SPEC.struct).write.format("delta").save(covering_path)
-    todo = unprocessed_logs(spark, BRONZE["jobs"], SILVER["covering_sets"], str(lake), "empty_stage")
+    spark.createDataFrame(saved[saved.log_id != log_id], SPEC.struct).write.format("delta").save(
+        covering_path
+    )
+    todo = unprocessed_logs(
+        spark, BRONZE["jobs"], SILVER["covering_sets"], str(lake), "empty_stage"
+    )
     assert [r.log_id for r in todo.collect()] == [log_id]
     assert OPS["empty_logs"].path(str(lake)).endswith("ops/empty_logs")

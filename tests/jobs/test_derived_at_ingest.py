@@ -1,5 +1,6 @@
 """Per-log results ingest computes where it decodes a log (bronze/op_patterns, file_rollups, phases)
 against the features and tags stages' own Spark passes, on a lake ingested half with them off."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -18,12 +19,18 @@ DERIVED = {"covers", "op_patterns", "phases", "file_rollups"}
 
 
 def _conf(lake: Path, **over):
-    return load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}, **over})
+    return load_config(
+        "local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}, **over}
+    )
 
 
 def _bronze(spark, lake: Path, names) -> dict:
-    return {f"bronze/{t}": read_table(spark, BRONZE[t], str(lake)) if table_exists(spark, BRONZE[t], str(lake))
-            else spark.createDataFrame([], BRONZE[t].struct) for t in names}
+    return {
+        f"bronze/{t}": read_table(spark, BRONZE[t], str(lake))
+        if table_exists(spark, BRONZE[t], str(lake))
+        else spark.createDataFrame([], BRONZE[t].struct)
+        for t in names
+    }
 
 
 def _sorted(df: pd.DataFrame, key: list[str]) -> pd.DataFrame:
@@ -38,7 +45,9 @@ def _dxt_log(folder: Path, name: str, starts: list[float]) -> None:
 
     fh = io.BytesIO()
     seg = [(4096 * k, 4096, t, t + 0.25) for k, t in enumerate(starts)]
-    write_log(fh, {POSIX: [bytes(704)], DXT_POSIX: [dxt_record(1, 0, b"nid1", seg, seg[:2])]}, {POSIX: 4})
+    write_log(
+        fh, {POSIX: [bytes(704)], DXT_POSIX: [dxt_record(1, 0, b"nid1", seg, seg[:2])]}, {POSIX: 4}
+    )
     (folder / name).write_bytes(fh.getvalue())
 
 
@@ -54,7 +63,7 @@ def mixed_lake(spark, tmp_path_factory):
     halves = [tmp / "old", tmp / "new"]
     for k, folder in enumerate(halves):
         folder.mkdir()
-        for p in logs[1 - k::2]:  # dxt.darshan (first) in the new half
+        for p in logs[1 - k :: 2]:  # dxt.darshan (first) in the new half
             (folder / p.name).symlink_to(p)
         _dxt_log(folder, f"phased{k}.darshan", [0.0, 0.5, 5.0 + k, 5.5 + k, 12.0, 12.1 + k])
     lake = tmp / "lake"
@@ -69,14 +78,25 @@ def mixed_lake(spark, tmp_path_factory):
 
 def _phased(spark, lake: Path) -> set[str]:
     """The logs bronze/phases has rows for (ingest found timed reads or writes in them)."""
-    return {r.log_id for r in read_table(spark, BRONZE["phases"], str(lake)).select("log_id").distinct().collect()}
+    return {
+        r.log_id
+        for r in read_table(spark, BRONZE["phases"], str(lake))
+        .select("log_id")
+        .distinct()
+        .collect()
+    }
 
 
 def _tags_spark_pass(spark, lake: Path, conf) -> pd.DataFrame:
     """silver/bottleneck_tags as the stage's Spark pass computes them for every log of the lake."""
     names = ("files", "posix", "mpiio", "stdio", "lustre", "heatmap", "io_ops")
-    inputs = {**_bronze(spark, lake, names), **{f"silver/{t}": read_table(spark, SILVER[t], str(lake))
-                                               for t in ("file_features", "job_features")}}
+    inputs = {
+        **_bronze(spark, lake, names),
+        **{
+            f"silver/{t}": read_table(spark, SILVER[t], str(lake))
+            for t in ("file_features", "job_features")
+        },
+    }
     return tags.transform(inputs, conf)[tags.OUT].toPandas()
 
 
@@ -96,25 +116,45 @@ def test_ingest_marks_only_the_logs_it_derived_for(mixed_lake):
 
 def test_features_take_ingest_patterns_and_spark_the_rest(spark, mixed_lake):
     lake, conf, led, new, feat, _ = mixed_lake
-    assert feat["patterns_from_ingest"] == len(new) and feat["patterns_spark_pass"] == len(led) - len(new) > 0
-    assert feat["rollups_from_ingest"] == len(new) and feat["rollups_spark_pass"] == len(led) - len(new)
-    rolled = {r.log_id for r in read_table(spark, BRONZE["file_rollups"], str(lake)).select("log_id").collect()}
+    assert (
+        feat["patterns_from_ingest"] == len(new)
+        and feat["patterns_spark_pass"] == len(led) - len(new) > 0
+    )
+    assert feat["rollups_from_ingest"] == len(new) and feat["rollups_spark_pass"] == len(led) - len(
+        new
+    )
+    rolled = {
+        r.log_id
+        for r in read_table(spark, BRONZE["file_rollups"], str(lake)).select("log_id").collect()
+    }
     assert rolled and rolled <= new
     names = ("jobs", "files", "posix", "mpiio", "stdio", "h5f", "h5d", "lustre", "io_ops")
     want = features.transform(_bronze(spark, lake, names), conf)["silver/file_features"].toPandas()
     got = read_table(spark, SILVER["file_features"], str(lake)).toPandas()[list(want.columns)]
-    assert set(got[got.io_type_source == "ops"].log_id) & new  # dxt.darshan's pattern, from ingest's counts
-    pd.testing.assert_frame_equal(_sorted(got, ["log_id", "record_id"]), _sorted(want, ["log_id", "record_id"]),
-                                  check_dtype=False)
+    assert (
+        set(got[got.io_type_source == "ops"].log_id) & new
+    )  # dxt.darshan's pattern, from ingest's counts
+    pd.testing.assert_frame_equal(
+        _sorted(got, ["log_id", "record_id"]),
+        _sorted(want, ["log_id", "record_id"]),
+        check_dtype=False,
+    )
 
 
 def test_tags_take_ingest_phases_and_spark_the_rest(spark, mixed_lake):
     lake, conf, led, new, _, tagged = mixed_lake
-    assert tagged["phases_from_ingest"] == len(new) and tagged["phases_spark_pass"] == len(led) - len(new) > 0
-    assert len(_phased(spark, lake)) >= 2 and _phased(spark, lake) <= new  # dxt.darshan and phased1 among them
+    assert (
+        tagged["phases_from_ingest"] == len(new)
+        and tagged["phases_spark_pass"] == len(led) - len(new) > 0
+    )
+    assert (
+        len(_phased(spark, lake)) >= 2 and _phased(spark, lake) <= new
+    )  # dxt.darshan and phased1 among them
     want = _tags_spark_pass(spark, lake, conf)
     fired = set(want[want.tag == "many_io_phases"].log_id)
-    assert fired & new and fired - new  # phases from ingest and from the Spark pass both fire the rule
+    assert (
+        fired & new and fired - new
+    )  # phases from ingest and from the Spark pass both fire the rule
     _same_tags(spark, lake, want)
 
 

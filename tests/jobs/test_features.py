@@ -1,4 +1,5 @@
 """The features stage on real IOR runs: extracted features equal the IOR parameters (>= 95%)."""
+
 from __future__ import annotations
 
 import pandas as pd
@@ -18,7 +19,10 @@ def _subset(root) -> tuple[list[str], pd.DataFrame]:
     """Repetition 1 of every 4th configuration on both tiers, and its Recorder traces (~150 runs)."""
     runs = pd.read_csv(root / "runs.csv")
     runs = runs[(runs.config_id % 4 == 0) & ((runs.tracer == "recorder") | (runs.rep == 1))]
-    paths = [str(root / (r.darshan_log if r.tracer == "darshan" else r.recorder_dir)) for r in runs.itertuples()]
+    paths = [
+        str(root / (r.darshan_log if r.tracer == "darshan" else r.recorder_dir))
+        for r in runs.itertuples()
+    ]
     return paths, runs
 
 
@@ -36,15 +40,29 @@ def sweep_lake(spark, tmp_path_factory):
 def test_features_agree_with_ior_parameters(spark, sweep_lake):
     conf, runs, _ = sweep_lake
     ff = read_table(spark, SILVER["file_features"], conf.lake.root).toPandas()
-    led = read_table(spark, BRONZE["logs"], conf.lake.root).select("log_id", "source_uri").toPandas()
+    led = (
+        read_table(spark, BRONZE["logs"], conf.lake.root).select("log_id", "source_uri").toPandas()
+    )
     ff = ff.merge(led, on="log_id")
     ff["run_id"] = ff.source_uri.str.extract(r"/([a-z]+_c\d+_(?:r\d|rec))(?:\.darshan)?$")[0]
     scored = agreement(ff, runs)
     table = summary(scored)
     print("\n" + table.to_string())
-    assert set(table.index) == {"interface", "nprocs", "io_type", "file_per_process", "unique_dir", "collective",
-                                "file_view", "fsync", "fsync_per_write", "preallocate", "random_access",
-                                "transfer_size", "rw_per_open"}
+    assert set(table.index) == {
+        "interface",
+        "nprocs",
+        "io_type",
+        "file_per_process",
+        "unique_dir",
+        "collective",
+        "file_view",
+        "fsync",
+        "fsync_per_write",
+        "preallocate",
+        "random_access",
+        "transfer_size",
+        "rw_per_open",
+    }
     assert table.runs.min() > 20
     low = table[table.pct < 95.0]
     assert low.empty, f"features below 95% agreement:\n{low}"
@@ -78,7 +96,11 @@ def test_features_job_table_and_rerun_adds_nothing(spark, sweep_lake):
 
 def test_features_tier_follows_the_conf_rules(spark, sweep_lake):
     conf, _, _ = sweep_lake
-    ff = read_table(spark, SILVER["file_features"], conf.lake.root).where("file_name like '%ior_testfile%'").toPandas()
+    ff = (
+        read_table(spark, SILVER["file_features"], conf.lake.root)
+        .where("file_name like '%ior_testfile%'")
+        .toPandas()
+    )
     assert (ff[ff.file_name.str.startswith("/dev/shm/")].tier == "bb").all()
     assert (ff[ff.file_name.str.startswith("/srv/")].tier == "pfs").all()
     assert {"bb", "pfs"} <= set(ff.tier)
@@ -94,17 +116,30 @@ def test_access_patterns_from_ingest_are_the_spark_pass_on_the_sweep(spark, swee
     from iolake.lake import table_exists
 
     conf, _, summary_ = sweep_lake
-    assert summary_["patterns_from_ingest"] == summary_["logs"] > 100 and summary_["patterns_spark_pass"] == 0
-    assert summary_["rollups_from_ingest"] == summary_["logs"] and summary_["rollups_spark_pass"] == 0
+    assert (
+        summary_["patterns_from_ingest"] == summary_["logs"] > 100
+        and summary_["patterns_spark_pass"] == 0
+    )
+    assert (
+        summary_["rollups_from_ingest"] == summary_["logs"] and summary_["rollups_spark_pass"] == 0
+    )
     ops = read_table(spark, BRONZE["op_patterns"], conf.lake.root)
     assert ops.where("not h5f_calls").count() > 100
-    h5_calls = (read_table(spark, BRONZE["io_ops"], conf.lake.root)
-                .where("func like 'H5F%' and record_id is not null").select("log_id", "record_id").distinct())
+    h5_calls = (
+        read_table(spark, BRONZE["io_ops"], conf.lake.root)
+        .where("func like 'H5F%' and record_id is not null")
+        .select("log_id", "record_id")
+        .distinct()
+    )
     assert ops.where("h5f_calls").select("log_id", "record_id").exceptAll(h5_calls).count() == 0
     assert h5_calls.exceptAll(ops.where("h5f_calls").select("log_id", "record_id")).count() == 0
     names = ("jobs", "files", "posix", "mpiio", "stdio", "h5f", "h5d", "lustre", "io_ops")
-    inputs = {f"bronze/{t}": read_table(spark, BRONZE[t], conf.lake.root) if table_exists(spark, BRONZE[t], conf.lake.root)
-              else spark.createDataFrame([], BRONZE[t].struct) for t in names}
+    inputs = {
+        f"bronze/{t}": read_table(spark, BRONZE[t], conf.lake.root)
+        if table_exists(spark, BRONZE[t], conf.lake.root)
+        else spark.createDataFrame([], BRONZE[t].struct)
+        for t in names
+    }
     want = features.transform(inputs, conf)["silver/file_features"].toPandas()
     got = read_table(spark, SILVER["file_features"], conf.lake.root).toPandas()[list(want.columns)]
     key = ["log_id", "record_id"]

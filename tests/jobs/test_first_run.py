@@ -3,6 +3,7 @@ with nothing else (no shared data, no labels of their own). The sample logs come
 system, so the lake yields no two-tier label; the shipped IOR-sweep benchmark table must then
 train all three models, promote them, and score the sample logs, and `iolake report` must show
 the placement plan with predicted bandwidth per tier."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -47,13 +48,25 @@ def test_first_run_registers_three_champions(first_run):
 def test_first_run_bandwidth_models_stand_beside_the_true_parameter_reference(first_run):
     from mlflow import MlflowClient
 
-    client = MlflowClient(tracking_uri=f"sqlite:///{first_run['lake']}/mlflow.db",
-                          registry_uri=f"sqlite:///{first_run['lake']}/mlflow.db")
+    client = MlflowClient(
+        tracking_uri=f"sqlite:///{first_run['lake']}/mlflow.db",
+        registry_uri=f"sqlite:///{first_run['lake']}/mlflow.db",
+    )
     for level, name in (("file", "iolake-bandwidth"), ("job", "iolake-job-bandwidth")):
-        assert f"[train] bandwidth/{level} reference: lightgbm on the benchmark's own parameters" in first_run["out"]
+        assert (
+            f"[train] bandwidth/{level} reference: lightgbm on the benchmark's own parameters"
+            in first_run["out"]
+        )
         run = client.get_run(client.get_model_version_by_alias(name, "champion").run_id)
-        ref, base = run.data.metrics["reference_mdape_pct_mean"], run.data.metrics["baseline_mdape_pct_mean"]
-        assert 0 < ref < base, (level, ref, base)  # the benchmark's parameters explain more than the median rule
+        ref, base = (
+            run.data.metrics["reference_mdape_pct_mean"],
+            run.data.metrics["baseline_mdape_pct_mean"],
+        )
+        assert 0 < ref < base, (
+            level,
+            ref,
+            base,
+        )  # the benchmark's parameters explain more than the median rule
         assert "reference_r2_log_mean" in run.data.metrics
 
 
@@ -67,14 +80,19 @@ def test_first_run_scores_every_data_file_and_job(spark, first_run):
     assert n_data > 0
     place = _table(spark, lake, "gold/placement_predictions")
     assert place.count() == n_data
-    assert {r.predicted_tier for r in place.select("predicted_tier").distinct().collect()} <= {"bb", "pfs"}
+    assert {r.predicted_tier for r in place.select("predicted_tier").distinct().collect()} <= {
+        "bb",
+        "pfs",
+    }
     bw = _table(spark, lake, "gold/bandwidth_predictions").collect()
     assert len(bw) == n_data
     for r in bw:
         assert set(r.bandwidth_by_tier) == {"bb", "pfs"}
         assert r.best_tier == max(r.bandwidth_by_tier, key=r.bandwidth_by_tier.get)
         assert r.best_bandwidth_mib_s == max(r.bandwidth_by_tier.values())
-        if r.tier in r.bandwidth_by_tier:  # a tier the model knows: the speed-up of the best over it
+        if (
+            r.tier in r.bandwidth_by_tier
+        ):  # a tier the model knows: the speed-up of the best over it
             assert r.predicted_bandwidth_mib_s == pytest.approx(r.bandwidth_by_tier[r.tier])
             assert r.speedup == pytest.approx(r.best_bandwidth_mib_s / r.bandwidth_by_tier[r.tier])
         else:
@@ -90,8 +108,21 @@ def test_first_run_report_shows_bandwidth_per_tier(spark, first_run, tmp_path):
     lake = first_run["lake"]
     log_id = _table(spark, lake, "gold/bandwidth_predictions").first().log_id
     html = tmp_path / "r.html"
-    assert main(["report", log_id, "--lake", str(lake), "--conf-dir", str(first_run["conf"]),
-                 "--out", str(html)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                log_id,
+                "--lake",
+                str(lake),
+                "--conf-dir",
+                str(first_run["conf"]),
+                "--out",
+                str(html),
+            ]
+        )
+        == 0
+    )
     text = html.read_text()
     assert "predicted MiB/s on bb" in text and "predicted MiB/s on pfs" in text
     assert "iolake-bandwidth v1" in text and "iolake-placement v1" in text
@@ -105,17 +136,22 @@ def test_first_run_advises_every_job(spark, first_run):
     lake = first_run["lake"]
     adv = _table(spark, lake, "gold/tuning_advice")
     jobs = _table(spark, lake, "silver/job_features")
-    assert {r.log_id for r in adv.select("log_id").distinct().collect()} == \
-        {r.log_id for r in jobs.select("log_id").collect()}
+    assert {r.log_id for r in adv.select("log_id").distinct().collect()} == {
+        r.log_id for r in jobs.select("log_id").collect()
+    }
     assert {r.advised_with for r in adv.select("advised_with").distinct().collect()} == {"1"}
     what_ifs = adv.where("kind = 'what_if'").collect()
     assert what_ifs, "the sample logs' data files get what-if advice"
     for r in what_ifs:
         assert (r.model_name, r.model_version) == ("iolake-bandwidth", "1")
         assert r.current != r.advised and r.message.startswith("predicted ")
-        moved = "placement model: " in " ".join(r.evidence) and r.current.rsplit(" on ", 1)[1] != \
-            r.advised.rsplit(" on ", 1)[1]
-        assert moved or r.predicted_speedup >= 1.1  # advise.min_speedup, unless the placement model moved it
+        moved = (
+            "placement model: " in " ".join(r.evidence)
+            and r.current.rsplit(" on ", 1)[1] != r.advised.rsplit(" on ", 1)[1]
+        )
+        assert (
+            moved or r.predicted_speedup >= 1.1
+        )  # advise.min_speedup, unless the placement model moved it
     lustre = jobs.where(F.col("stripe_count").isNotNull()).toPandas()
     striped = {r.log_id for r in adv.where("kind = 'stripe'").collect()}
     assert striped and striped <= set(lustre.log_id)
@@ -137,8 +173,21 @@ def test_first_run_report_shows_the_advice(spark, first_run, tmp_path):
     lake = first_run["lake"]
     log_id = _table(spark, lake, "gold/tuning_advice").where("kind = 'what_if'").first().log_id
     html = tmp_path / "a.html"
-    assert main(["report", log_id, "--lake", str(lake), "--conf-dir", str(first_run["conf"]),
-                 "--out", str(html)]) == 0
+    assert (
+        main(
+            [
+                "report",
+                log_id,
+                "--lake",
+                str(lake),
+                "--conf-dir",
+                str(first_run["conf"]),
+                "--out",
+                str(html),
+            ]
+        )
+        == 0
+    )
     text = html.read_text()
     assert 'id="advice"' in text and 'data-kind="what_if"' in text and "no-advice" not in text
 
@@ -155,13 +204,32 @@ def test_advise_command_gives_the_stage_s_tag_advice(spark, first_run, tmp_path)
 
     lake = first_run["lake"]
     logs = _table(spark, lake, "bronze/logs").select("log_id", "source_uri").collect()
-    tagged = {r.log_id for r in _table(spark, lake, "gold/tuning_advice").where("kind = 'tag'").collect()}
+    tagged = {
+        r.log_id for r in _table(spark, lake, "gold/tuning_advice").where("kind = 'tag'").collect()
+    }
     log = next(r for r in logs if r.log_id in tagged)
-    path = next(Path(d) / Path(log.source_uri).name for d in sample_inputs() if (Path(d) / Path(log.source_uri).name).exists())
+    path = next(
+        Path(d) / Path(log.source_uri).name
+        for d in sample_inputs()
+        if (Path(d) / Path(log.source_uri).name).exists()
+    )
     out_csv, out = tmp_path / "advice.csv", io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["advise", str(path), "--lake", str(lake), "--conf-dir", str(first_run["conf"]),
-                     "--out", str(out_csv)]) == 0
+        assert (
+            main(
+                [
+                    "advise",
+                    str(path),
+                    "--lake",
+                    str(lake),
+                    "--conf-dir",
+                    str(first_run["conf"]),
+                    "--out",
+                    str(out_csv),
+                ]
+            )
+            == 0
+        )
     rows = pd.read_csv(out_csv, dtype={"model_version": str, "item": str})
     stage = _table(spark, lake, "gold/tuning_advice").where(f"log_id = '{log.log_id}'").toPandas()
     assert set(rows[rows.kind == "tag"].item) == set(stage[stage.kind == "tag"].item)
@@ -177,7 +245,10 @@ def test_second_run_trains_and_scores_nothing_new(first_run):
 
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        assert main(["run", "--lake", str(first_run["lake"]), "--conf-dir", str(first_run["conf"])]) == 0
+        assert (
+            main(["run", "--lake", str(first_run["lake"]), "--conf-dir", str(first_run["conf"])])
+            == 0
+        )
     text = out.getvalue()
     assert "[train] placement: already trained" in text
     assert "[train] bandwidth/file: already trained" in text

@@ -1,4 +1,5 @@
 """Ingest into bronze Delta tables: ledger, exactly-once under re-runs, kills and concurrent runs."""
+
 from __future__ import annotations
 
 import csv
@@ -19,7 +20,11 @@ pytestmark = pytest.mark.slow
 
 # Subsets of the shared corpus for the subprocess tests: readable, partial, 2.x and bzip2 logs.
 SUBSET_A = ["darshan-logs/darshan_logs/release_logs", "converted-bzip2"]
-SUBSET_B = ["converted-bzip2", "darshan-logs/darshan_logs/partial_data_stdio", "darshan/darshan-test/2.x/perf"]
+SUBSET_B = [
+    "converted-bzip2",
+    "darshan-logs/darshan_logs/partial_data_stdio",
+    "darshan/darshan-test/2.x/perf",
+]
 
 
 def _conf(lake: Path):
@@ -61,7 +66,11 @@ def _frames(spark, lake: Path, log_ids=None) -> dict:
         df = read_table(spark, spec, str(lake))
         if log_ids is not None:
             df = df.where(df.log_id.isin(list(log_ids)))
-        drop = [c for c in ("ingest_run_id", "ingested_at", "decode_s", "mtime_ns", "source_uri") if c in df.columns]
+        drop = [
+            c
+            for c in ("ingest_run_id", "ingested_at", "decode_s", "mtime_ns", "source_uri")
+            if c in df.columns
+        ]
         pdf = df.drop(*drop).toPandas()
         keys = [k for k in spec.keys if k in pdf.columns]
         out[name] = _normalized(pdf.sort_values(keys).reset_index(drop=True))
@@ -88,7 +97,9 @@ def corpus_lake(spark, tmp_path_factory):
 
 
 def test_plan_tasks_bin_packs_by_size():
-    logs = [{"source_uri": f"f{i}", "size_bytes": s} for i, s in enumerate([90, 60, 50, 40, 10, 500])]
+    logs = [
+        {"source_uri": f"f{i}", "size_bytes": s} for i, s in enumerate([90, 60, 50, 40, 10, 500])
+    ]
     bins = plan_tasks(logs, task_bytes=100, task_max_logs=2)
     assert sorted(len(b) for b in bins) == [1, 1, 2, 2]
     assert all(sum(x["size_bytes"] for x in b) <= 100 or len(b) == 1 for b in bins)
@@ -108,7 +119,9 @@ def _expected(row: dict, decoder: str) -> tuple[set, str | None]:
         return {"quarantined"}, "unsupported format 2.x"
     if row["pydarshan_3_5_0"].startswith("opens, bad header"):
         # libdarshan-util chokes on some of these before our header check sees them
-        return {"quarantined"}, ("bad header" if decoder == "native" else ("bad header", "decoder error"))
+        return {"quarantined"}, (
+            "bad header" if decoder == "native" else ("bad header", "decoder error")
+        )
     if "bzip2" in row["pydarshan_error"]:
         return ({"ok"}, None) if decoder == "native" else ({"quarantined"}, "bzip2")
     if "snyders_ior-POSIX" in row["path"]:  # segfaults libdarshan-util; its header is garbage too
@@ -118,7 +131,9 @@ def _expected(row: dict, decoder: str) -> tuple[set, str | None]:
 
 def _check_ledger(spark, lake: Path, decoder: str, subset: str = "") -> int:
     root = shared_path("darshan")
-    manifest = [r for r in csv.DictReader(open(root / "MANIFEST.csv")) if r["path"].startswith(subset)]
+    manifest = [
+        r for r in csv.DictReader(open(root / "MANIFEST.csv")) if r["path"].startswith(subset)
+    ]
     by_path = read_table(spark, BRONZE["logs"], str(lake)).toPandas().set_index("source_uri")
     assert len(by_path) == len(manifest)
     for r in manifest:
@@ -126,8 +141,9 @@ def _check_ledger(spark, lake: Path, decoder: str, subset: str = "") -> int:
         statuses, reason = _expected(r, decoder)
         assert row.status in statuses, (r["path"], row.status, row.reason)
         if reason:
-            assert any(x in row.reason for x in ((reason,) if isinstance(reason, str) else reason)), (
-                r["path"], row.reason)
+            assert any(
+                x in row.reason for x in ((reason,) if isinstance(reason, str) else reason)
+            ), (r["path"], row.reason)
     return int((by_path.status == "quarantined").sum())
 
 
@@ -140,7 +156,9 @@ def test_ingest_ledger_matches_manifest(spark, corpus_lake):
     manifest = list(csv.DictReader(open(shared_path("darshan") / "MANIFEST.csv")))
     bad = sum(_expected(r, "native")[1] == "bad header" for r in manifest)
     assert bad == 7
-    assert (led.reason.fillna("").str.contains("bad header: nprocs=4427712942739450220")).sum() == bad
+    assert (
+        led.reason.fillna("").str.contains("bad header: nprocs=4427712942739450220")
+    ).sum() == bad
     assert set(led.decoder.dropna()) == {"iolake-native-0.1.0"}
 
 
@@ -149,7 +167,9 @@ def test_ingest_pydarshan_decoder_quarantines_what_it_cannot_read(spark, tmp_pat
     root = shared_path("darshan")
     sub = "darshan-history/darshan-util/pydarshan/darshan/examples/example_logs"
     lake = tmp_path / "lake"
-    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "ingest": {"decoder": "pydarshan"}})
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(lake)}, "ingest": {"decoder": "pydarshan"}}
+    )
     run(spark, conf, [str(root / sub)])
     _check_ledger(spark, lake, "pydarshan", sub)
     led = read_table(spark, BRONZE["logs"], str(lake)).toPandas()
@@ -164,8 +184,10 @@ def test_ingest_rows_equal_the_decoder_output(spark, corpus_lake):
 
     lake, _ = corpus_lake
     root = shared_path("darshan")
-    picks = [root / "darshan/darshan-util/pydarshan/darshan/examples/example_logs/dxt.darshan",
-             root / "darshan-logs/darshan_logs/release_logs"]
+    picks = [
+        root / "darshan/darshan-util/pydarshan/darshan/examples/example_logs/dxt.darshan",
+        root / "darshan-logs/darshan_logs/release_logs",
+    ]
     paths = [p for p in picks[:1]] + sorted(picks[1].glob("*.darshan"))[:3]
     ledger = read_table(spark, BRONZE["logs"], str(lake)).select("log_id", "source_uri").toPandas()
     for path in paths:
@@ -175,12 +197,20 @@ def test_ingest_rows_equal_the_decoder_output(spark, corpus_lake):
         decoded = {**decoded, **{t: fn(decoded) for t, fn in derivers(_conf(lake)).items()}}
         for name in DECODED_TABLES:
             spec = BRONZE[name]
-            got = read_table(spark, spec, str(lake)).where(f"log_id = '{log_id}'").drop("log_id", "job_month").toPandas()
+            got = (
+                read_table(spark, spec, str(lake))
+                .where(f"log_id = '{log_id}'")
+                .drop("log_id", "job_month")
+                .toPandas()
+            )
             want = decoded[name].to_pandas() if name in decoded else got.iloc[0:0]
             keys = [k for k in spec.keys if k in want.columns]
-            pd.testing.assert_frame_equal(_normalized(got.sort_values(keys).reset_index(drop=True)),
-                                          _normalized(want.sort_values(keys).reset_index(drop=True)), check_dtype=False,
-                                          obj=f"{path.name}:{name}")
+            pd.testing.assert_frame_equal(
+                _normalized(got.sort_values(keys).reset_index(drop=True)),
+                _normalized(want.sort_values(keys).reset_index(drop=True)),
+                check_dtype=False,
+                obj=f"{path.name}:{name}",
+            )
 
 
 def test_ingest_second_run_adds_nothing(spark, corpus_lake):
@@ -200,7 +230,9 @@ def test_ingest_commits_carry_run_id_git_sha_and_config(spark, corpus_lake):
     lake, summary = corpus_lake
     hist = DeltaTable.forPath(spark, BRONZE["posix"].path(str(lake))).history().collect()
     metas = [json.loads(h.userMetadata) for h in hist if h.userMetadata]
-    assert any(m["run_id"] == summary["run_id"] and m["stage"] == "ingest" and m["config"] for m in metas)
+    assert any(
+        m["run_id"] == summary["run_id"] and m["stage"] == "ingest" and m["config"] for m in metas
+    )
 
 
 def test_ingest_commits_touch_only_the_batch_months(spark, corpus_lake):
@@ -210,16 +242,22 @@ def test_ingest_commits_touch_only_the_batch_months(spark, corpus_lake):
     import json
 
     lake, _ = corpus_lake
-    ledger_months = {r.job_month for r in read_table(spark, BRONZE["logs"], str(lake)).collect() if r.job_month}
+    ledger_months = {
+        r.job_month for r in read_table(spark, BRONZE["logs"], str(lake)).collect() if r.job_month
+    }
     for name in ("posix", "io_ops"):
         spec = BRONZE[name]
         logs = sorted(Path(spec.path(str(lake)), "_delta_log").glob("*.json"))
-        actions = [json.loads(line) for f in logs for line in f.read_text().splitlines() if line.strip()]
+        actions = [
+            json.loads(line) for f in logs for line in f.read_text().splitlines() if line.strip()
+        ]
         ops = [a["commitInfo"]["operation"] for a in actions if "commitInfo" in a]
         assert "MERGE" not in ops and ops.count("WRITE") == 1, (name, ops)
         adds = [a["add"] for a in actions if "add" in a]
         months = {a["partitionValues"]["job_month"] for a in adds}
-        assert all(a["path"].startswith(f"job_month={a['partitionValues']['job_month']}/") for a in adds), name
+        assert all(
+            a["path"].startswith(f"job_month={a['partitionValues']['job_month']}/") for a in adds
+        ), name
         df = read_table(spark, spec, str(lake))
         in_table = {r.job_month for r in df.select("job_month").distinct().collect()}
         assert in_table == months and months <= ledger_months, (name, months, in_table)
@@ -245,12 +283,19 @@ def test_ingest_killed_between_commits_then_rerun_equals_clean_run(spark, corpus
     root = shared_path("darshan")
     inputs = [str(root / p) for p in SUBSET_A]
     lake = tmp_path / "lake"
-    killed = subprocess.run(_ingest_cmd(lake, inputs), env=_env(IOLAKE_FAULT="after-merge:posix"),
-                            capture_output=True, text=True, timeout=600)
+    killed = subprocess.run(
+        _ingest_cmd(lake, inputs),
+        env=_env(IOLAKE_FAULT="after-merge:posix"),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert killed.returncode == -9, killed.stderr[-2000:]
     assert table_version(spark, BRONZE["posix"], str(lake)) is not None  # posix committed...
     assert table_version(spark, BRONZE["logs"], str(lake)) is None  # ...but no log is marked done
-    rerun = subprocess.run(_ingest_cmd(lake, inputs), env=_env(), capture_output=True, text=True, timeout=600)
+    rerun = subprocess.run(
+        _ingest_cmd(lake, inputs), env=_env(), capture_output=True, text=True, timeout=600
+    )
     assert rerun.returncode == 0, rerun.stderr[-2000:]
     clean_lake, _ = corpus_lake
     ids = _log_ids(spark, clean_lake, inputs)
@@ -262,8 +307,16 @@ def test_concurrent_ingests_of_overlapping_inputs_add_no_duplicates(spark, corpu
     a = [str(root / p) for p in SUBSET_A]
     b = [str(root / p) for p in SUBSET_B]
     lake = tmp_path / "lake"
-    procs = [subprocess.Popen(_ingest_cmd(lake, x), env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-             for x in (a, b)]
+    procs = [
+        subprocess.Popen(
+            _ingest_cmd(lake, x),
+            env=_env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for x in (a, b)
+    ]
     for p in procs:
         out, err = p.communicate(timeout=900)
         assert p.returncode == 0, err[-3000:]
@@ -286,7 +339,11 @@ def test_gate_failure_names_expectation_and_rows(spark):
     with pytest.raises(GateFailed) as e:
         validate(spec, df)
     msg = str(e.value)
-    assert "bronze.files" in msg and "compound_columns_to_be_unique" in msg and "2 offending rows" in msg
+    assert (
+        "bronze.files" in msg
+        and "compound_columns_to_be_unique" in msg
+        and "2 offending rows" in msg
+    )
     ok = spark.createDataFrame(rows[:1], spec.struct)
     validate(spec, ok)  # a clean frame passes
 
@@ -294,7 +351,11 @@ def test_gate_failure_names_expectation_and_rows(spark):
 def test_cli_bad_config_exits_2_naming_key(tmp_path, capsys):
     from iolake.cli import main
 
-    base = (ROOT / "conf" / "base.yaml").read_text().replace("\ningest:\n", "\ningest:\n  workers: 3\n", 1)
+    base = (
+        (ROOT / "conf" / "base.yaml")
+        .read_text()
+        .replace("\ningest:\n", "\ningest:\n  workers: 3\n", 1)
+    )
     (tmp_path / "base.yaml").write_text(base)
     assert main(["ingest", str(tmp_path), "--conf-dir", str(tmp_path)]) == 2
     err = capsys.readouterr().err
@@ -310,11 +371,25 @@ def test_spark_submit_runs_the_ingest_job(spark, tmp_path):
     samples = Path(darshan.__file__).parent / "examples" / "example_logs"
     lake = tmp_path / "lake"
     submit = Path(find_spark_home._find_spark_home()) / "bin" / "spark-submit"
-    cmd = [str(submit), "--master", "local[2]", "--packages", DELTA_PACKAGE,
-           "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-           "--conf", "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
-           "--conf", "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
-           str(ROOT / "jobs" / "ingest.py"), str(samples), "--lake", str(lake)]
+    cmd = [
+        str(submit),
+        "--master",
+        "local[2]",
+        "--packages",
+        DELTA_PACKAGE,
+        "--conf",
+        "spark.ui.enabled=false",
+        "--conf",
+        "spark.sql.shuffle.partitions=2",
+        "--conf",
+        "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension",
+        "--conf",
+        "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog",
+        str(ROOT / "jobs" / "ingest.py"),
+        str(samples),
+        "--lake",
+        str(lake),
+    ]
     env = _env(PYSPARK_PYTHON=sys.executable, PYSPARK_DRIVER_PYTHON=sys.executable)
     res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-3000:]
@@ -333,8 +408,12 @@ def test_ingest_recorder_folders_as_logs_and_quarantines_a_corrupt_one(spark, tm
     summary = run(spark, _conf(lake), [str(src), str(tmp_path / "traces")])
     assert summary["new"] == 3
     led = read_table(spark, BRONZE["logs"], str(lake)).toPandas().set_index("source_uri")
-    assert set(led.loc[[str(src / "recorder-ior"), str(src / "recorder-simple")], "status"]) == {"ok"}
-    assert led.loc[str(bad), "status"] == "quarantined" and led.loc[str(bad), "reason"].startswith("recorder")
+    assert set(led.loc[[str(src / "recorder-ior"), str(src / "recorder-simple")], "status"]) == {
+        "ok"
+    }
+    assert led.loc[str(bad), "status"] == "quarantined" and led.loc[str(bad), "reason"].startswith(
+        "recorder"
+    )
     ops = read_table(spark, BRONZE["io_ops"], str(lake))
     assert ops.where("source = 'RECORDER'").count() > 0
     ior_id = led.loc[str(src / "recorder-ior"), "log_id"]
@@ -351,20 +430,29 @@ def test_ingest_keeps_what_decodes_of_a_log_cut_inside_dxt(spark, tmp_path):
 
     src = Path(darshan.__file__).parent / "examples" / "example_logs" / "dxt.darshan"
     data = src.read_bytes()
-    off, length = next((o, n) for name, o, n in header_facts(data)["regions"] if name == "DXT_POSIX")
+    off, length = next(
+        (o, n) for name, o, n in header_facts(data)["regions"] if name == "DXT_POSIX"
+    )
     drop = tmp_path / "drop"
     drop.mkdir()
     (drop / "cut.darshan").write_bytes(data[: off + length // 2])
     lake = tmp_path / "lake"
     # gates off: they check, never change rows, and are tested above
-    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}}
+    )
     summary = run(spark, conf, [str(drop)])
     assert summary["status"] == {"partial": 1}
     led = read_table(spark, BRONZE["logs"], str(lake)).collect()[0]
     assert led.status == "partial" and led.partial_modules == ["DXT_POSIX"]
     assert led.reason.startswith("damaged module DXT_POSIX: ") and "truncated" in led.reason
-    assert read_table(spark, BRONZE["posix"], str(lake)).where(f"log_id = '{led.log_id}'").count() > 0
+    assert (
+        read_table(spark, BRONZE["posix"], str(lake)).where(f"log_id = '{led.log_id}'").count() > 0
+    )
     from iolake.lake import table_exists
 
-    assert not table_exists(spark, BRONZE["io_ops"], str(lake)) or \
-        read_table(spark, BRONZE["io_ops"], str(lake)).where(f"log_id = '{led.log_id}'").count() == 0
+    assert (
+        not table_exists(spark, BRONZE["io_ops"], str(lake))
+        or read_table(spark, BRONZE["io_ops"], str(lake)).where(f"log_id = '{led.log_id}'").count()
+        == 0
+    )

@@ -1,6 +1,7 @@
 """Ingest of a streamed io_ops (a huge DXT trace): staged batch by batch into its own Parquet file,
 every row lands, the ledger counts them; a log whose stream fails is quarantined and its partial
 file deleted, never named in the ledger."""
+
 from __future__ import annotations
 
 import io
@@ -13,12 +14,15 @@ import pytest
 
 from jobs import ingest_tasks
 from readers import native_darshan as native
-from readers.base import DecodeError, Decoded
+from readers.base import Decoded, DecodeError
 from schemas import BRONZE, SILVER
 from tests.support.darshan_writer import DXT_POSIX, POSIX, dxt_header, dxt_record, write_log
 from tests.support.data import need
 
-need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
+need(
+    native._native is not None,
+    "needs iolake_native, the native decoder's extension (pip install ./native)",
+)
 
 
 def _big_dxt_log(segments: int, records: int = 5) -> bytes:
@@ -51,9 +55,16 @@ def test_a_failing_stream_quarantines_the_log_and_deletes_its_staged_file(tmp_pa
         raise DecodeError("DXT_POSIX region: changed since it was scanned")
 
     d = Decoded(tables=good.tables, format="darshan", streams={"io_ops": batches})
-    dec = types.SimpleNamespace(conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path: d)
-    row = {"log_id": "a" * 64, "source_uri": str(tmp_path / "x.darshan"), "size_bytes": 1, "mtime_ns": 0,
-           "kind": "darshan"}
+    dec = types.SimpleNamespace(
+        conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path: d
+    )
+    row = {
+        "log_id": "a" * 64,
+        "source_uri": str(tmp_path / "x.darshan"),
+        "size_bytes": 1,
+        "mtime_ns": 0,
+        "kind": "darshan",
+    }
     written = []
 
     def stage(table, it, log_id, month):
@@ -70,7 +81,9 @@ def test_a_failing_stream_quarantines_the_log_and_deletes_its_staged_file(tmp_pa
 def _small_log() -> bytes:
     fh = io.BytesIO()
     seg = [(4096 * k, 4096, k * 0.5, k * 0.5 + 0.25) for k in range(10)]
-    write_log(fh, {POSIX: [bytes(704)], DXT_POSIX: [dxt_record(1, 0, b"nid1", seg, seg[:3])]}, {POSIX: 4})
+    write_log(
+        fh, {POSIX: [bytes(704)], DXT_POSIX: [dxt_record(1, 0, b"nid1", seg, seg[:3])]}, {POSIX: 4}
+    )
     return fh.getvalue()
 
 
@@ -84,11 +97,12 @@ def test_with_ingest_columns_adds_constant_columns_to_tables_and_batches():
         assert out.schema.names[:2] == ["log_id", "job_month"]
 
 
-
 def test_stack_logs_gives_each_row_its_own_log_id():
     t = native.decode(_small_log()).tables["io_ops"]
     a, b = t.slice(0, 4), t.slice(4)
-    out = ingest_tasks.stack_logs("io_ops", [("A" * 64, a), ("B" * 64, b), ("C" * 64, t.slice(0, 0))], "2020-09")
+    out = ingest_tasks.stack_logs(
+        "io_ops", [("A" * 64, a), ("B" * 64, b), ("C" * 64, t.slice(0, 0))], "2020-09"
+    )
     assert out.column("log_id").to_pylist() == ["A" * 64] * 4 + ["B" * 64] * 9
     assert out.drop_columns(["log_id", "job_month"]).equals(t)
     assert out.schema.equals(ingest_tasks._bronze_schema("io_ops"))
@@ -102,13 +116,19 @@ def test_derive_stacked_counts_every_log_and_falls_back_log_by_log():
     d = native.decode(_small_log())
     t = d.tables["io_ops"]
     logs = ["A" * 64, "B" * 64, "C" * 64, "D" * 64]  # D: no segments, E: not among the logs
-    tables = {"io_ops": [(logs[0], t), (logs[1], t.slice(0, 5)), (logs[2], t.slice(10)), ("E" * 64, t)],
-              "posix": [(i, d.tables["posix"]) for i in logs + ["E" * 64]], "jobs": [(logs[3], d.tables["jobs"])]}
+    tables = {
+        "io_ops": [(logs[0], t), (logs[1], t.slice(0, 5)), (logs[2], t.slice(10)), ("E" * 64, t)],
+        "posix": [(i, d.tables["posix"]) for i in logs + ["E" * 64]],
+        "jobs": [(logs[3], d.tables["jobs"])],
+    }
     from features import covering_sets, file_rollups
 
     derive = ingest_tasks.derivers(load_config("local"))
     assert set(derive) == {"covers", "op_patterns", "phases", "file_rollups"}
-    assert derive["covers"].inputs == covering_sets.INPUTS and derive["file_rollups"].inputs == file_rollups.INPUTS
+    assert (
+        derive["covers"].inputs == covering_sets.INPUTS
+        and derive["file_rollups"].inputs == file_rollups.INPUTS
+    )
 
     def entries():
         return {i: {"row_counts": [], "notes": None} for i in logs}
@@ -122,8 +142,15 @@ def test_derive_stacked_counts_every_log_and_falls_back_log_by_log():
             own = {k: r for k, parts in tables.items() for i, r in parts if i == log_id}
             want = rule(own)
             mine = rows.filter(pa.compute.equal(ids, log_id))
-            assert mine.equals(want) and dict(got_entries[log_id]["row_counts"])[name] == want.num_rows
-    assert dict(got_entries[logs[3]]["row_counts"]) == {"covers": 0, "op_patterns": 0, "phases": 0, "file_rollups": 1}
+            assert (
+                mine.equals(want) and dict(got_entries[log_id]["row_counts"])[name] == want.num_rows
+            )
+    assert dict(got_entries[logs[3]]["row_counts"]) == {
+        "covers": 0,
+        "op_patterns": 0,
+        "phases": 0,
+        "file_rollups": 1,
+    }
 
     def per_log(own):
         if own["io_ops"].num_rows == 5:
@@ -133,13 +160,17 @@ def test_derive_stacked_counts_every_log_and_falls_back_log_by_log():
     def stacked(stack, whose):
         raise ValueError("no stack")
 
-    fallback, fb_entries = {"phases": ingest_tasks.Deriver(per_log, stacked, ("io_ops",))}, entries()
+    fallback, fb_entries = (
+        {"phases": ingest_tasks.Deriver(per_log, stacked, ("io_ops",))},
+        entries(),
+    )
     rows, ids = ingest_tasks.derive_stacked(logs[:3], tables, fallback, fb_entries)["phases"]
     assert set(ids.to_pylist()) == {logs[0], logs[2]}
     assert rows.equals(got["phases"][0].filter(pa.compute.not_equal(got["phases"][1], logs[1])))
     assert fb_entries[logs[1]]["row_counts"] == [] and "odd log" in fb_entries[logs[1]]["notes"][0]
     assert [dict(fb_entries[i]["row_counts"]) for i in (logs[0], logs[2])] == [
-        {"phases": dict(got_entries[i]["row_counts"])["phases"]} for i in (logs[0], logs[2])]
+        {"phases": dict(got_entries[i]["row_counts"])["phases"]} for i in (logs[0], logs[2])
+    ]
 
 
 def test_as_decoded_puts_a_tables_columns_in_the_decoded_order_or_fails():
@@ -165,7 +196,9 @@ def test_a_streamed_dxt_log_lands_whole(spark, tmp_path):
     drop.mkdir()
     (drop / "huge.darshan").write_bytes(data)
     lake = tmp_path / "lake"
-    conf = load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}})
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}}
+    )
     summary = run(spark, conf, [str(drop)])
     assert summary["status"] == {"ok": 1}
     assert summary["rows"]["io_ops"] == segments
@@ -202,10 +235,18 @@ def test_a_decoded_log_waits_for_the_derived_tables_and_a_streamed_one_does_not(
     counted, on disk, not in memory), so the stages compute its derived tables in Spark."""
     small = native.decode(_small_log())
     assert small.tables["io_ops"].num_rows and not small.streams
-    streamed = Decoded(tables={k: v for k, v in small.tables.items() if k != "io_ops"}, format="darshan",
-                       streams={"io_ops": lambda: iter(small.tables["io_ops"].to_batches())})
-    row = {"log_id": "a" * 64, "source_uri": str(tmp_path / "x.darshan"), "size_bytes": 1, "mtime_ns": 0,
-           "kind": "darshan"}
+    streamed = Decoded(
+        tables={k: v for k, v in small.tables.items() if k != "io_ops"},
+        format="darshan",
+        streams={"io_ops": lambda: iter(small.tables["io_ops"].to_batches())},
+    )
+    row = {
+        "log_id": "a" * 64,
+        "source_uri": str(tmp_path / "x.darshan"),
+        "size_bytes": 1,
+        "mtime_ns": 0,
+        "kind": "darshan",
+    }
 
     def stage(table, it, log_id, month):
         path = str(tmp_path / "staging" / table / "part.parquet")
@@ -213,13 +254,17 @@ def test_a_decoded_log_waits_for_the_derived_tables_and_a_streamed_one_does_not(
 
     n_ops = small.tables["io_ops"].num_rows
     for d, in_memory in ((small, True), (streamed, False)):
-        dec = types.SimpleNamespace(conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path, d=d: d)
+        dec = types.SimpleNamespace(
+            conf=types.SimpleNamespace(max_file_bytes=1 << 30), darshan=lambda path, d=d: d
+        )
         entry, tables, staged = ingest_tasks._decode_row(dec, row, "run", 1 << 20, stage)
         counts = dict(entry["row_counts"])
         assert entry["status"] == "ok" and counts["io_ops"] == n_ops
         assert ("io_ops" in tables) is in_memory and bool(staged) is not in_memory
         assert ingest_tasks._streamed(counts, tables) is not in_memory
-        assert not {"covers", "op_patterns", "phases", "file_rollups"} & set(counts)  # none derived yet
+        assert not {"covers", "op_patterns", "phases", "file_rollups"} & set(
+            counts
+        )  # none derived yet
 
 
 def test_derive_chunks_bound_the_bytes_stacked_at_once():
@@ -227,5 +272,11 @@ def test_derive_chunks_bound_the_bytes_stacked_at_once():
     size = {i: 10 for i in logs} | {logs[3]: 11}
     chunks = list(ingest_tasks.derive_chunks(logs, size, limit=20))
     assert [c for chunk in chunks for c in chunk] == logs  # every log once, in order
-    assert [len(c) for c in chunks] == [2, 1, 1, 2, 1]  # log 3 (a little over 10) fits beside no other
+    assert [len(c) for c in chunks] == [
+        2,
+        1,
+        1,
+        2,
+        1,
+    ]  # log 3 (a little over 10) fits beside no other
     assert list(ingest_tasks.derive_chunks(logs, size, limit=1)) == [[i] for i in logs]

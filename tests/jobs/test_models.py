@@ -1,6 +1,7 @@
 """labels / train / score stages on tiny lakes built from `tests.support.frames`, and slow runs of
 the `iolake` command on a stratified subset of the IOR sweep (shared data), checked against the
 sweep's labels.csv."""
+
 from __future__ import annotations
 
 import shutil
@@ -18,14 +19,32 @@ ROOT = Path(__file__).resolve().parents[2]
 def _log(spark, log: str):
     import datetime as dt
 
-    return frame(spark, "logs", [{"source_uri": f"/x/{log}.darshan", "size_bytes": 1, "format": "darshan",
-                                  "status": "ok", "ingest_run_id": "t",
-                                  "ingested_at": dt.datetime(2024, 1, 1, tzinfo=dt.timezone.utc)}], log_id=log)
+    return frame(
+        spark,
+        "logs",
+        [
+            {
+                "source_uri": f"/x/{log}.darshan",
+                "size_bytes": 1,
+                "format": "darshan",
+                "status": "ok",
+                "ingest_run_id": "t",
+                "ingested_at": dt.datetime(2024, 1, 1, tzinfo=dt.UTC),
+            }
+        ],
+        log_id=log,
+    )
 
 
 def _conf(lake, **models):
-    return load_config("local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False},
-                                           "models": {"splits": 2, "test_fraction": 0.25, **models}})
+    return load_config(
+        "local",
+        overrides={
+            "lake": {"root": str(lake)},
+            "gates": {"enabled": False},
+            "models": {"splits": 2, "test_fraction": 0.25, **models},
+        },
+    )
 
 
 def _ff_rows(n: int, tier: str, log: str, bw_bb: float, bw_pfs: float):
@@ -34,9 +53,21 @@ def _ff_rows(n: int, tier: str, log: str, bw_bb: float, bw_pfs: float):
         fpw = bool(i % 2)
         bw = (bw_bb if fpw else bw_pfs) if tier == "bb" else (bw_pfs if fpw else bw_bb)
         r = row(i, fsync_per_write=fpw)
-        out.append({**r, "record_id": i, "file_name": f"/{tier}/{log}/f{i}", "tier": tier, "opens": 1, "reads": 0,
-                    "writes": 8, "io_type_source": "counters", "bytes_read": 0, "bytes_written": 1 << 20,
-                    "bandwidth_mib_s": bw * (1 + 0.01 * i)})
+        out.append(
+            {
+                **r,
+                "record_id": i,
+                "file_name": f"/{tier}/{log}/f{i}",
+                "tier": tier,
+                "opens": 1,
+                "reads": 0,
+                "writes": 8,
+                "io_type_source": "counters",
+                "bytes_read": 0,
+                "bytes_written": 1 << 20,
+                "bandwidth_mib_s": bw * (1 + 0.01 * i),
+            }
+        )
     return out
 
 
@@ -47,8 +78,12 @@ def tiny_lake(spark, lake: Path):
 
     logs = []
     for log, tier in (("A", "bb"), ("B", "bb"), ("C", "pfs"), ("D", "pfs")):
-        merge_new_logs(spark, SILVER["file_features"], str(lake),
-                       frame(spark, "file_features", _ff_rows(12, tier, log, 2000.0, 300.0), log_id=log))
+        merge_new_logs(
+            spark,
+            SILVER["file_features"],
+            str(lake),
+            frame(spark, "file_features", _ff_rows(12, tier, log, 2000.0, 300.0), log_id=log),
+        )
         logs.append(_log(spark, log))
     df = logs[0]
     for d in logs[1:]:
@@ -59,13 +94,20 @@ def tiny_lake(spark, lake: Path):
 def test_labels_transform_picks_faster_tier_and_drops_small_margins(spark, tmp_path):
     from jobs.labels import transform
 
-    ff = frame(spark, "file_features", _ff_rows(4, "bb", "A", 1000.0, 980.0) + [], log_id="A").unionByName(
-        frame(spark, "file_features", _ff_rows(4, "pfs", "C", 1000.0, 980.0), log_id="C"))
+    ff = frame(
+        spark, "file_features", _ff_rows(4, "bb", "A", 1000.0, 980.0) + [], log_id="A"
+    ).unionByName(frame(spark, "file_features", _ff_rows(4, "pfs", "C", 1000.0, 980.0), log_id="C"))
     logs = _log(spark, "A").unionByName(_log(spark, "C"))
     # 4 feature groups, each one file per tier; fsync_per_write files ~1000 on bb, ~980 on pfs (2% margin)
     assert transform(ff, logs, _conf(tmp_path, label_min_margin=0.05)).count() == 0
-    got = transform(ff, logs, _conf(tmp_path, label_min_margin=0.0)).orderBy("fsync_per_write", "transfer_size").collect()
-    assert [(r.fsync_per_write, r.best_tier) for r in got] == [(False, "pfs")] * 2 + [(True, "bb")] * 2
+    got = (
+        transform(ff, logs, _conf(tmp_path, label_min_margin=0.0))
+        .orderBy("fsync_per_write", "transfer_size")
+        .collect()
+    )
+    assert [(r.fsync_per_write, r.best_tier) for r in got] == [(False, "pfs")] * 2 + [
+        (True, "bb")
+    ] * 2
     assert all(r.files_bb == 1 and r.files_pfs == 1 and 0.01 < r.margin < 0.03 for r in got)
 
 
@@ -97,8 +139,10 @@ def test_score_twice_adds_no_rows(spark, tmp_path):
     assert {r.model_name for r in preds} == {"iolake-placement"}
     # tiny_lake's odd files (fsync_per_write) are faster on bb, its even files on pfs: every file is
     # predicted on the faster tier (both groups non-empty, so an empty prediction table fails too)
-    tiers = {fpw: {r.predicted_tier for r in preds if int(r.file_name.rsplit("/f", 1)[1]) % 2 == fpw}
-             for fpw in (1, 0)}
+    tiers = {
+        fpw: {r.predicted_tier for r in preds if int(r.file_name.rsplit("/f", 1)[1]) % 2 == fpw}
+        for fpw in (1, 0)
+    }
     assert tiers == {1: {"bb"}, 0: {"pfs"}}
 
 
@@ -112,7 +156,9 @@ def test_score_signature_drift_names_missing_columns(spark):
 
 # -- the IOR sweep: train on a benchmark, apply to the lake (PrismIO §VII) --------------------------------
 
-HELD_PER_CELL = 5  # configs per api x io_type cell (18 cells, 15 configs each) held out of the benchmark
+HELD_PER_CELL = (
+    5  # configs per api x io_type cell (18 cells, 15 configs each) held out of the benchmark
+)
 DATA_FILTER = "reads + writes > 0 AND interface != 'STDIO' AND bandwidth_mib_s > 0"
 
 
@@ -129,7 +175,12 @@ def _sweep_configs(truth):
 
 
 def _sweep_logs(sweep: Path, configs, tiers=("bb", "pfs"), reps=(1, 2)) -> list[str]:
-    return [str(sweep / "darshan" / t / f"{t}_c{c:04d}_r{r}.darshan") for c in configs for t in tiers for r in reps]
+    return [
+        str(sweep / "darshan" / t / f"{t}_c{c:04d}_r{r}.darshan")
+        for c in configs
+        for t in tiers
+        for r in reps
+    ]
 
 
 def _small_models_conf(tmp: Path, benchmark: Path) -> Path:
@@ -142,8 +193,12 @@ def _small_models_conf(tmp: Path, benchmark: Path) -> Path:
     shutil.copytree(CONF_DIR, d)
     local = yaml.safe_load((d / "local.yaml").read_text())
     local["spark"]["properties"]["spark.driver.memory"] = "3g"
-    local["models"] = {"splits": 5, "classifiers": ["lightgbm", "random_forest"], "regressors": ["decision_tree"],
-                       "benchmark_table": str(benchmark)}
+    local["models"] = {
+        "splits": 5,
+        "classifiers": ["lightgbm", "random_forest"],
+        "regressors": ["decision_tree"],
+        "benchmark_table": str(benchmark),
+    }
     local["gates"] = {"enabled": False}
     (d / "local.yaml").write_text(yaml.safe_dump(local))
     return d
@@ -158,8 +213,17 @@ def _iolake(*argv: str, log: Path) -> None:
     with open(log, "a") as fh:
         fh.write(f"$ iolake {' '.join(argv[:3])} ...\n")
         fh.flush()
-        code = subprocess.run([sys.executable, "-c", "import sys; from iolake.cli import main; sys.exit(main())", *argv],
-                              stdout=fh, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+        code = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from iolake.cli import main; sys.exit(main())",
+                *argv,
+            ],
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        ).returncode
     assert code == 0, f"iolake {argv[0]} exited {code}:\n" + log.read_text()[-6000:]
 
 
@@ -176,7 +240,9 @@ def sweep_lake(spark):
     from models.benchmarks import SHIPPED
     from tests.support.data import shared_path
 
-    sweep = shared_path("iosweep")  # README.md: 270 of 378 configs, 2 reps per tier; labels.csv per config
+    sweep = shared_path(
+        "iosweep"
+    )  # README.md: 270 of 378 configs, 2 reps per tier; labels.csv per config
     truth = pd.read_csv(sweep / "labels.csv")
     train, held = _sweep_configs(truth)
     # not under pytest's basetemp: concurrent pytest sessions prune old basetemps while this runs
@@ -188,11 +254,26 @@ def sweep_lake(spark):
         table[table.config_id.isin(train)].to_csv(bench, index=False)
         lake, conf_dir, log = tmp / "lake", _small_models_conf(tmp, bench), tmp / "iolake.log"
         t0 = time.monotonic()
-        _iolake("run", *_sweep_logs(sweep, held, reps=(1,)), "--lake", str(lake), "--conf-dir", str(conf_dir), log=log)
-        print(f"\n[sweep] iolake run of {len(held)} held-out configs, trained on {len(train)}: "
-              f"{time.monotonic() - t0:.0f} s")
-        yield {"lake": lake, "truth": truth.set_index("config_id"), "train": train, "held": held,
-               "log": log.read_text()}
+        _iolake(
+            "run",
+            *_sweep_logs(sweep, held, reps=(1,)),
+            "--lake",
+            str(lake),
+            "--conf-dir",
+            str(conf_dir),
+            log=log,
+        )
+        print(
+            f"\n[sweep] iolake run of {len(held)} held-out configs, trained on {len(train)}: "
+            f"{time.monotonic() - t0:.0f} s"
+        )
+        yield {
+            "lake": lake,
+            "truth": truth.set_index("config_id"),
+            "train": train,
+            "held": held,
+            "log": log.read_text(),
+        }
 
 
 def _per_config(spark, lake: Path, tier_of):
@@ -203,12 +284,22 @@ def _per_config(spark, lake: Path, tier_of):
     def table(part):
         return spark.read.format("delta").load(str(lake / part))
 
-    logs = (table("bronze/logs").where("format = 'darshan'")
-            .withColumn("config_id", F.regexp_extract("source_uri", r"_c(\d{4})_r\d\.darshan$", 1).cast("int"))
-            .select("log_id", "config_id"))
+    logs = (
+        table("bronze/logs")
+        .where("format = 'darshan'")
+        .withColumn(
+            "config_id", F.regexp_extract("source_uri", r"_c(\d{4})_r\d\.darshan$", 1).cast("int")
+        )
+        .select("log_id", "config_id")
+    )
     files = table("silver/file_features").where(DATA_FILTER).join(logs, "log_id")
-    counts = (tier_of(files, table).groupBy("config_id", "tier").count().toPandas()
-              .sort_values(["config_id", "count", "tier"], ascending=[True, False, True]))
+    counts = (
+        tier_of(files, table)
+        .groupBy("config_id", "tier")
+        .count()
+        .toPandas()
+        .sort_values(["config_id", "count", "tier"], ascending=[True, False, True])
+    )
     return counts.drop_duplicates("config_id").set_index("config_id").tier
 
 
@@ -219,14 +310,19 @@ def _lake_labels(files, table):
     from features import placement_labels
     from schemas.placement_labels import FEATURES
 
-    lab = placement_labels.transform(table("silver/file_features"), table("bronze/logs"),
-                                     load_config("local").models).select(*FEATURES, "best_tier")
-    return files.join(lab, [files[c].eqNullSafe(lab[c]) for c in FEATURES]).select("config_id", lab.best_tier.alias("tier"))
+    lab = placement_labels.transform(
+        table("silver/file_features"), table("bronze/logs"), load_config("local").models
+    ).select(*FEATURES, "best_tier")
+    return files.join(lab, [files[c].eqNullSafe(lab[c]) for c in FEATURES]).select(
+        "config_id", lab.best_tier.alias("tier")
+    )
 
 
 def _predictions(files, table):
     pred = table("gold/placement_predictions").select("log_id", "record_id", "predicted_tier")
-    return files.join(pred, ["log_id", "record_id"]).select("config_id", pred.predicted_tier.alias("tier"))
+    return files.join(pred, ["log_id", "record_id"]).select(
+        "config_id", pred.predicted_tier.alias("tier")
+    )
 
 
 @pytest.mark.slow
@@ -242,7 +338,9 @@ def test_sweep_lake_labels_agree_with_the_sweep_labels(spark, sweep_lake):
     agree = sum(lake_tier[c] == truth.best_tier[c] for c in labelled) / len(labelled)
     majority = truth.loc[sweep_lake["train"]].best_tier.mode()[0]
     baseline = sum(truth.best_tier[c] == majority for c in labelled) / len(labelled)
-    print(f"\n[sweep] lake labels agree on {agree:.3f} of {len(labelled)} strong configs (majority {baseline:.3f})")
+    print(
+        f"\n[sweep] lake labels agree on {agree:.3f} of {len(labelled)} strong configs (majority {baseline:.3f})"
+    )
     assert agree >= 0.9 and agree > baseline
 
 
@@ -258,11 +356,15 @@ def test_sweep_benchmark_model_on_held_out_lake_configs(spark, sweep_lake):
     majority = truth.loc[sweep_lake["train"]].best_tier.mode()[0]
     acc = sum(predicted[c] == truth.best_tier[c] for c in strong) / len(strong)
     baseline = sum(truth.best_tier[c] == majority for c in strong) / len(strong)
-    print(f"\n[sweep] held-out accuracy {acc:.3f} on {len(strong)} strong configs (majority {baseline:.3f})")
+    print(
+        f"\n[sweep] held-out accuracy {acc:.3f} on {len(strong)} strong configs (majority {baseline:.3f})"
+    )
     assert len(strong) >= 50
     assert acc > baseline  # answering the majority tier everywhere scores exactly the baseline
     # README: fsync after every write (-Y) makes the disk tier 1-2 orders of magnitude slower
-    fsync_writes = [c for c in strong if truth.fsync_per_write[c] == 1 and truth.num_write_passes[c] > 0]
+    fsync_writes = [
+        c for c in strong if truth.fsync_per_write[c] == 1 and truth.num_write_passes[c] > 0
+    ]
     assert fsync_writes and all(predicted[c] == "bb" for c in fsync_writes)
 
 
@@ -270,8 +372,11 @@ def test_sweep_benchmark_model_on_held_out_lake_configs(spark, sweep_lake):
 def test_sweep_score_reports_accuracy_where_the_lake_measured_the_gap(sweep_lake):
     import re
 
-    m = re.search(r"\[score\] iolake-placement v1 on the (\d+) scored files whose tier gap the lake measured .*"
-                  r"accuracy ([0-9.]+) \(best constant answer ([0-9.]+)\)", sweep_lake["log"])
+    m = re.search(
+        r"\[score\] iolake-placement v1 on the (\d+) scored files whose tier gap the lake measured .*"
+        r"accuracy ([0-9.]+) \(best constant answer ([0-9.]+)\)",
+        sweep_lake["log"],
+    )
     assert m, sweep_lake["log"][-3000:]
     print("\n[sweep] " + m.group(0))
     assert int(m.group(1)) > 100 and 0.0 <= float(m.group(2)) <= 1.0
@@ -298,12 +403,24 @@ def test_sweep_advice_measured_on_held_out_configs(spark, sweep_lake, tmp_path):
     right = sum(r.measured_speedup > 1 for r in moves) / len(moves)
     # the blind rule: move every data file to the other tier; measured over feature groups on both tiers
     ff = data_files(spark.read.format("delta").load(str(lake / "silver/file_features")))
-    per = ff.groupBy(*FEATURES).pivot("tier", ["bb", "pfs"]).agg(F.avg("bandwidth_mib_s")).dropna().collect()
-    blind = sum((r.bb > r.pfs) for r in per) / len(per)  # moving a pfs file to bb helps in this share
+    per = (
+        ff.groupBy(*FEATURES)
+        .pivot("tier", ["bb", "pfs"])
+        .agg(F.avg("bandwidth_mib_s"))
+        .dropna()
+        .collect()
+    )
+    blind = sum((r.bb > r.pfs) for r in per) / len(
+        per
+    )  # moving a pfs file to bb helps in this share
     blind = max(blind, 1 - blind)  # the better of the two blind moves
-    print(f"\n[sweep] advised tier moves measured faster in the lake: {right:.3f} of {len(moves)} "
-          f"(best blind move: {blind:.3f} of {len(per)} feature groups)")
-    assert right > 0.5  # most advised moves help: staying put is the better answer on fewer than half
+    print(
+        f"\n[sweep] advised tier moves measured faster in the lake: {right:.3f} of {len(moves)} "
+        f"(best blind move: {blind:.3f} of {len(per)} feature groups)"
+    )
+    assert (
+        right > 0.5
+    )  # most advised moves help: staying put is the better answer on fewer than half
     log_id = moves[0].log_id
     html = tmp_path / "sweep.html"
     assert main(["report", log_id, "--lake", str(lake), "--out", str(html)]) == 0

@@ -4,6 +4,7 @@ registered in a real MLflow registry (SQLite in a temporary folder) and run by r
 
 The files share keys across logs, records and sizes, and some keys have null inputs (rw_per_open,
 nprocs), which an equality join that is not null-safe would drop."""
+
 from __future__ import annotations
 
 import pytest
@@ -20,9 +21,24 @@ KEYS = [  # (feature row, tier): six model inputs
     (row(1), "bb"),
     (row(2, rw_per_open=None), "pfs"),
     (row(3, nprocs=None), "bb"),
-    (row(4, rw_per_open=None, nprocs=None, interface="MPI-IO", file_per_process=False, n_ranks=4), "pfs"),
-    (row(5, interface="MPI-IO", collective=True, file_per_process=False, n_ranks=8, nprocs=8,
-         transfer_size=64 * KIB), "bb"),
+    (
+        row(
+            4, rw_per_open=None, nprocs=None, interface="MPI-IO", file_per_process=False, n_ranks=4
+        ),
+        "pfs",
+    ),
+    (
+        row(
+            5,
+            interface="MPI-IO",
+            collective=True,
+            file_per_process=False,
+            n_ranks=8,
+            nprocs=8,
+            transfer_size=64 * KIB,
+        ),
+        "bb",
+    ),
 ]
 
 
@@ -33,9 +49,22 @@ def _files(spark):
     for k, (feats, tier) in enumerate(KEYS):
         for j, log in enumerate(("A", "A", "B", "C")):
             rid = 100 * k + j
-            rows.append({**feats, "log_id": log, "record_id": rid, "file_name": f"/{tier}/{log}/f{rid}", "tier": tier,
-                         "opens": 1, "reads": j, "writes": 4, "io_type_source": "counters", "bytes_read": j * KIB,
-                         "bytes_written": (k + 1) * MIB + j, "bandwidth_mib_s": 100.0 + rid})
+            rows.append(
+                {
+                    **feats,
+                    "log_id": log,
+                    "record_id": rid,
+                    "file_name": f"/{tier}/{log}/f{rid}",
+                    "tier": tier,
+                    "opens": 1,
+                    "reads": j,
+                    "writes": 4,
+                    "io_type_source": "counters",
+                    "bytes_read": j * KIB,
+                    "bytes_written": (k + 1) * MIB + j,
+                    "bandwidth_mib_s": 100.0 + rid,
+                }
+            )
     return frame(spark, "file_features", rows)
 
 
@@ -58,9 +87,16 @@ def models(tmp_path_factory):
     exp = mlflow.create_experiment("per-key", artifact_location=(tmp / "artifacts").as_uri())
     Xb, bw = bandwidth_frame(40)
     Xp, yp = placement_frame(40)
-    fitted = {"t-bandwidth": pyfunc.Bandwidth(bandwidth.build_estimator("lightgbm").fit(Xb, np.log(bw)),
-                                              bandwidth.FILE_FEATURES, ("bb", "pfs")),
-              "t-placement": pyfunc.Placement(placement.build_estimator("lightgbm").fit(Xp, yp), FEATURES)}
+    fitted = {
+        "t-bandwidth": pyfunc.Bandwidth(
+            bandwidth.build_estimator("lightgbm").fit(Xb, np.log(bw)),
+            bandwidth.FILE_FEATURES,
+            ("bb", "pfs"),
+        ),
+        "t-placement": pyfunc.Placement(
+            placement.build_estimator("lightgbm").fit(Xp, yp), FEATURES
+        ),
+    }
     out = {}
     for name, model in fitted.items():
         with mlflow.start_run(experiment_id=exp):
@@ -88,7 +124,9 @@ def test_what_if_rows_per_key_equal_per_file(spark, models, with_placement):
     files = _files(spark)
     bw = advice.ship_model(spark, models["t-bandwidth"][0])
     pl = advice.ship_model(spark, models["t-placement"][0]) if with_placement else None
-    space = what_if.Space(tiers=("bb", "pfs"), dimensions=("tier", "transfer_size", "api"), min_speedup=1.1)
+    space = what_if.Space(
+        tiers=("bb", "pfs"), dimensions=("tier", "transfer_size", "api"), min_speedup=1.1
+    )
     new = advice.what_if_rows(files, space, bw, pl)
     old = advice.what_if_rows(files, space, bw, pl, per_key=False)
     assertSchemaEqual(new.schema, old.schema)
@@ -98,13 +136,18 @@ def test_what_if_rows_per_key_equal_per_file(spark, models, with_placement):
     assert got == want
     # the answers differ between keys (a join matching the wrong key would show) and null keys got theirs
     assert len({(r.current, r.now) for r in new.collect()}) == len(KEYS)
-    nulls = {r.record_id for r in new.where("record_id div 100 in (2, 3, 4)").where("now is not null").collect()}
+    nulls = {
+        r.record_id
+        for r in new.where("record_id div 100 in (2, 3, 4)").where("now is not null").collect()
+    }
     assert nulls == {100 * k + j for k in (2, 3, 4) for j in range(4)}
     assert {r.bytes for r in new.where("record_id = 503").collect()} == {6 * MIB + 3 + 3 * KIB}
 
 
-@pytest.mark.parametrize("table,name", [("placement_predictions", "t-placement"),
-                                        ("bandwidth_predictions", "t-bandwidth")])
+@pytest.mark.parametrize(
+    "table,name",
+    [("placement_predictions", "t-placement"), ("bandwidth_predictions", "t-bandwidth")],
+)
 def test_score_predict_per_key_equals_per_row(spark, models, table, name):
     from jobs.score import predict
 
@@ -119,6 +162,11 @@ def test_score_predict_per_key_equals_per_row(spark, models, table, name):
     got, want = _rows(new, ["scored_at"]), _rows(old, ["scored_at"])
     assert len(got) == len(want) == 16  # 4 keys, one with a null rw_per_open
     assert got == want
-    assert new.where(f"scored_at is null or model_name != '{name}' or model_version != '{version}'").count() == 0
+    assert (
+        new.where(
+            f"scored_at is null or model_name != '{name}' or model_version != '{version}'"
+        ).count()
+        == 0
+    )
     out = "predicted_tier" if table == "placement_predictions" else "predicted_bandwidth_mib_s"
     assert new.where(f"{out} is null").count() == 0  # every file scored, null keys too

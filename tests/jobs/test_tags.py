@@ -1,4 +1,6 @@
-"""tags stage end to end (in the first run's `iolake run`) on the darshan wheel's example logs: every job tagged, known bottlenecks found, re-run idle."""
+"""tags stage end to end (in the first run's `iolake run`) on the darshan wheel's example logs:
+every job tagged, known bottlenecks found, re-run idle."""
+
 from __future__ import annotations
 
 from pathlib import Path
@@ -28,7 +30,9 @@ def tagged_lake(spark, tmp_path_factory):
     conf = load_config("local", overrides={"lake": {"root": str(run["lake"])}})
     tagged = re.search(r"\[tags\] (\d+) new logs: silver/bottleneck_tags", run["out"])
     assert tagged, run["out"][-4000:]
-    ledger = read_table(spark, BRONZE["logs"], conf.lake.root).select("log_id", "source_uri").toPandas()
+    ledger = (
+        read_table(spark, BRONZE["logs"], conf.lake.root).select("log_id", "source_uri").toPandas()
+    )
     names = {r.log_id: Path(r.source_uri).name for r in ledger.itertuples()}
     rows = read_table(spark, SPEC, conf.lake.root).toPandas()
     rows["log"] = rows.log_id.map(names)
@@ -52,13 +56,21 @@ def test_tags_known_bottlenecks_of_the_example_logs(tagged_lake):
     _, _, rows = tagged_lake
     # MACSio through HDF5: 16 ranks, rank 0 writes 98% of one shared file in < 1 MiB independent writes
     macsio = _tags(rows, "shane_macsio_id29959_5-22-32552-7035573431850780836_1590156158.darshan")
-    assert {"small_writes", "shared_file_imbalance", "rank0_heavy", "no_collective_shared"} <= set(macsio)
-    assert macsio["small_writes"].value > 0.99 and macsio["small_writes"].evidence[0] == "/tmp/test/macsio_hdf5_000.h5"
+    assert {"small_writes", "shared_file_imbalance", "rank0_heavy", "no_collective_shared"} <= set(
+        macsio
+    )
+    assert (
+        macsio["small_writes"].value > 0.99
+        and macsio["small_writes"].evidence[0] == "/tmp/test/macsio_hdf5_000.h5"
+    )
     assert macsio["shared_file_imbalance"].value > 0.9
     # a Java workflow traced with DXT: every read is small, rank 0 sits for hours in metadata calls
     dxt = _tags(rows, "dxt.darshan")
     assert {"small_reads", "metadata_heavy"} <= set(dxt)
-    assert dxt["metadata_heavy"].severity == "high" and list(dxt["metadata_heavy"].evidence)[0] == "rank 0"
+    assert (
+        dxt["metadata_heavy"].severity == "high"
+        and list(dxt["metadata_heavy"].evidence)[0] == "rank 0"
+    )
     # all of this job's bytes go through STDIO
     assert _tags(rows, "noposix.darshan")["stdio_heavy"].value == 1.0
     # 2048 ranks writing one file each: the slowest rank takes 169 times the fastest's time

@@ -1,4 +1,5 @@
 """jobs/train.py helpers: the bounded training sample (models.max_train_rows)."""
+
 from collections import Counter
 
 import numpy as np
@@ -22,7 +23,9 @@ def test_sample_groups_keeps_whole_groups_and_bounds_the_rows(spark):
     assert len(got) <= 3 * 600 and len(sizes) < 60
     assert "1,830 rows" in note and "max_train_rows = 600" in note
     again, _ = sample_groups(df, ["a", "b"], cap=600, seed=42)
-    assert sorted(map(tuple, again.collect())) == sorted(map(tuple, got))  # the same table, the same sample
+    assert sorted(map(tuple, again.collect())) == sorted(
+        map(tuple, got)
+    )  # the same table, the same sample
     other, _ = sample_groups(df, ["a", "b"], cap=600, seed=7)
     assert sorted(map(tuple, other.collect())) != sorted(map(tuple, got))  # the seed chooses
 
@@ -46,8 +49,12 @@ def test_water_level_is_the_largest_cut_within_the_cap():
 
 def _skewed_rows():
     # 40 groups g: group 0 has 60 logs, the others 1 + g % 5 logs; every log writes 3 files
-    return [(g % 7, g, f"log-{g}-{j}", float(f)) for g in range(40) for j in range(60 if g == 0 else 1 + g % 5)
-            for f in range(3)]
+    return [
+        (g % 7, g, f"log-{g}-{j}", float(f))
+        for g in range(40)
+        for j in range(60 if g == 0 else 1 + g % 5)
+        for f in range(3)
+    ]
 
 
 def _sample_skewed(spark, cap: int, seed: int = 42):

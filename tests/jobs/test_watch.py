@@ -1,6 +1,7 @@
 """watch stage on a small lake of literal silver rows: one gold/app_runs row per job with its key,
 the regressed application flagged, a re-run adds no rows, new jobs add theirs, and the lake's
 history exported as a CSV gives the same alarms through `iolake watch --history`."""
+
 from __future__ import annotations
 
 import datetime as dt
@@ -17,11 +18,14 @@ from tests.support.frames import frame
 
 pytestmark = pytest.mark.slow
 
-T0 = dt.datetime(2024, 1, 1, 2, 0, tzinfo=dt.timezone.utc)
+T0 = dt.datetime(2024, 1, 1, 2, 0, tzinfo=dt.UTC)
 WOBBLE = [1.0, 1.12, 0.9, 1.05, 0.93, 1.08, 0.88, 1.02, 0.97, 1.1]
 # (exe, uid, nprocs, mount of its data file, read?, shared?) -> the key the stage must build, by hand
 APPS = {
-    "A": (("ior", 1000, 2048, "/scratch1", False, True), "ior|1000|2048-8191|/scratch1|write|shared"),
+    "A": (
+        ("ior", 1000, 2048, "/scratch1", False, True),
+        "ior|1000|2048-8191|/scratch1|write|shared",
+    ),
     "B": (("vpic", 1001, 64, "/scratch1", False, False), "vpic|1001|32-127|/scratch1|write|fpp"),
     "C": (("hacc", 1002, 512, "/scratch1", True, False), "hacc|1002|512-2047|/scratch1|read|fpp"),
     "D": (("bdcats", 1003, 8, "/scratch2", True, True), "bdcats|1003|8-31|/scratch2|read|shared"),
@@ -34,30 +38,78 @@ def _job(app: str, i: int, bw: float, start=True):
     log_id = f"{app}{i:03d}"
     moved = 1 << 30
     io_time = moved / 1048576.0 / bw
-    jf = {"jobid": i, "uid": uid, "program": exe, "nprocs": nprocs,
-          "start_time": T0 + dt.timedelta(days=i, minutes=5 * "ABCD".index(app)) if start else None,
-          "file_count": 1, "shared_file_count": 1 if shared else 0, "read_requests": 10, "write_requests": 10,
-          "bytes_read": moved if read else 0, "bytes_written": 0 if read else moved,
-          "io_time_s": io_time, "meta_time_s": 0.1 * io_time, "meta_time_share": 0.1, "throughput_mib_s": bw}
-    ff = [{"record_id": rid, "file_name": name, "mount_point": mnt, "tier": "pfs", "interface": "POSIX",
-           "n_ranks": nprocs, "file_per_process": False, "unique_dir": False, "collective": False, "file_view": False,
-           "fsync": False, "fsync_per_write": False, "preallocate": False, "opens": 1, "reads": 1, "writes": 1,
-           "io_type": "WO", "io_type_source": "counters", "random_access": False, "bytes_read": b, "bytes_written": 0}
-          for rid, name, mnt, b in ((1, f"{mount}/data", mount, moved), (2, "/home/u/small", "/home", 1000),
-                                    (3, "<STDOUT>", None, 10 * moved))]
+    jf = {
+        "jobid": i,
+        "uid": uid,
+        "program": exe,
+        "nprocs": nprocs,
+        "start_time": T0 + dt.timedelta(days=i, minutes=5 * "ABCD".index(app)) if start else None,
+        "file_count": 1,
+        "shared_file_count": 1 if shared else 0,
+        "read_requests": 10,
+        "write_requests": 10,
+        "bytes_read": moved if read else 0,
+        "bytes_written": 0 if read else moved,
+        "io_time_s": io_time,
+        "meta_time_s": 0.1 * io_time,
+        "meta_time_share": 0.1,
+        "throughput_mib_s": bw,
+    }
+    ff = [
+        {
+            "record_id": rid,
+            "file_name": name,
+            "mount_point": mnt,
+            "tier": "pfs",
+            "interface": "POSIX",
+            "n_ranks": nprocs,
+            "file_per_process": False,
+            "unique_dir": False,
+            "collective": False,
+            "file_view": False,
+            "fsync": False,
+            "fsync_per_write": False,
+            "preallocate": False,
+            "opens": 1,
+            "reads": 1,
+            "writes": 1,
+            "io_type": "WO",
+            "io_type_source": "counters",
+            "random_access": False,
+            "bytes_read": b,
+            "bytes_written": 0,
+        }
+        for rid, name, mnt, b in (
+            (1, f"{mount}/data", mount, moved),
+            (2, "/home/u/small", "/home", 1000),
+            (3, "<STDOUT>", None, 10 * moved),
+        )
+    ]
     return log_id, jf, ff
 
 
 def _bw(app: str, i: int) -> float:
-    base = {"A": 20000.0, "B": 3000.0, "C": 9000.0, "D": 500.0}[app] * WOBBLE[(i + 3 * "ABCD".index(app)) % 10]
+    base = {"A": 20000.0, "B": 3000.0, "C": 9000.0, "D": 500.0}[app] * WOBBLE[
+        (i + 3 * "ABCD".index(app)) % 10
+    ]
     return base * (0.5 if app == "A" and i >= DROP_AT else 1.0)
 
 
 def _write_jobs(spark, conf, jobs):
     jf = [{"log_id": log_id, **j} for log_id, j, _ in jobs]
     ff = [{"log_id": log_id, **f} for log_id, _, files in jobs for f in files]
-    write(spark, conf, SILVER["file_features"], frame(spark, "file_features", ff, job_month="2024-01").coalesce(1))
-    write(spark, conf, SILVER["job_features"], frame(spark, "job_features", jf, job_month="2024-01").coalesce(1))
+    write(
+        spark,
+        conf,
+        SILVER["file_features"],
+        frame(spark, "file_features", ff, job_month="2024-01").coalesce(1),
+    )
+    write(
+        spark,
+        conf,
+        SILVER["job_features"],
+        frame(spark, "job_features", jf, job_month="2024-01").coalesce(1),
+    )
 
 
 @pytest.fixture(scope="module")
@@ -80,7 +132,9 @@ def test_app_runs_one_row_per_job_with_its_key(lake):
         mine = runs[runs.log_id.str.startswith(app)]
         assert set(mine.app) == {key}
     a5 = runs.set_index("log_id").loc["A005"]
-    assert a5.fs == "/scratch1"  # the data file's mount, not /home, not the (bigger) stdout without a mount
+    assert (
+        a5.fs == "/scratch1"
+    )  # the data file's mount, not /home, not the (bigger) stdout without a mount
     assert a5.bandwidth_mib_s == pytest.approx(_bw("A", 5)) and a5.bytes == 1 << 30
     assert a5.io_time_s == pytest.approx((1 << 30) / 1048576.0 / _bw("A", 5))
 
@@ -100,7 +154,9 @@ def test_the_regressed_application_is_flagged_and_only_it(lake):
 
 def test_a_rerun_adds_no_rows(spark, lake):
     conf, _, runs, regs = lake
-    v_runs, v_regs = (table_version(spark, GOLD[t], conf.lake.root) for t in ("app_runs", "regressions"))
+    v_runs, v_regs = (
+        table_version(spark, GOLD[t], conf.lake.root) for t in ("app_runs", "regressions")
+    )
     again = watch.run(spark, conf, echo=lambda *_: None)
     assert again["logs"] in (0, 1)  # B099 (no start) may be looked at again; it adds nothing
     assert read_table(spark, GOLD["app_runs"], conf.lake.root).count() == len(runs)

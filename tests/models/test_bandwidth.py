@@ -15,8 +15,13 @@ def test_build_estimator_fits_log_bandwidth(name):
 
 
 def test_metrics_perfect_prediction():
-    assert bandwidth.metrics([10.0, 100.0], [10.0, 100.0]) == {"mdape_pct": 0.0, "mape_pct": 0.0, "r2": 1.0,
-                                                               "r2_log": 1.0, "rmse_log": 0.0}
+    assert bandwidth.metrics([10.0, 100.0], [10.0, 100.0]) == {
+        "mdape_pct": 0.0,
+        "mape_pct": 0.0,
+        "r2": 1.0,
+        "r2_log": 1.0,
+        "rmse_log": 0.0,
+    }
 
 
 def test_metrics_mape_and_raw_r2_by_hand():
@@ -38,7 +43,13 @@ def test_fit_and_evaluate_reports_the_median_rule_beside_each_model():
     X, bw = bandwidth_frame()
     folds = evaluation.splits(np.arange(len(X)) // 3, 4, 0.25, seed=0)
     r = bandwidth.fit_and_evaluate("random_forest", X, bw, folds)
-    assert {"mdape_pct_mean", "mape_pct_mean", "r2_mean", "r2_log_mean", "baseline_mdape_pct_mean"} <= set(r)
+    assert {
+        "mdape_pct_mean",
+        "mape_pct_mean",
+        "r2_mean",
+        "r2_log_mean",
+        "baseline_mdape_pct_mean",
+    } <= set(r)
     assert r["r2_log_mean"] > r["baseline_r2_log_mean"]
 
 
@@ -56,7 +67,9 @@ def test_fit_and_evaluate_in_threads_gives_the_same_scores_as_one_split_at_a_tim
 
 
 def test_metrics_mdape_is_median_relative_error():
-    assert bandwidth.metrics([100.0, 100.0, 100.0], [110.0, 50.0, 100.0])["mdape_pct"] == pytest.approx(10.0)
+    assert bandwidth.metrics([100.0, 100.0, 100.0], [110.0, 50.0, 100.0])[
+        "mdape_pct"
+    ] == pytest.approx(10.0)
 
 
 def test_closer_counts_each_metric_in_its_own_error():
@@ -111,7 +124,10 @@ def test_file_model_never_predicts_larger_requests_at_the_same_bytes_slower(name
     rows, ladder = _size_ladders(X)
     assert len(set(ladder)) == len(X) and len(rows) > 1.5 * len(X)
     assert _decreases(bandwidth.build_estimator(name, seed=0).fit(X, y), rows, ladder) == 0
-    assert _decreases(bandwidth.build_estimator(name, seed=0, monotone=False).fit(X, y), rows, ladder) > 0
+    assert (
+        _decreases(bandwidth.build_estimator(name, seed=0, monotone=False).fit(X, y), rows, ladder)
+        > 0
+    )
 
 
 def test_reference_estimator_reads_the_benchmark_parameters_and_the_tier():
@@ -119,15 +135,30 @@ def test_reference_estimator_reads_the_benchmark_parameters_and_the_tier():
 
     rng = np.random.default_rng(5)
     n = 80
-    params = pd.DataFrame({"tier": rng.choice(["bb", "pfs"], n), "ior_api": rng.choice(["POSIX", "MPIIO"], n),
-                           "ior_block_size": rng.choice([1 << 10, 1 << 16, 1 << 20], n),
-                           "ior_fsync": rng.integers(0, 2, n)})
+    params = pd.DataFrame(
+        {
+            "tier": rng.choice(["bb", "pfs"], n),
+            "ior_api": rng.choice(["POSIX", "MPIIO"], n),
+            "ior_block_size": rng.choice([1 << 10, 1 << 16, 1 << 20], n),
+            "ior_fsync": rng.integers(0, 2, n),
+        }
+    )
     # bandwidth from the parameters alone: x4 on bb, x2 for POSIX, /3 with fsync, and the block size
-    bw = (100.0 * np.where(params.tier == "bb", 4, 1) * np.where(params.ior_api == "POSIX", 2, 1)
-          / np.where(params.ior_fsync == 1, 3, 1) * np.log2(params.ior_block_size))
+    bw = (
+        100.0
+        * np.where(params.tier == "bb", 4, 1)
+        * np.where(params.ior_api == "POSIX", 2, 1)
+        / np.where(params.ior_fsync == 1, 3, 1)
+        * np.log2(params.ior_block_size)
+    )
     folds = evaluation.splits(np.arange(n) // 2, 5, 0.25, seed=1)
-    r = bandwidth.fit_and_evaluate("reference_true_params", params, pd.Series(bw), folds,
-                                   estimator=bandwidth.reference_estimator(params, "random_forest"))
+    r = bandwidth.fit_and_evaluate(
+        "reference_true_params",
+        params,
+        pd.Series(bw),
+        folds,
+        estimator=bandwidth.reference_estimator(params, "random_forest"),
+    )
     assert r["model"] == "reference_true_params"
     assert r["mdape_pct_mean"] < 15 < r["baseline_mdape_pct_mean"], r
     assert r["r2_log_mean"] > 0.9 > r["baseline_r2_log_mean"], r

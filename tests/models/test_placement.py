@@ -33,8 +33,9 @@ def test_build_estimator_ignores_tier_and_paths():
 def test_fit_and_evaluate_reports_mean_std_and_baseline():
     X, y = placement_frame(40)
     folds = evaluation.splits(np.arange(40) // 2, 3, 0.25, seed=0)
-    r = placement.fit_and_evaluate("decision_tree", X, y, folds, seed=0,
-                                   strong=pd.Series(X.index % 4 == 0, index=X.index))
+    r = placement.fit_and_evaluate(
+        "decision_tree", X, y, folds, seed=0, strong=pd.Series(X.index % 4 == 0, index=X.index)
+    )
     assert len(r["accuracy"]) == 3
     assert r["accuracy_mean"] == pytest.approx(1.0)
     assert r["baseline_mean"] == pytest.approx(0.5)
@@ -43,7 +44,9 @@ def test_fit_and_evaluate_reports_mean_std_and_baseline():
 
 def test_eliminate_features_keeps_a_deciding_feature():
     X, y = placement_frame(40)
-    kept, trail = placement.eliminate_features("decision_tree", X, y, evaluation.splits(np.arange(40), 2, 0.25, 0))
+    kept, trail = placement.eliminate_features(
+        "decision_tree", X, y, evaluation.splits(np.arange(40), 2, 0.25, 0)
+    )
     assert len(kept) < len(FEATURES)
     assert kept and trail[-1]["accuracy"] == pytest.approx(1.0)
 
@@ -52,17 +55,23 @@ def test_baseline_is_the_training_majority_of_each_fold():
     """Hand-made folds: the test parts' share of the training majority, by hand."""
     X, y = placement_frame(8)  # odd rows bb, even rows pfs
     y = pd.Series(["bb", "bb", "bb", "pfs", "bb", "pfs", "pfs", "pfs"])
-    folds = [(np.array([0, 1, 2, 3, 4]), np.array([5, 6, 7])),  # train majority bb: 0 of 3 test rows
-             (np.array([3, 5, 6, 7, 0]), np.array([1, 2, 4]))]  # train majority pfs: 0 of 3
+    folds = [
+        (np.array([0, 1, 2, 3, 4]), np.array([5, 6, 7])),  # train majority bb: 0 of 3 test rows
+        (np.array([3, 5, 6, 7, 0]), np.array([1, 2, 4])),
+    ]  # train majority pfs: 0 of 3
     r = placement.fit_and_evaluate("decision_tree", X, y, folds, seed=0)
     assert r["baseline_mean"] == 0.0
 
 
 def test_reference_estimator_reads_the_benchmark_parameters():
-    params = pd.DataFrame({"ior_api": ["POSIX", "MPIIO"] * 10, "ior_block_size": [1 << 20, 1 << 10] * 10})
+    params = pd.DataFrame(
+        {"ior_api": ["POSIX", "MPIIO"] * 10, "ior_block_size": [1 << 20, 1 << 10] * 10}
+    )
     y = pd.Series(["bb", "pfs"] * 10)
     folds = evaluation.splits(np.arange(20), 4, 0.25, seed=3)
-    r = placement.fit_and_evaluate("reference", params, y, folds, estimator=placement.reference_estimator(params))
+    r = placement.fit_and_evaluate(
+        "reference", params, y, folds, estimator=placement.reference_estimator(params)
+    )
     assert r["accuracy_mean"] == 1.0 and r["baseline_mean"] <= 0.6
 
 
@@ -72,8 +81,18 @@ def test_vs_baseline_counts_rows_where_model_and_majority_disagree():
 
     X, _ = placement_frame(8)
     y = pd.Series(["bb", "bb", "bb", "pfs", "bb", "pfs", "pfs", "pfs"])
-    folds = [(np.array([0, 1, 2, 3, 4]), np.array([5, 6, 7])),  # majority bb; truth pfs pfs pfs: pfs right 3x
-             (np.array([0, 1, 2, 3, 5]), np.array([4, 6, 7]))]  # majority bb; truth bb pfs pfs: right 2x, wrong 1x
-    r = placement.fit_and_evaluate("constant_pfs", X, y, folds,
-                                   estimator=lambda seed: DummyClassifier(strategy="constant", constant="pfs"))
+    folds = [
+        (
+            np.array([0, 1, 2, 3, 4]),
+            np.array([5, 6, 7]),
+        ),  # majority bb; truth pfs pfs pfs: pfs right 3x
+        (np.array([0, 1, 2, 3, 5]), np.array([4, 6, 7])),
+    ]  # majority bb; truth bb pfs pfs: right 2x, wrong 1x
+    r = placement.fit_and_evaluate(
+        "constant_pfs",
+        X,
+        y,
+        folds,
+        estimator=lambda seed: DummyClassifier(strategy="constant", constant="pfs"),
+    )
     assert r["vs_baseline"] == {"accuracy_mean": (5, 1)}

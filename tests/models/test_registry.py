@@ -1,4 +1,5 @@
 """Promotion and alias lookup against a real MLflow registry on a temporary SQLite file (no mocks)."""
+
 import numpy as np
 import pytest
 
@@ -32,8 +33,16 @@ def _register(est, X, Xte, yte, name="t-placement", veto=None):
             model = registry.load_version(name, mv.version)
             return float(np.mean(model.predict(Xte)["predicted_tier"].to_numpy() == yte.to_numpy()))
 
-        return registry.register_and_promote(name, info.model_uri, run.info.run_id, score, score_fn, "accuracy", "champion",
-                                           veto=veto), run
+        return registry.register_and_promote(
+            name,
+            info.model_uri,
+            run.info.run_id,
+            score,
+            score_fn,
+            "accuracy",
+            "champion",
+            veto=veto,
+        ), run
 
 
 def test_promotion_refuses_worse_challenger(mlflow_uri):
@@ -62,7 +71,9 @@ def test_vetoed_version_never_takes_the_alias(mlflow_uri):
 
     X, y = placement_frame(24)
     good = placement.build_estimator("decision_tree").fit(X, y)
-    first, _ = _register(good, X, X, y, name="t-veto", veto="accuracy 0.5 against the baseline's 0.8")
+    first, _ = _register(
+        good, X, X, y, name="t-veto", veto="accuracy 0.5 against the baseline's 0.8"
+    )
     assert first["alias"] == "challenger"
     assert first["why"].startswith("held back: accuracy 0.5") and "no @champion yet" in first["why"]
     with pytest.raises(registry.ModelAliasMissing) as e:
@@ -71,7 +82,9 @@ def test_vetoed_version_never_takes_the_alias(mlflow_uri):
     assert e.value.held_back == (str(first["version"]), first["why"])
     second, _ = _register(good, X, X, y, name="t-veto")
     assert second["alias"] == "champion"
-    third, run = _register(good, X, X, y, name="t-veto", veto="MdAPE % 208 against the baseline's 103")
+    third, run = _register(
+        good, X, X, y, name="t-veto", veto="MdAPE % 208 against the baseline's 103"
+    )
     assert third["alias"] == "challenger"
     client = MlflowClient()
     assert client.get_model_version_by_alias("t-veto", "champion").version == second["version"]

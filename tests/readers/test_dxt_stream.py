@@ -4,6 +4,7 @@ damaged modules, errors — on the real DXT logs and on synthetic ones cut into 
 (records and segments straddling batches and inflate chunks); a decompression bomb in a stream is
 still a `ResourceLimit`, and streamed bytes are charged to their own cap, not the in-memory one.
 """
+
 from __future__ import annotations
 
 import csv
@@ -20,15 +21,20 @@ from readers.base import DecodeError, ResourceLimit
 from tests.support.darshan_writer import DXT_MPIIO, DXT_POSIX, POSIX, dxt_record, write_log
 from tests.support.data import need, shared_path
 
-need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
+need(
+    native._native is not None,
+    "needs iolake_native, the native decoder's extension (pip install ./native)",
+)
 
 
 def _records(seed: int, n: int, big: bool = False) -> bytes:
     r = random.Random(seed)
     out = b""
-    for i in range(n):
-        seg = [(r.randrange(1 << 40), r.randrange(1 << 20), r.random() * 100, r.random() * 100)
-               for _ in range(r.choice([0, 1, 3, 7, 8, 20]))]
+    for _ in range(n):
+        seg = [
+            (r.randrange(1 << 40), r.randrange(1 << 20), r.random() * 100, r.random() * 100)
+            for _ in range(r.choice([0, 1, 3, 7, 8, 20]))
+        ]
         k = r.randrange(len(seg) + 1)
         host = r.choice([b"nid00001", b"nid00002", b"h" * 64, b""])
         out += dxt_record(r.getrandbits(64), r.randrange(4), host, seg[:k], seg[k:], big)
@@ -50,7 +56,11 @@ def _same(data: bytes, batch_rows: int = 7, **limits):
             native.decode(data, stream_dxt_over=0, batch_rows=batch_rows, **limits)
         return None
     streamed = native.decode(data, stream_dxt_over=0, batch_rows=batch_rows, **limits)
-    assert (streamed.notes, streamed.damaged, streamed.status) == (whole.notes, whole.damaged, whole.status)
+    assert (streamed.notes, streamed.damaged, streamed.status) == (
+        whole.notes,
+        whole.damaged,
+        whole.status,
+    )
     if "io_ops" in streamed.streams:
         assert "io_ops" not in streamed.tables
         batches = list(streamed.streams["io_ops"]())
@@ -74,11 +84,19 @@ def test_streamed_equals_whole_on_synthetic_logs(comp, big):
     for seed in range(6):
         posix, mpiio = _records(seed, 12, big), _records(100 + seed, 9, big)
         for mpiio_ver in (1, 2):  # DXT_MPIIO version 1 has no offsets: -1
-            d = _same(_log({POSIX: b"\0" * 704, DXT_POSIX: posix, DXT_MPIIO: mpiio},
-                           {POSIX: 4, DXT_MPIIO: mpiio_ver}, comp, big))
+            d = _same(
+                _log(
+                    {POSIX: b"\0" * 704, DXT_POSIX: posix, DXT_MPIIO: mpiio},
+                    {POSIX: 4, DXT_MPIIO: mpiio_ver},
+                    comp,
+                    big,
+                )
+            )
             io_ops = d.all_tables()["io_ops"]
             assert io_ops.num_rows > 20
-            offsets = io_ops.filter(pa.compute.equal(io_ops["source"], "DXT_MPIIO"))["offset"].to_pylist()
+            offsets = io_ops.filter(pa.compute.equal(io_ops["source"], "DXT_MPIIO"))[
+                "offset"
+            ].to_pylist()
             assert (set(offsets) == {-1}) == (mpiio_ver == 1)
     for batch_rows in (1, 2, 3, 1000):
         _same(_log({DXT_POSIX: _records(7, 15, big)}, comp=comp, big=big), batch_rows)
@@ -101,10 +119,12 @@ def test_damaged_dxt_regions_are_dropped_as_in_the_whole_decode():
     raw = _records(5, 10)
     data = _log({POSIX: b"\0" * 704, DXT_POSIX: raw, DXT_MPIIO: _records(6, 4)}, {POSIX: 4})
     facts = native.header_facts(data)["regions"]
-    (off, n), = [(o, n) for name, o, n in facts if name == "DXT_POSIX"]
+    ((off, n),) = [(o, n) for name, o, n in facts if name == "DXT_POSIX"]
     # the compressed stream cut short, and corrupted in its middle
-    for bad in (data[:off] + data[off:off + n // 2] + bytes(n - n // 2) + data[off + n:],
-                data[:off + n // 2] + bytes([data[off + n // 2] ^ 0xFF]) + data[off + n // 2 + 1:]):
+    for bad in (
+        data[:off] + data[off : off + n // 2] + bytes(n - n // 2) + data[off + n :],
+        data[: off + n // 2] + bytes([data[off + n // 2] ^ 0xFF]) + data[off + n // 2 + 1 :],
+    ):
         d = _same(bad)
         assert "DXT_POSIX" in d.damaged and d.status == "partial"
     # a negative segment count
@@ -112,7 +132,7 @@ def test_damaged_dxt_regions_are_dropped_as_in_the_whole_decode():
     d = _same(_log({POSIX: b"\0" * 704, DXT_POSIX: neg}, {POSIX: 4}))
     assert "negative segment count" in d.damaged["DXT_POSIX"]
     # the file cut inside the DXT region
-    assert "DXT_POSIX" in _same(data[:off + n // 2]).damaged
+    assert "DXT_POSIX" in _same(data[: off + n // 2]).damaged
     # every module damaged: the log fails, streamed or not
     with pytest.raises(DecodeError, match="every module damaged"):
         native.decode(_log({DXT_POSIX: neg}), stream_dxt_over=0)
@@ -169,4 +189,4 @@ def test_the_writer_makes_zlib_regions_of_the_raw_records():
     data = _log({DXT_POSIX: raw})
     regions = {name: (o, n) for name, o, n in native.header_facts(data)["regions"]}
     o, n = regions["DXT_POSIX"]
-    assert zlib.decompress(data[o:o + n]) == raw
+    assert zlib.decompress(data[o : o + n]) == raw

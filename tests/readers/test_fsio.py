@@ -1,4 +1,5 @@
 """readers/fsio.py listing: a symbolic-link loop in an input folder is not followed round and round."""
+
 import os
 
 import pyarrow.fs as pafs
@@ -21,8 +22,11 @@ def test_link_loop_lists_each_log_once(tmp_path):
     (outside / "far.darshan").write_bytes(b"x")
     os.symlink(outside, root / "more")  # a link out of the tree is still followed
     # pyarrow's recursive selector follows the loop until the path is too long (the issue's 8,570 paths)
-    naive = [i for i in pafs.LocalFileSystem().get_file_info(pafs.FileSelector(str(root), recursive=True))
-             if i.type == pafs.FileType.File]
+    naive = [
+        i
+        for i in pafs.LocalFileSystem().get_file_info(pafs.FileSelector(str(root), recursive=True))
+        if i.type == pafs.FileType.File
+    ]
     assert len(naive) > 10 * 213
     got = list_traces([str(root)], SUFFIXES)
     names = sorted(os.path.basename(t.uri) for t in got)

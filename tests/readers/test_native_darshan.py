@@ -1,5 +1,6 @@
 """The native (Rust) Darshan decoder: equal to the pydarshan decoder on every log it reads,
 reads what it cannot (bzip2, big-endian), and fails only with `DecodeError`s."""
+
 from __future__ import annotations
 
 import csv
@@ -12,14 +13,19 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from readers import native_darshan as native  # imports without the extension: `native._native` is None
+from readers import (
+    native_darshan as native,
+)  # imports without the extension: `native._native` is None
 from readers.base import DecodeError, UnsupportedFormat
 from schemas import BRONZE
 from tests.support.data import need, shared_path
 
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 
-need(native._native is not None, "needs iolake_native, the native decoder's extension (pip install ./native)")
+need(
+    native._native is not None,
+    "needs iolake_native, the native decoder's extension (pip install ./native)",
+)
 
 
 def _manifest() -> list[dict]:
@@ -72,7 +78,9 @@ def _assert_tables_equal(a: pa.Table, b: pa.Table, where: str) -> None:
             xa, ya = x.to_numpy(zero_copy_only=False), y.to_numpy(zero_copy_only=False)
             assert np.array_equal(xa, ya, equal_nan=True), f"{where}.{name} differs"
             # same bits, so -0.0 / NaN payloads agree too
-            assert xa.view(np.int64).tolist() == ya.view(np.int64).tolist(), f"{where}.{name} bits differ"
+            assert xa.view(np.int64).tolist() == ya.view(np.int64).tolist(), (
+                f"{where}.{name} bits differ"
+            )
         else:
             assert x.equals(y), f"{where}.{name} differs"
 
@@ -123,12 +131,19 @@ def test_heatmap_equals_pydarshan_report_heatmaps(manifest, decoded):
         assert set(table.module) == {str(m) for m in report.heatmaps}, r["path"]
         for mod, hm in report.heatmaps.items():
             mine = table[table.module == str(mod)].set_index("rank")
-            assert (mine.nbins == hm._nbins).all() and (mine.bin_width_s == hm._bin_width_seconds).all()
+            assert (mine.nbins == hm._nbins).all() and (
+                mine.bin_width_s == hm._bin_width_seconds
+            ).all()
             for op, col in (("read", "read_bytes"), ("write", "write_bytes")):
                 ref = hm.to_df(ops=[op], interval_index=False)
                 assert sorted(mine.index) == sorted(ref.index), (r["path"], mod)
                 for rank, row in ref.iterrows():
-                    assert list(mine.loc[rank, col]) == [int(v) for v in row], (r["path"], mod, op, rank)
+                    assert list(mine.loc[rank, col]) == [int(v) for v in row], (
+                        r["path"],
+                        mod,
+                        op,
+                        rank,
+                    )
 
 
 def test_bzip2_logs_equal_their_originals(manifest):
@@ -145,10 +160,24 @@ def test_bzip2_logs_equal_their_originals(manifest):
             if t == "jobs":
                 # darshan-convert rewrites the log as format 3.41 (job nsec fields, run time)
                 # and writes the mount table back in another order among equal-length points
-                keep = ["jobid", "uid", "nprocs", "start_time_sec", "end_time_sec", "exe", "metadata"]
-                _assert_tables_equal(bz.tables[t].select(keep), orig.tables[t].select(keep), r["path"])
-                mounts = [sorted(map(tuple, (m.values() for m in x.tables[t].column("mounts")[0].as_py())))
-                          for x in (bz, orig)]
+                keep = [
+                    "jobid",
+                    "uid",
+                    "nprocs",
+                    "start_time_sec",
+                    "end_time_sec",
+                    "exe",
+                    "metadata",
+                ]
+                _assert_tables_equal(
+                    bz.tables[t].select(keep), orig.tables[t].select(keep), r["path"]
+                )
+                mounts = [
+                    sorted(
+                        map(tuple, (m.values() for m in x.tables[t].column("mounts")[0].as_py()))
+                    )
+                    for x in (bz, orig)
+                ]
                 assert mounts[0] == mounts[1]
             else:
                 _assert_tables_equal(bz.tables[t], orig.tables[t], f"{r['path']}:{t}")
@@ -161,7 +190,9 @@ def test_logs_pydarshan_cannot_read(manifest):
     for r in bad_header:
         d = native.decode(r["abspath"])
         assert d.tables["jobs"].num_rows == 1
-        assert d.tables["jobs"].column("nprocs").to_pylist() == [int(r["nprocs"])]  # what pydarshan's header read says
+        assert d.tables["jobs"].column("nprocs").to_pylist() == [
+            int(r["nprocs"])
+        ]  # what pydarshan's header read says
     old = [r for r in manifest if r["path"].endswith(".gz")]
     assert old
     for r in old:
@@ -173,25 +204,47 @@ def test_logs_pydarshan_cannot_read(manifest):
 # 64-bit partial flag, then the name map and 64 module maps (offset, length), then 64 module
 # versions; the zlib-compressed job record follows it. Module ids are darshan_module_id's.
 HEADER_341 = 8 + 8 + 8 + 8 + 16 + 64 * 16 + 64 * 4
-MODULE_IDS = {1: "POSIX", 2: "MPI-IO", 3: "H5F", 4: "H5D", 5: "PNETCDF_FILE", 6: "PNETCDF_VAR", 7: "BG/Q",
-              8: "LUSTRE", 9: "STDIO", 10: "DXT_POSIX", 11: "DXT_MPIIO", 12: "MDHIM", 13: "APXC", 14: "APMPI",
-              15: "HEATMAP", 16: "DFS", 17: "DAOS"}
+MODULE_IDS = {
+    1: "POSIX",
+    2: "MPI-IO",
+    3: "H5F",
+    4: "H5D",
+    5: "PNETCDF_FILE",
+    6: "PNETCDF_VAR",
+    7: "BG/Q",
+    8: "LUSTRE",
+    9: "STDIO",
+    10: "DXT_POSIX",
+    11: "DXT_MPIIO",
+    12: "MDHIM",
+    13: "APXC",
+    14: "APMPI",
+    15: "HEATMAP",
+    16: "DFS",
+    17: "DAOS",
+}
 POSIX_V4_RECORD = 704  # id + rank + 69 int64 counters + 17 doubles
 
 
 def _raw_341(path: str) -> dict:
     """The log read by hand as darshan-util reads a 3.41 log: header maps, job record, name records."""
     data = Path(path).read_bytes()
-    assert data[:8].rstrip(b"\0") == b"3.41" and struct.unpack_from("<q", data, 8)[0] == 6567223 and data[16] == 0
+    assert (
+        data[:8].rstrip(b"\0") == b"3.41"
+        and struct.unpack_from("<q", data, 8)[0] == 6567223
+        and data[16] == 0
+    )
     name_off, name_len = struct.unpack_from("<QQ", data, 32)
     maps = {i: struct.unpack_from("<QQ", data, 48 + 16 * i) for i in range(64)}
-    regions = {MODULE_IDS[i]: zlib.decompress(data[off:off + n]) for i, (off, n) in maps.items() if n}
+    regions = {
+        MODULE_IDS[i]: zlib.decompress(data[off : off + n]) for i, (off, n) in maps.items() if n
+    }
     job = zlib.decompress(data[HEADER_341:name_off])
-    names, blob, at = {}, zlib.decompress(data[name_off:name_off + name_len]), 0
+    names, blob, at = {}, zlib.decompress(data[name_off : name_off + name_len]), 0
     while at < len(blob):  # darshan_name_record: 64-bit id, NUL-terminated name
         (rid,) = struct.unpack_from("<q", blob, at)
         end = blob.index(b"\0", at + 8)
-        names[rid] = blob[at + 8:end].decode()
+        names[rid] = blob[at + 8 : end].decode()
         at = end + 1
     return {"job": job, "names": names, "regions": regions}
 
@@ -202,7 +255,9 @@ def test_native_decodes_the_log_that_crashes_libdarshan_util_as_format_3_41(mani
     fact written in the older 5-word layout (uid, start, end, nprocs, jobid): the 3.41 nprocs and
     jobid words hold the first metadata bytes ("lib_ver="), the nprocs ingest's header check
     refuses in this log and in the six other bad-header logs of the same Darshan build."""
-    (r,) = [x for x in manifest if x["pydarshan_3_5_0"] == "fails to open" and not x["pydarshan_error"]]
+    (r,) = [
+        x for x in manifest if x["pydarshan_3_5_0"] == "fails to open" and not x["pydarshan_error"]
+    ]
     assert Path(r["path"]).name.startswith("snyders_ior-POSIX_id531897-30559_8-18-57636")
     raw = _raw_341(r["abspath"])
     words = struct.unpack_from("<7q", raw["job"])
@@ -210,14 +265,36 @@ def test_native_decodes_the_log_that_crashes_libdarshan_util_as_format_3_41(mani
     assert (d.format_version, d.compression, d.partial_modules) == ("3.41", "zlib", [])
     assert sorted(d.modules) == sorted(raw["regions"]) == ["APMPI", "LUSTRE", "POSIX"]
     (job,) = d.tables["jobs"].to_pylist()
-    names_341 = ["uid", "start_time_sec", "start_time_nsec", "end_time_sec", "end_time_nsec", "nprocs", "jobid"]
+    names_341 = [
+        "uid",
+        "start_time_sec",
+        "start_time_nsec",
+        "end_time_sec",
+        "end_time_nsec",
+        "nprocs",
+        "jobid",
+    ]
     assert {k: job[k] for k in names_341} == dict(zip(names_341, words))
-    assert job["exe"] == raw["job"][56 + 1024:].split(b"\n", 1)[0].decode()  # exe follows 1024 bytes of metadata
+    assert (
+        job["exe"] == raw["job"][56 + 1024 :].split(b"\n", 1)[0].decode()
+    )  # exe follows 1024 bytes of metadata
     # the facts behind the garbage: the old layout's words, the file name, the other bad-header logs
-    assert words[:5] == (6372, 1660838436, 1660838436, 4, 531897)  # jobid 531897: "_id531897-" in the name
-    assert job["start_time_sec"] == 1660838436  # 2022-08-18 16:00:36 UTC: the name's "8-18-57636" (s of day)
+    assert words[:5] == (
+        6372,
+        1660838436,
+        1660838436,
+        4,
+        531897,
+    )  # jobid 531897: "_id531897-" in the name
+    assert (
+        job["start_time_sec"] == 1660838436
+    )  # 2022-08-18 16:00:36 UTC: the name's "8-18-57636" (s of day)
     assert job["nprocs"].to_bytes(8, "little") == b"lib_ver="
-    siblings = {int(x["nprocs"]) for x in manifest if x["pydarshan_3_5_0"] == "opens, bad header or read fails"}
+    siblings = {
+        int(x["nprocs"])
+        for x in manifest
+        if x["pydarshan_3_5_0"] == "opens, bad header or read fails"
+    }
     assert siblings == {job["nprocs"]}
     # name records and the POSIX records, as darshan-parser would list them
     files = d.tables["files"].to_pylist()
@@ -225,7 +302,10 @@ def test_native_decodes_the_log_that_crashes_libdarshan_util_as_format_3_41(mani
     assert "/home/snyders/software/ior/build/testFile" in raw["names"].values() and len(files) == 6
     posix = d.tables["posix"]
     assert posix.num_rows == len(raw["regions"]["POSIX"]) // POSIX_V4_RECORD == 1
-    assert raw["names"][posix.column("record_id")[0].as_py()] == "/home/snyders/software/ior/build/testFile"
+    assert (
+        raw["names"][posix.column("record_id")[0].as_py()]
+        == "/home/snyders/software/ior/build/testFile"
+    )
     # what it cannot use it says so, rather than guessing: no LUSTRE rows, APMPI not a bronze table
     assert d.tables["lustre"].num_rows == 0
     assert any(n.startswith("LUSTRE: ") for n in d.notes)
@@ -259,6 +339,7 @@ def test_decompression_bomb_is_a_resource_limit(manifest):
 
 
 # --- robustness: truncation and bit flips ------------------------------------------------
+
 
 def _mutants(data: bytes, rng: random.Random, n_cuts: int, n_flips: int):
     for k in range(1, n_cuts + 1):

@@ -1,4 +1,5 @@
 """The reference decoder: shapes, header checks, crash isolation, and equality with pydarshan's report."""
+
 import csv
 import gzip
 
@@ -17,8 +18,9 @@ pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, 
 
 
 def _samples():
-    import darshan
     from pathlib import Path
+
+    import darshan
 
     return sorted((Path(darshan.__file__).parent / "examples" / "example_logs").glob("*.darshan"))
 
@@ -50,8 +52,15 @@ def test_decode_sample_logs_match_bronze_schemas():
 
 def test_sandbox_survives_a_decoder_segfault(tmp_path):
     root, rows = _manifest()
-    crashers = [r for r in rows if r["pydarshan_3_5_0"] == "fails to open" and r["log_ver"] == ""
-                and not r["path"].endswith(".gz") and "2.x" not in r["path"] and "example-output/carns" not in r["path"]]
+    crashers = [
+        r
+        for r in rows
+        if r["pydarshan_3_5_0"] == "fails to open"
+        and r["log_ver"] == ""
+        and not r["path"].endswith(".gz")
+        and "2.x" not in r["path"]
+        and "example-output/carns" not in r["path"]
+    ]
     ok = next(r for r in rows if r["pydarshan_3_5_0"] == "reads")
     outcomes = []
     with SandboxedDecoder("pydarshan", timeout_s=60) as sd:
@@ -83,9 +92,19 @@ def _report_frames(path: str) -> dict:
                 for op, key in (("write", "write_segments"), ("read", "read_segments")):
                     seg = rec[key]
                     for i in range(len(seg)):
-                        dxt.append((mod, np.uint64(rec["id"]).view(np.int64), rec["rank"], op, i,
-                                    int(seg["offset"].iloc[i]), int(seg["length"].iloc[i]),
-                                    float(seg["start_time"].iloc[i]), float(seg["end_time"].iloc[i])))
+                        dxt.append(
+                            (
+                                mod,
+                                np.uint64(rec["id"]).view(np.int64),
+                                rec["rank"],
+                                op,
+                                i,
+                                int(seg["offset"].iloc[i]),
+                                int(seg["length"].iloc[i]),
+                                float(seg["start_time"].iloc[i]),
+                                float(seg["end_time"].iloc[i]),
+                            )
+                        )
     out["io_ops"] = dxt
     out["names"] = {np.uint64(k).view(np.int64): v for k, v in rep.name_records.items()}
     out["job"] = rep.metadata["job"]
@@ -117,13 +136,34 @@ def test_decoder_equals_pydarshan_report_on_every_readable_shared_log():
                 want = want[["record_id"] + [c for c in want.columns if c != "record_id"]]
                 cols = list(want.columns)
                 pd.testing.assert_frame_equal(
-                    got[cols].reset_index(drop=True), want.reset_index(drop=True),
-                    check_dtype=False, obj=f"{r['path']}:{table}:{kind}",
+                    got[cols].reset_index(drop=True),
+                    want.reset_index(drop=True),
+                    check_dtype=False,
+                    obj=f"{r['path']}:{table}:{kind}",
                 )
                 compared += 1
         ops = mine.tables.get("io_ops")
-        got_ops = [] if ops is None else sorted(
-            zip(*[ops.column(c).to_pylist() for c in
-                  ("source", "record_id", "rank", "op", "seq", "offset", "length", "start_s", "end_s")]))
+        got_ops = (
+            []
+            if ops is None
+            else sorted(
+                zip(
+                    *[
+                        ops.column(c).to_pylist()
+                        for c in (
+                            "source",
+                            "record_id",
+                            "rank",
+                            "op",
+                            "seq",
+                            "offset",
+                            "length",
+                            "start_s",
+                            "end_s",
+                        )
+                    ]
+                )
+            )
+        )
         assert got_ops == sorted(ref["io_ops"]), r["path"]
     assert compared > 200

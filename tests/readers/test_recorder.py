@@ -1,4 +1,5 @@
 """Recorder decoder: 2.2 and 2.5 traces, call-by-call against recorder2text, counters against Darshan."""
+
 from __future__ import annotations
 
 import csv
@@ -16,7 +17,13 @@ from tests.support.data import shared_path
 pytestmark = pytest.mark.slow  # shared corpus / built lakes: `make test` only, not `make check`
 
 TIER_DIR = {"bb": "/dev/shm/iosweep-bb", "pfs": "/srv/iosweep-pfs"}
-ROLLUP_COUNTERS = ("POSIX_READS", "POSIX_WRITES", "POSIX_BYTES_READ", "POSIX_BYTES_WRITTEN", "POSIX_ACCESS1_ACCESS")
+ROLLUP_COUNTERS = (
+    "POSIX_READS",
+    "POSIX_WRITES",
+    "POSIX_BYTES_READ",
+    "POSIX_BYTES_WRITTEN",
+    "POSIX_ACCESS1_ACCESS",
+)
 
 
 def _sweep_runs() -> list[dict]:
@@ -65,21 +72,41 @@ def test_decode_recorder_22_traces(name):
         rows = [r for r in io if r["rank"] == rank]
         assert [r["seq"] for r in rows] == list(range(len(rows)))
         assert all(a["start_s"] <= b["start_s"] for a, b in zip(rows, rows[1:]))
-    names = dict(zip(dec.tables["files"].column("record_id").to_pylist(), dec.tables["files"].column("name").to_pylist()))
+    names = dict(
+        zip(
+            dec.tables["files"].column("record_id").to_pylist(),
+            dec.tables["files"].column("name").to_pylist(),
+        )
+    )
     assert all(path_record_id(n) == i for i, n in names.items())
     if name == "recorder-simple":
         assert len(io) == 12
         # rank 0 fopens rank0.txt, freads 1 byte then fwrites 1 byte through the same stream
         r0 = [r for r in io if r["rank"] == 0 and r["op"] in ("read", "write")]
-        assert [(r["func"], r["offset"], r["length"]) for r in r0] == [("fread", 0, 1), ("fwrite", 1, 1)]
+        assert [(r["func"], r["offset"], r["length"]) for r in r0] == [
+            ("fread", 0, 1),
+            ("fwrite", 1, 1),
+        ]
         assert names[r0[0]["record_id"]].endswith("/ior/rank0.txt")
     else:
-        posix = {names[r["record_id"]]: r for r in dec.tables["posix"].to_pylist() if r["rank"] == 0}
+        posix = {
+            names[r["record_id"]]: r for r in dec.tables["posix"].to_pylist() if r["rank"] == 0
+        }
         test_file = posix["/g/g92/xu23/research/performance-analysis/ior/testFile"]
-        assert (test_file["POSIX_OPENS"], test_file["POSIX_WRITES"], test_file["POSIX_BYTES_WRITTEN"]) == (2, 2, 16)
+        assert (
+            test_file["POSIX_OPENS"],
+            test_file["POSIX_WRITES"],
+            test_file["POSIX_BYTES_WRITTEN"],
+        ) == (2, 2, 16)
         assert test_file["POSIX_SEEKS"] == 4 and test_file["POSIX_MAX_BYTE_WRITTEN"] == 15
-        writes = [r for r in io if r["rank"] == 0 and r["func"] == "write" and r["record_id"] == path_record_id(
-            "/g/g92/xu23/research/performance-analysis/ior/testFile")]
+        writes = [
+            r
+            for r in io
+            if r["rank"] == 0
+            and r["func"] == "write"
+            and r["record_id"]
+            == path_record_id("/g/g92/xu23/research/performance-analysis/ior/testFile")
+        ]
         assert [r["offset"] for r in writes] == [0, 8]  # from lseek(fd, 0|8, SEEK_SET)
 
 
@@ -103,8 +130,24 @@ def _expected(func: str, args: list[str]):
         return args[0], None, int(args[2])
     if func in ("fwrite", "fread"):
         return args[3], None, int(args[1]) * int(args[2])
-    if func in ("open", "open64", "close", "lseek", "lseek64", "fsync", "fopen", "fclose", "unlink", "ftruncate", "vfprintf"):
-        return args[0], (int(args[1]) if func.startswith("lseek") and args[2] == "0" else None), None
+    if func in (
+        "open",
+        "open64",
+        "close",
+        "lseek",
+        "lseek64",
+        "fsync",
+        "fopen",
+        "fclose",
+        "unlink",
+        "ftruncate",
+        "vfprintf",
+    ):
+        return (
+            args[0],
+            (int(args[1]) if func.startswith("lseek") and args[2] == "0" else None),
+            None,
+        )
     if func in ("MPI_File_open",):
         return args[1], None, None
     if func in ("MPI_File_write_at", "MPI_File_read_at") and args[4] == "MPI_BYTE":
@@ -134,8 +177,14 @@ def test_decode_recorder_25_every_call_matches_recorder2text():
             lines = (folder / "_text" / f"{rank}.txt").read_text().splitlines()
             for seq, line in enumerate(lines):
                 tstart, tend, func, args = _parse_text_line(line)
-                assert (ranks[i], seqs[i], funcs[i]) == (rank, seq, func), (run["run_id"], rank, seq)
-                assert f"{starts[i]:.{decimals}f}" == tstart and f"{ends[i]:.{decimals}f}" == tend, line
+                assert (ranks[i], seqs[i], funcs[i]) == (rank, seq, func), (
+                    run["run_id"],
+                    rank,
+                    seq,
+                )
+                assert (
+                    f"{starts[i]:.{decimals}f}" == tstart and f"{ends[i]:.{decimals}f}" == tend
+                ), line
                 path, off, length = _expected(func, args)
                 if path is not None:
                     assert rids[i] == path_record_id(path), line
@@ -153,9 +202,15 @@ def test_decode_recorder_offsets_follow_seeks_and_pointer():
     # POSIX WAR shared file, transfer 64 KiB: IOR lseeks then writes/reads; each data call's
     # offset must equal the preceding lseek target, and plain read/write advance the pointer.
     dec = decode_recorder(str(shared_path("iosweep", "recorder", "bb", "bb_c0004_rec")))
-    io = [r for r in dec.tables["io_ops"].to_pylist() if r["rank"] == 1
-          and r["record_id"] == path_record_id("/dev/shm/iosweep-bb/bb_c0004_rec/ior_testfile")]
-    pairs = [(a, b) for a, b in zip(io, io[1:]) if a["op"] == "seek" and b["op"] in ("read", "write")]
+    io = [
+        r
+        for r in dec.tables["io_ops"].to_pylist()
+        if r["rank"] == 1
+        and r["record_id"] == path_record_id("/dev/shm/iosweep-bb/bb_c0004_rec/ior_testfile")
+    ]
+    pairs = [
+        (a, b) for a, b in zip(io, io[1:]) if a["op"] == "seek" and b["op"] in ("read", "write")
+    ]
     assert len(pairs) == 128
     assert all(b["offset"] == a["offset"] and b["length"] == 65536 for a, b in pairs)
     assert all(r["offset"] is not None for r in io if r["op"] in ("read", "write"))
@@ -182,13 +237,25 @@ def test_recorder_posix_counters_agree_with_darshan_same_config():
     pairs = 0
     for rec in (r for r in runs if r["tracer"] == "recorder"):
         dec = decode_recorder(str(shared_path("iosweep", rec["recorder_dir"])))
-        names = dict(zip(dec.tables["files"].column("record_id").to_pylist(), dec.tables["files"].column("name").to_pylist()))
+        names = dict(
+            zip(
+                dec.tables["files"].column("record_id").to_pylist(),
+                dec.tables["files"].column("name").to_pylist(),
+            )
+        )
         ours = _per_file(dec.tables["posix"].to_pylist(), names, rec["run_id"], rec["tier"])
         assert ours, rec["run_id"]
         for d in runs:
-            if d["tracer"] != "darshan" or d["config_id"] != rec["config_id"] or d["tier"] != rec["tier"] or d["rep"] != "1":
+            if (
+                d["tracer"] != "darshan"
+                or d["config_id"] != rec["config_id"]
+                or d["tier"] != rec["tier"]
+                or d["rep"] != "1"
+            ):
                 continue
-            report = darshan.DarshanReport(str(shared_path("iosweep", d["darshan_log"])), read_all=True)
+            report = darshan.DarshanReport(
+                str(shared_path("iosweep", d["darshan_log"])), read_all=True
+            )
             df = report.records["POSIX"].to_df()["counters"]
             d_rows = [{**row, "record_id": int(row["id"])} for row in df.to_dict("records")]
             d_names = {int(k): v for k, v in report.name_records.items()}
@@ -217,9 +284,15 @@ def test_decode_recorder_truncated_ts_raises(tmp_path):
         decode_recorder(str(trace))
 
 
-@pytest.mark.parametrize("damage", ["no_version", "bad_version", "missing_rank", "cut_cst", "cut_meta", "cut_itf"])
+@pytest.mark.parametrize(
+    "damage", ["no_version", "bad_version", "missing_rank", "cut_cst", "cut_meta", "cut_itf"]
+)
 def test_decode_recorder_corrupt_copy_raises(tmp_path, damage):
-    src = shared_path("recorder", "recorder-ior") if damage == "cut_itf" else shared_path("iosweep", "recorder", "pfs", "pfs_c0000_rec")
+    src = (
+        shared_path("recorder", "recorder-ior")
+        if damage == "cut_itf"
+        else shared_path("iosweep", "recorder", "pfs", "pfs_c0000_rec")
+    )
     trace = _copy(src, tmp_path)
     if damage == "no_version":
         (trace / "VERSION").unlink()

@@ -6,6 +6,7 @@ modules named; a cut inside the job or name region is quarantined with the reaso
 Each log is cut in the middle of each of its compressed regions (offsets from the log's own region
 map); what survives is compared with the decode of the whole log.
 """
+
 from __future__ import annotations
 
 import csv
@@ -45,7 +46,11 @@ def _shared_logs() -> list[Path]:
     with open(root / "MANIFEST.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
     # small enough to cut many times (CI time); the ones that decode whole are kept by the caller
-    return [root / r["path"] for r in rows if not r["path"].endswith(".gz") and int(r["bytes"]) < 2_000_000]
+    return [
+        root / r["path"]
+        for r in rows
+        if not r["path"].endswith(".gz") and int(r["bytes"]) < 2_000_000
+    ]
 
 
 def _expect(whole, regions, cut: int) -> tuple[set[str], set[str]]:
@@ -67,16 +72,29 @@ def _check_cut(path: Path, data: bytes, whole, regions, region: str, cut: int) -
         got = native.decode(data[:cut])
     except DecodeError as e:
         # the job and name regions are needed for everything; with no module left, nothing is kept
-        assert region in ("job", "names") or not kept, f"{path.name} cut in {region}: lost the whole log ({e})"
+        assert region in ("job", "names") or not kept, (
+            f"{path.name} cut in {region}: lost the whole log ({e})"
+        )
         return "quarantined"
     assert region not in ("job", "names"), f"{path.name} cut in {region} decoded"
-    assert got.status == "partial" and set(got.damaged) == damaged, (path.name, region, got.damaged, damaged)
+    assert got.status == "partial" and set(got.damaged) == damaged, (
+        path.name,
+        region,
+        got.damaged,
+        damaged,
+    )
     assert all(m in " ".join(got.notes) for m in damaged)
-    assert _same(got.tables["jobs"], whole.tables["jobs"]) and _same(got.tables["files"], whole.tables["files"])
+    assert _same(got.tables["jobs"], whole.tables["jobs"]) and _same(
+        got.tables["files"], whole.tables["files"]
+    )
     for m in kept - DXT:
-        assert _same(got.tables[_table_of(m)], whole.tables[_table_of(m)]), f"{path.name} cut in {region}: {m}"
+        assert _same(got.tables[_table_of(m)], whole.tables[_table_of(m)]), (
+            f"{path.name} cut in {region}: {m}"
+        )
     for m in damaged - DXT:
-        assert _table_of(m) not in got.tables, f"{path.name} cut in {region}: damaged {m} has a table"
+        assert _table_of(m) not in got.tables, (
+            f"{path.name} cut in {region}: damaged {m} has a table"
+        )
     if kept & DXT:  # the surviving DXT module's segments, exactly
         ops = whole.tables["io_ops"]
         want = ops.filter(pa.compute.is_in(ops["source"], pa.array(sorted(kept & DXT))))
@@ -99,8 +117,12 @@ def _cut_every_region(paths: list[Path]) -> Counter:
         for name, off, length in regions:
             if length < 2 or off + length > len(data):
                 continue
-            outcome[("names" if name in ("job", "names") else "module",
-                     _check_cut(path, data, whole, regions, name, off + length // 2))] += 1
+            outcome[
+                (
+                    "names" if name in ("job", "names") else "module",
+                    _check_cut(path, data, whole, regions, name, off + length // 2),
+                )
+            ] += 1
     return outcome
 
 

@@ -1,7 +1,8 @@
 """Independent oracles for covering sets: the union of intervals, and a log's DXT ops read with
 pydarshan (not the project's decoder). Used by tests/jobs/test_covering.py,
-tests/features/test_covering_sets.py and bench/sweep_checks.py.
+tests/features/test_covering_sets.py and bench.sweep_checks.
 """
+
 from __future__ import annotations
 
 STREAMS = {"<STDIN>", "<STDOUT>", "<STDERR>"}

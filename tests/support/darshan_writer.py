@@ -1,5 +1,5 @@
 """Synthetic Darshan logs (format 3.41) written byte by byte: the tests' small DXT logs and
-bench/huge_dxt.py's huge one.
+bench.huge_dxt's huge one.
 
 The layout follows darshan-util: the 3.41 header (darshan-log-format.h: version, magic,
 compression, partial flags, name map, 64 module maps, 64 module versions), zlib regions for the
@@ -8,6 +8,7 @@ darshan-dxt-logutils.c reads them: a 104-byte `dxt_file_record` (base record id,
 shared_record, hostname[64], write_count, read_count) and then write_count + read_count 32-byte
 `segment_info`s (offset, length, start, end), writes first.
 """
+
 from __future__ import annotations
 
 import struct
@@ -22,11 +23,16 @@ SEG = 32
 RECORD_ID = 0x1234_5678_9ABC  # the one name record `write_log` writes (/scratch/huge.dat)
 
 
-def dxt_header(rid: int, rank: int, host: bytes, write_count: int, read_count: int, big: bool = False) -> bytes:
+def dxt_header(
+    rid: int, rank: int, host: bytes, write_count: int, read_count: int, big: bool = False
+) -> bytes:
     """The 104-byte `dxt_file_record` (shared_record -1), in byte order `big`."""
     e = ">" if big else "<"
-    return (struct.pack(e + "Qqq", rid, rank, -1) + host[:HOST].ljust(HOST, b"\0")
-            + struct.pack(e + "qq", write_count, read_count))
+    return (
+        struct.pack(e + "Qqq", rid, rank, -1)
+        + host[:HOST].ljust(HOST, b"\0")
+        + struct.pack(e + "qq", write_count, read_count)
+    )
 
 
 def dxt_record(rid: int, rank: int, host: bytes, writes, reads, big: bool = False) -> bytes:
@@ -36,8 +42,14 @@ def dxt_record(rid: int, rank: int, host: bytes, writes, reads, big: bool = Fals
     return head + b"".join(struct.pack(e + "qqdd", *s) for s in (*writes, *reads))
 
 
-def write_log(fh, regions: dict[int, Iterable[bytes]], versions: dict[int, int] | None = None,
-              comp: int = 0, level: int = 1, big: bool = False) -> None:
+def write_log(
+    fh,
+    regions: dict[int, Iterable[bytes]],
+    versions: dict[int, int] | None = None,
+    comp: int = 0,
+    level: int = 1,
+    big: bool = False,
+) -> None:
     """Writes a format-3.41 log to the seekable `fh`: job and name regions, then each module
     region (module index -> raw record bytes, in pieces), compressed with zlib (`comp` 0) or
     stored (`comp` 2). The header is written last, once the region offsets are known."""
@@ -63,8 +75,16 @@ def write_log(fh, regions: dict[int, Iterable[bytes]], versions: dict[int, int] 
     for i in sorted(regions):
         mod_map[i] = put(regions[i])
         mod_ver[i] = versions.get(i, 1)
-    head = b"3.41".ljust(8, b"\0") + struct.pack(e + "q", MAGIC) + bytes([comp]) + bytes(7) + struct.pack("<Q", 0)
-    head += struct.pack(e + "QQ", *maps["names"]) + b"".join(struct.pack(e + "QQ", *m) for m in mod_map)
+    head = (
+        b"3.41".ljust(8, b"\0")
+        + struct.pack(e + "q", MAGIC)
+        + bytes([comp])
+        + bytes(7)
+        + struct.pack("<Q", 0)
+    )
+    head += struct.pack(e + "QQ", *maps["names"]) + b"".join(
+        struct.pack(e + "QQ", *m) for m in mod_map
+    )
     head += struct.pack(e + "64I", *mod_ver)
     assert len(head) == HEADER
     fh.seek(0)

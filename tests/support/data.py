@@ -5,6 +5,7 @@ A test that needs something absent (the shared traces, the native extension, a t
 `need(condition, why)` or `shared_path(...)`: it is skipped with `why` on a developer's machine,
 and fails under CI (`CI` set), where a skip would hide a test that never ran.
 """
+
 from __future__ import annotations
 
 import os

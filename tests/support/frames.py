@@ -1,4 +1,5 @@
 """Test frames built from the declared schemas (STYLE: one place per fact)."""
+
 from __future__ import annotations
 
 from schemas import TABLES
@@ -29,7 +30,12 @@ def interleaved(rows_by_log: dict, seed: int) -> tuple[list, list]:
     (the rows, the log of each), as the stacked derivations may see a staged file's logs."""
     import random
 
-    rnd, queues, out, owner = random.Random(seed), {k: list(v) for k, v in rows_by_log.items()}, [], []
+    rnd, queues, out, owner = (
+        random.Random(seed),
+        {k: list(v) for k, v in rows_by_log.items()},
+        [],
+        [],
+    )
     while queues:
         log = rnd.choice(sorted(queues))
         out.append(queues[log].pop(0))

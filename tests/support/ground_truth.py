@@ -5,6 +5,7 @@ ledger `source_uri`, and `runs.csv` — and returns one row per (run, feature) w
 extracted value and whether they agree. A feature is only scored where a log can reveal it
 (`REVEALED`): write-side flags on runs that write, MPI-IO flags on MPI-IO runs, and so on.
 """
+
 from __future__ import annotations
 
 import pandas as pd
@@ -25,7 +26,11 @@ FEATURES = {
     "preallocate": ("preallocate", "preallocate", lambda t, x: bool(t) == bool(x)),
     "random_access": ("random_offset", "random_access", lambda t, x: bool(t) == bool(x)),
     "transfer_size": ("transfer_size", "transfer_size", lambda t, x: int(t) == int(x)),
-    "rw_per_open": ("xfers_per_open_close", "rw_per_open", lambda t, x: abs(float(x) - float(t)) <= 0.05 * float(t)),
+    "rw_per_open": (
+        "xfers_per_open_close",
+        "rw_per_open",
+        lambda t, x: abs(float(x) - float(t)) <= 0.05 * float(t),
+    ),
 }
 
 
@@ -57,15 +62,29 @@ def agreement(ff: pd.DataFrame, runs: pd.DataFrame) -> pd.DataFrame:
                 continue
             truth = r[f"{tcol}_true"] if f"{tcol}_true" in r else r[tcol]
             got = r[xcol]
-            ok = got is not None and not (isinstance(got, float) and pd.isna(got)) and bool(same(truth, got))
-            rows.append({"run_id": r["run_id"], "file_name": r["file_name"], "feature": feat,
-                         "truth": truth, "extracted": got, "agree": ok})
+            ok = (
+                got is not None
+                and not (isinstance(got, float) and pd.isna(got))
+                and bool(same(truth, got))
+            )
+            rows.append(
+                {
+                    "run_id": r["run_id"],
+                    "file_name": r["file_name"],
+                    "feature": feat,
+                    "truth": truth,
+                    "extracted": got,
+                    "agree": ok,
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def summary(scored: pd.DataFrame) -> pd.DataFrame:
     per_run = scored.groupby(["feature", "run_id"]).agree.all().reset_index()
-    return per_run.groupby("feature").agree.agg(runs="size", agree="sum", pct=lambda s: 100.0 * s.mean())
+    return per_run.groupby("feature").agree.agg(
+        runs="size", agree="sum", pct=lambda s: 100.0 * s.mean()
+    )
 
 
 def features_without_dxt(spark, lake: str, fconf) -> pd.DataFrame:
@@ -81,8 +100,11 @@ def features_without_dxt(spark, lake: str, fconf) -> pd.DataFrame:
     tables = {}
     for name in ("jobs", "files", "posix", "mpiio", "stdio", "h5f", "h5d", "lustre", "io_ops"):
         spec = BRONZE[name]
-        tables[name] = (read_table(spark, spec, lake) if table_exists(spark, spec, lake)
-                        else spark.createDataFrame([], spec.struct))
+        tables[name] = (
+            read_table(spark, spec, lake)
+            if table_exists(spark, spec, lake)
+            else spark.createDataFrame([], spec.struct)
+        )
     tables["io_ops"] = tables["io_ops"].where(~F.col("source").startswith("DXT_"))
     ff = file_features.transform(tables, fconf).toPandas()
     led = read_table(spark, BRONZE["logs"], lake).select("log_id", "source_uri").toPandas()

@@ -17,19 +17,28 @@ score stage uses; noposix has none.
 
 Built once per test session (the stages take minutes on a shared machine).
 """
+
 from __future__ import annotations
 
 from pathlib import Path
 
-HOSTILE_FILE = '/scratch/<script>document.title="PWNED"</script>"><img src=x onerror="document.body.dataset.pwned=1">.dat'
-HOSTILE_EXE = "/opt/app/bin/<script>document.title='PWNED'</script> --in '\"><img src=x onerror=alert(1)>'"
+HOSTILE_FILE = (
+    '/scratch/<script>document.title="PWNED"</script>">'
+    '<img src=x onerror="document.body.dataset.pwned=1">.dat'
+)
+HOSTILE_EXE = (
+    "/opt/app/bin/<script>document.title='PWNED'</script> --in '\"><img src=x onerror=alert(1)>'"
+)
 HOSTILE_META = "</td></tr></table><script>document.body.dataset.pwned=2</script>"
 
 _BUILT: dict = {}
 _FIRST_RUN: dict = {}
 # the first run's models: a light choice of each kind (the full default list trains for minutes)
-FIRST_RUN_MODELS = {"classifiers": ["decision_tree", "logistic_regression"], "regressors": ["decision_tree", "linear"],
-                    "splits": 3}
+FIRST_RUN_MODELS = {
+    "classifiers": ["decision_tree", "logistic_regression"],
+    "regressors": ["decision_tree", "linear"],
+    "splits": 3,
+}
 
 
 def conf_dir_with(dest: Path, models: dict) -> Path:
@@ -97,8 +106,12 @@ def report_lake(spark, tmp_path_factory) -> dict:
     traces.mkdir()
     for name in ("dxt.darshan", "noposix.darshan"):
         (traces / name).write_bytes((_examples() / name).read_bytes())
-    (traces / "truncated.darshan").write_bytes((_examples() / "example.darshan").read_bytes()[:3000])
-    conf = load_config("local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}})
+    (traces / "truncated.darshan").write_bytes(
+        (_examples() / "example.darshan").read_bytes()[:3000]
+    )
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}}
+    )
     quiet = dict(echo=lambda *_: None)
     ingest.run(spark, conf, [str(traces)], **quiet)
     lake = conf.lake.root
@@ -107,17 +120,31 @@ def report_lake(spark, tmp_path_factory) -> dict:
     # the hostile trace: the file with the most small (< 1 KiB) reads gets the hostile name
     posix = read_table(spark, BRONZE["posix"], lake).where(F.col("log_id") == dxt)
     small = F.col("POSIX_SIZE_READ_0_100") + F.col("POSIX_SIZE_READ_100_1K")
-    record = posix.groupBy("record_id").agg(F.sum(small).alias("n")).orderBy(F.desc("n"), "record_id").first()[0]
+    record = (
+        posix.groupBy("record_id")
+        .agg(F.sum(small).alias("n"))
+        .orderBy(F.desc("n"), "record_id")
+        .first()[0]
+    )
     DeltaTable.forPath(spark, BRONZE["files"].path(lake)).update(
-        (F.col("log_id") == dxt) & (F.col("record_id") == record), {"name": F.lit(HOSTILE_FILE)})
+        (F.col("log_id") == dxt) & (F.col("record_id") == record), {"name": F.lit(HOSTILE_FILE)}
+    )
     # ingest rolled the record up with its name (bronze/file_rollups): a hostile trace has it there too
     DeltaTable.forPath(spark, BRONZE["file_rollups"].path(lake)).update(
-        (F.col("log_id") == dxt) & (F.col("record_id") == record), {"file_name": F.lit(HOSTILE_FILE)})
+        (F.col("log_id") == dxt) & (F.col("record_id") == record),
+        {"file_name": F.lit(HOSTILE_FILE)},
+    )
     jobs = DeltaTable.forPath(spark, BRONZE["jobs"].path(lake))
     jobid = read_table(spark, BRONZE["jobs"], lake).where(F.col("log_id") == dxt).first()["jobid"]
-    jobs.update(F.col("log_id") == dxt, {
-        "exe": F.lit(HOSTILE_EXE),
-        "metadata": F.map_concat(F.col("metadata"), F.create_map(F.lit("<b>note</b>"), F.lit(HOSTILE_META)))})
+    jobs.update(
+        F.col("log_id") == dxt,
+        {
+            "exe": F.lit(HOSTILE_EXE),
+            "metadata": F.map_concat(
+                F.col("metadata"), F.create_map(F.lit("<b>note</b>"), F.lit(HOSTILE_META))
+            ),
+        },
+    )
     jobs.update(F.col("log_id") == noposix, {"jobid": F.lit(jobid)})
 
     features.run(spark, conf, **quiet)
@@ -127,14 +154,36 @@ def report_lake(spark, tmp_path_factory) -> dict:
     ff = read_table(spark, SILVER["file_features"], lake).where(F.col("log_id") == dxt)
     common = ["log_id", "job_month", "record_id", "file_name", "tier"]
     other = F.when(F.col("tier") == "pfs", "bb").otherwise("pfs")
-    place = [ff.select(*common, F.col("tier").alias("predicted_tier"), F.lit(0.6).alias("probability"),
-                       F.lit("iolake-placement").alias("model_name"), F.lit("1").alias("model_version")),
-             ff.select(*common, F.when(F.col("bytes_read") > F.col("bytes_written"), other).otherwise(F.col("tier"))
-                       .alias("predicted_tier"), F.lit(0.8).alias("probability"),
-                       F.lit("iolake-placement").alias("model_name"), F.lit("2").alias("model_version"))]
-    bw = [ff.select(*common, "bandwidth_mib_s", (F.coalesce(F.col("bandwidth_mib_s"), F.lit(1.0)) * k)
-                    .alias("predicted_bandwidth_mib_s"), F.lit("iolake-bandwidth").alias("model_name"),
-                    F.lit(v).alias("model_version")) for v, k in (("1", 0.5), ("2", 1.1))]
+    place = [
+        ff.select(
+            *common,
+            F.col("tier").alias("predicted_tier"),
+            F.lit(0.6).alias("probability"),
+            F.lit("iolake-placement").alias("model_name"),
+            F.lit("1").alias("model_version"),
+        ),
+        ff.select(
+            *common,
+            F.when(F.col("bytes_read") > F.col("bytes_written"), other)
+            .otherwise(F.col("tier"))
+            .alias("predicted_tier"),
+            F.lit(0.8).alias("probability"),
+            F.lit("iolake-placement").alias("model_name"),
+            F.lit("2").alias("model_version"),
+        ),
+    ]
+    bw = [
+        ff.select(
+            *common,
+            "bandwidth_mib_s",
+            (F.coalesce(F.col("bandwidth_mib_s"), F.lit(1.0)) * k).alias(
+                "predicted_bandwidth_mib_s"
+            ),
+            F.lit("iolake-bandwidth").alias("model_name"),
+            F.lit(v).alias("model_version"),
+        )
+        for v, k in (("1", 0.5), ("2", 1.1))
+    ]
     for name, frames in (("placement_predictions", place), ("bandwidth_predictions", bw)):
         spec = GOLD[name]
         df = frames[0].unionByName(frames[1]).withColumn("scored_at", F.current_timestamp())
@@ -143,6 +192,13 @@ def report_lake(spark, tmp_path_factory) -> dict:
                 df = df.withColumn(f.name, F.lit(None).cast(f.dataType))
         merge_new_logs(spark, spec, lake, df.select(*spec.columns))
 
-    _BUILT.update(lake=lake, dxt=dxt, noposix=noposix, jobid=jobid, hostile_record=record,
-                  truncated=_hash(traces / "truncated.darshan"), traces=traces)
+    _BUILT.update(
+        lake=lake,
+        dxt=dxt,
+        noposix=noposix,
+        jobid=jobid,
+        hostile_record=record,
+        truncated=_hash(traces / "truncated.darshan"),
+        traces=traces,
+    )
     return _BUILT

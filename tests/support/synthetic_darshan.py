@@ -7,6 +7,7 @@ records in the layout of the requested *old* version, so the native up-conversio
 against darshan-util's. Used by tests/readers/test_native_darshan_synthetic.py and
 native/fuzz/differential.py.
 """
+
 from __future__ import annotations
 
 import random
@@ -16,19 +17,49 @@ import zlib
 import numpy as np
 import pyarrow as pa
 
-CURRENT = ["NULL", "POSIX", "MPI-IO", "H5F", "H5D", "PNETCDF_FILE", "PNETCDF_VAR", "BG/Q", "LUSTRE",
-           "STDIO", "DXT_POSIX", "DXT_MPIIO", "MDHIM", "APXC", "APMPI", "HEATMAP", "DFS", "DAOS"]
+CURRENT = [
+    "NULL",
+    "POSIX",
+    "MPI-IO",
+    "H5F",
+    "H5D",
+    "PNETCDF_FILE",
+    "PNETCDF_VAR",
+    "BG/Q",
+    "LUSTRE",
+    "STDIO",
+    "DXT_POSIX",
+    "DXT_MPIIO",
+    "MDHIM",
+    "APXC",
+    "APMPI",
+    "HEATMAP",
+    "DFS",
+    "DAOS",
+]
 
 # record sizes (bytes, base record included) of each module version
 SIZES = {
-    ("POSIX", 1): 680, ("POSIX", 2): 648, ("POSIX", 3): 664, ("POSIX", 4): 704,
-    ("MPI-IO", 1): 544, ("MPI-IO", 2): 544, ("MPI-IO", 3): 560,
-    ("STDIO", 1): 240, ("STDIO", 2): 248,
-    ("H5F", 1): 40, ("H5F", 2): 56, ("H5F", 3): 80,
-    ("H5D", 1): 904, ("H5D", 2): 912,
-    ("PNETCDF_FILE", 1): 48, ("PNETCDF_FILE", 2): 64, ("PNETCDF_FILE", 3): 152,
+    ("POSIX", 1): 680,
+    ("POSIX", 2): 648,
+    ("POSIX", 3): 664,
+    ("POSIX", 4): 704,
+    ("MPI-IO", 1): 544,
+    ("MPI-IO", 2): 544,
+    ("MPI-IO", 3): 560,
+    ("STDIO", 1): 240,
+    ("STDIO", 2): 248,
+    ("H5F", 1): 40,
+    ("H5F", 2): 56,
+    ("H5F", 3): 80,
+    ("H5D", 1): 904,
+    ("H5D", 2): 912,
+    ("PNETCDF_FILE", 1): 48,
+    ("PNETCDF_FILE", 2): 64,
+    ("PNETCDF_FILE", 3): 152,
     ("PNETCDF_VAR", 1): 1120,
-    ("DFS", 1): 584, ("DAOS", 1): 696,
+    ("DFS", 1): 584,
+    ("DAOS", 1): 696,
 }
 
 
@@ -52,10 +83,10 @@ class Gen:
         self.ids = [self.r.getrandbits(64) for _ in range(6)]
 
     def q(self, *vals) -> bytes:
-        return struct.pack(self.e + "%dq" % len(vals), *vals)
+        return struct.pack(self.e + f"{len(vals)}q", *vals)
 
     def Q(self, *vals) -> bytes:
-        return struct.pack(self.e + "%dQ" % len(vals), *vals)
+        return struct.pack(self.e + f"{len(vals)}Q", *vals)
 
     def i64(self) -> int:
         return self.r.choice([0, 1, -1, self.r.randrange(1000), self.r.getrandbits(63) - (1 << 62)])
@@ -100,9 +131,13 @@ class Gen:
     def dxt(self) -> bytes:
         w, rd = self.r.randrange(0, 4), self.r.randrange(0, 4)
         host = self.r.choice([b"nid0001", b"x" * 64, b"h"]).ljust(64, b"\0")[:64]
-        out = self.Q(self.r.choice(self.ids)) + self.q(self.r.randrange(4), -1) + host + self.q(w, rd)
+        out = (
+            self.Q(self.r.choice(self.ids)) + self.q(self.r.randrange(4), -1) + host + self.q(w, rd)
+        )
         for _ in range(w + rd):
-            out += self.q(self.i64(), self.r.randrange(1 << 20)) + struct.pack(self.e + "2d", self.f64(), self.f64())
+            out += self.q(self.i64(), self.r.randrange(1 << 20)) + struct.pack(
+                self.e + "2d", self.f64(), self.f64()
+            )
         return out
 
     def compress(self, b: bytes) -> bytes:
@@ -146,7 +181,9 @@ class Gen:
             regions[fmods.index(mod)] = body
         nmods = 64 if new else 16
         hdr_size = 1328 if new else 360
-        blobs = [self.compress(job), self.compress(names)] + [self.compress(regions[i]) for i in sorted(regions)]
+        blobs = [self.compress(job), self.compress(names)] + [
+            self.compress(regions[i]) for i in sorted(regions)
+        ]
         off = hdr_size
         offs = []
         for b in blobs:
@@ -165,7 +202,7 @@ class Gen:
         else:
             head += bytes(3) + struct.pack("<I", partial)
         head += self.Q(*offs[1]) + b"".join(self.Q(*m) for m in mod_map)
-        head += struct.pack(self.e + "%dI" % nmods, *mod_ver)
+        head += struct.pack(self.e + f"{nmods}I", *mod_ver)
         assert len(head) == hdr_size
         return head + b"".join(blobs)
 
@@ -173,9 +210,18 @@ class Gen:
 def combos() -> list[tuple]:
     """(minor, big, comp, versions, seed) of every combination the differential test decodes."""
     mods = {
-        "POSIX": [1, 2, 3, 4], "MPI-IO": [1, 2, 3], "STDIO": [1, 2], "H5F": [1, 2, 3], "H5D": [1, 2],
-        "PNETCDF_FILE": [1, 2, 3], "PNETCDF_VAR": [1], "LUSTRE": [1, 2], "DXT_POSIX": [1],
-        "DXT_MPIIO": [1, 2], "DFS": [1], "DAOS": [1],
+        "POSIX": [1, 2, 3, 4],
+        "MPI-IO": [1, 2, 3],
+        "STDIO": [1, 2],
+        "H5F": [1, 2, 3],
+        "H5D": [1, 2],
+        "PNETCDF_FILE": [1, 2, 3],
+        "PNETCDF_VAR": [1],
+        "LUSTRE": [1, 2],
+        "DXT_POSIX": [1],
+        "DXT_MPIIO": [1, 2],
+        "DFS": [1],
+        "DAOS": [1],
     }
     out = []
     seed = 0

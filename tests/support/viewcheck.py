@@ -1,4 +1,5 @@
 """The PrismIO views (apps/views.py) against IOFrame, log by log: which logs differ, per view."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,7 +22,9 @@ def _close(a: pd.Series, b: pd.Series) -> pd.Series:
     return pd.Series(np.isclose(a, b, rtol=1e-9, atol=1e-12) | (a.isna() & b.isna()), index=a.index)
 
 
-def _diff_logs(want: pd.DataFrame, got: pd.DataFrame, cols: dict[str, str], exact: bool = False) -> set[str]:
+def _diff_logs(
+    want: pd.DataFrame, got: pd.DataFrame, cols: dict[str, str], exact: bool = False
+) -> set[str]:
     """Logs whose rows differ: missing or extra keys, or a column (IOFrame name -> view name) unequal."""
     bad = set(want.index.symmetric_difference(got.index).get_level_values("log_id"))
     both = want.index.intersection(got.index)
@@ -39,16 +42,29 @@ def compare(spark, frame: IOFrame) -> dict[str, set[str]]:
     where = "log_id IN ({})".format(", ".join(f"'{x}'" for x in logs))
 
     def sql(view, keys):
-        return spark.sql(f"SELECT * FROM {view} WHERE {where}").toPandas().set_index(keys).sort_index()
+        return (
+            spark.sql(f"SELECT * FROM {view} WHERE {where}").toPandas().set_index(keys).sort_index()
+        )
 
     out = {}
     bw = sql("v_io_bandwidth", ["log_id", "rank", "file_name"])
-    out["v_io_bandwidth"] = _diff_logs(_by_log(frame.io_bandwidth(), one), bw, {"io_bandwidth": "io_bandwidth"})
+    out["v_io_bandwidth"] = _diff_logs(
+        _by_log(frame.io_bandwidth(), one), bw, {"io_bandwidth": "io_bandwidth"}
+    )
 
     t = sql("v_io_time", ["log_id", "file_name", "rank"])
     io = _by_log(frame.io_time(), one)
-    bad = _diff_logs(io, t, {"io time": "io_time_s", "rank time": "rank_time_s", "percentage": "percentage",
-                             "rank io time": "rank_io_time_s", "io share": "io_share"})
+    bad = _diff_logs(
+        io,
+        t,
+        {
+            "io time": "io_time_s",
+            "rank time": "rank_time_s",
+            "percentage": "percentage",
+            "rank io time": "rank_io_time_s",
+            "io share": "io_share",
+        },
+    )
     for kind in KINDS:
         k = _by_log(frame.io_time(kind=kind), one)
         col = f"{kind}_time_s"
@@ -60,15 +76,31 @@ def compare(spark, frame: IOFrame) -> dict[str, set[str]]:
     a = sql("v_access_pattern", ["definition", "log_id", "file_name"])
     bad = set()
     for d in ("prismio", "darshan", "per_rank"):
-        got = a.xs(d, level="definition") if d in a.index.get_level_values("definition") else a.iloc[:0].droplevel(0)
+        got = (
+            a.xs(d, level="definition")
+            if d in a.index.get_level_values("definition")
+            else a.iloc[:0].droplevel(0)
+        )
         want = _by_log(frame.access_pattern(definition=d), one)
-        bad |= _diff_logs(want, got, {c: c for c in ("consecutive", "sequential", "random", "total")}, exact=True)
+        bad |= _diff_logs(
+            want, got, {c: c for c in ("consecutive", "sequential", "random", "total")}, exact=True
+        )
     out["v_access_pattern"] = bad
 
     rw = sql("v_readwrite_pattern", ["log_id", "file_name"])
-    cols = {"RAR": "RAR", "RAW": "RAW", "WAR": "WAR", "WAW": "WAW", "read": "read", "write": "write",
-            "first read": "first_read", "first write": "first_write"}
-    out["v_readwrite_pattern"] = _diff_logs(_by_log(frame.readwrite_pattern(), one), rw, cols, exact=True)
+    cols = {
+        "RAR": "RAR",
+        "RAW": "RAW",
+        "WAR": "WAR",
+        "WAW": "WAW",
+        "read": "read",
+        "write": "write",
+        "first read": "first_read",
+        "first write": "first_write",
+    }
+    out["v_readwrite_pattern"] = _diff_logs(
+        _by_log(frame.readwrite_pattern(), one), rw, cols, exact=True
+    )
     out["v_job_activity"] = _activity_diff(frame, sql("v_job_activity", ["log_id"]))
     return out
 
@@ -85,11 +117,20 @@ def _activity_diff(frame: IOFrame, got: pd.DataFrame) -> set[str]:
             if row is not None and row["activity_source"] is not None:
                 bad.add(log_id)
             continue
-        if row is None or row["activity_source"] != mine["source"].iloc[0] or not np.isclose(
-                row["activity_bin_s"], mine["end_s"].iloc[0] - mine["start_s"].iloc[0], rtol=1e-12):
+        if (
+            row is None
+            or row["activity_source"] != mine["source"].iloc[0]
+            or not np.isclose(
+                row["activity_bin_s"], mine["end_s"].iloc[0] - mine["start_s"].iloc[0], rtol=1e-12
+            )
+        ):
             bad.add(log_id)
             continue
-        want = mine[mine["module"].isin(["POSIX", "STDIO", "DFS"])].groupby("bin")[["read_bytes", "write_bytes"]].sum()
+        want = (
+            mine[mine["module"].isin(["POSIX", "STDIO", "DFS"])]
+            .groupby("bin")[["read_bytes", "write_bytes"]]
+            .sum()
+        )
         for col in ("read_bytes", "write_bytes"):
             dense = np.zeros(int(want.index.max()) + 1 if len(want) else 0, dtype="int64")
             dense[want.index.to_numpy(dtype="int64")] = want[col].to_numpy(dtype="int64")

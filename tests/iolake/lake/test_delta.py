@@ -5,6 +5,7 @@ a second run that tries to create the table then meets Delta's "non-empty locati
 The test stages exactly that moment: an empty `_delta_log/`, whose first commit (the winner's,
 written by a real Delta create elsewhere) appears a moment later.
 """
+
 from __future__ import annotations
 
 import shutil

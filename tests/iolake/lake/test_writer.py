@@ -1,4 +1,5 @@
 """The one writer: gate, then insert once / overwrite / append, on a real Delta table."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -12,13 +13,27 @@ from iolake.lake.writer import write
 from iolake.spark import spark_log_file
 from schemas import Expectation, TableSpec
 
-STRUCT = T.StructType([T.StructField("log_id", T.StringType(), False), T.StructField("job_month", T.StringType(), False),
-                       T.StructField("x", T.LongType(), True)])
-SPEC = TableSpec("probe", "silver", STRUCT, keys=("log_id",), expectations=(Expectation("between", "x", {"min": 0}),))
+STRUCT = T.StructType(
+    [
+        T.StructField("log_id", T.StringType(), False),
+        T.StructField("job_month", T.StringType(), False),
+        T.StructField("x", T.LongType(), True),
+    ]
+)
+SPEC = TableSpec(
+    "probe",
+    "silver",
+    STRUCT,
+    keys=("log_id",),
+    expectations=(Expectation("between", "x", {"min": 0}),),
+)
 
 
 def _conf(tmp_path, **gates):
-    return load_config("local", overrides={"lake": {"root": str(tmp_path / "lake")}, "gates": gates or {"enabled": True}})
+    return load_config(
+        "local",
+        overrides={"lake": {"root": str(tmp_path / "lake")}, "gates": gates or {"enabled": True}},
+    )
 
 
 def _rows(spark, tmp_path, spec=SPEC):
@@ -28,9 +43,13 @@ def _rows(spark, tmp_path, spec=SPEC):
 
 def test_writer_insert_adds_each_log_once(spark, tmp_path):
     conf = _conf(tmp_path)
-    write(spark, conf, SPEC, spark.createDataFrame([("a", "2026-01", 1), ("b", "2026-02", 2)], STRUCT))
+    write(
+        spark, conf, SPEC, spark.createDataFrame([("a", "2026-01", 1), ("b", "2026-02", 2)], STRUCT)
+    )
     # a re-run of the same logs, with one new log: only the new one lands, old rows unchanged
-    write(spark, conf, SPEC, spark.createDataFrame([("a", "2026-01", 9), ("c", "2026-01", 3)], STRUCT))
+    write(
+        spark, conf, SPEC, spark.createDataFrame([("a", "2026-01", 9), ("c", "2026-01", 3)], STRUCT)
+    )
     assert _rows(spark, tmp_path) == [("a", "2026-01", 1), ("b", "2026-02", 2), ("c", "2026-01", 3)]
 
 
@@ -49,7 +68,13 @@ def test_writer_gate_failure_commits_nothing(spark, tmp_path):
 def test_writer_overwrite_and_append(spark, tmp_path):
     conf = _conf(tmp_path)
     spec = dataclasses.replace(SPEC, partition_by=())
-    write(spark, conf, spec, spark.createDataFrame([("a", "2026-01", 1), ("b", "2026-01", 2)], STRUCT), mode="overwrite")
+    write(
+        spark,
+        conf,
+        spec,
+        spark.createDataFrame([("a", "2026-01", 1), ("b", "2026-01", 2)], STRUCT),
+        mode="overwrite",
+    )
     write(spark, conf, spec, spark.createDataFrame([("c", "2026-01", 3)], STRUCT), mode="overwrite")
     assert _rows(spark, tmp_path, spec) == [("c", "2026-01", 3)]
     write(spark, conf, spec, spark.createDataFrame([("c", "2026-01", 3)], STRUCT), mode="append")
@@ -61,11 +86,21 @@ def test_writer_overwrite_and_append(spark, tmp_path):
 def test_writer_insert_matches_predictions_on_model_version(spark, tmp_path):
     """A new model version's predictions of the same file land; the same version's do not."""
     struct = T.StructType(STRUCT.fields + [T.StructField("model_version", T.StringType(), False)])
-    spec = TableSpec("pred_probe", "gold", struct, keys=("log_id", "model_version"),
-                     merge_on=("job_month", "log_id", "model_version"))
+    spec = TableSpec(
+        "pred_probe",
+        "gold",
+        struct,
+        keys=("log_id", "model_version"),
+        merge_on=("job_month", "log_id", "model_version"),
+    )
     conf = _conf(tmp_path)
     write(spark, conf, spec, spark.createDataFrame([("a", "2026-01", 1, "1")], struct))
-    write(spark, conf, spec, spark.createDataFrame([("a", "2026-01", 7, "1"), ("a", "2026-01", 2, "2")], struct))
+    write(
+        spark,
+        conf,
+        spec,
+        spark.createDataFrame([("a", "2026-01", 7, "1"), ("a", "2026-01", 2, "2")], struct),
+    )
     got = spark.read.format("delta").load(spec.path(str(tmp_path / "lake"))).collect()
     assert sorted((r.x, r.model_version) for r in got) == [(1, "1"), (2, "2")]
 

@@ -22,13 +22,14 @@ change, threshold and weather); else one line saying why not. Nothing is loaded 
 no font, no stylesheet, no image outside the page.
 
 Every string that comes from a trace (file names, exe, metadata, evidence, messages) is
-user-controlled: the page is rendered by a Jinja2 template with autoescape on and no `|safe`,
-so each one reaches the page HTML-escaped.
+user-controlled: the page is rendered by the Jinja2 template `apps/templates/report.html.j2`
+(package data) with autoescape on and no `|safe`, so each one reaches the page HTML-escaped.
 
 Reads: bronze/logs, jobs, files, io_ops, posix, mpiio, stdio; silver/job_features,
 bottleneck_tags, covering_sets; gold/placement_predictions, bandwidth_predictions, app_runs (the
-job's application only), regressions (the job's rows), tuning_advice (its newest pass: what-if, stripe and tag advice) — each only if
-present, through delta-rs (`iolake.lake.arrow`): no Spark, no JVM, local folder or URI alike.
+job's application only), regressions (the job's rows), tuning_advice (its newest pass: what-if,
+stripe and tag advice) — each only if present, through delta-rs (`iolake.lake.arrow`): no Spark,
+no JVM, local folder or URI alike.
 Writes the one HTML file.
 """
 
@@ -759,156 +760,24 @@ def draw_umami(metrics: list[dict], path: str) -> str:
 
 
 # ---- the page ------------------------------------------------------------------------------
-TEMPLATE = """<!DOCTYPE html>
-<html lang="en">
-<head>
-<meta charset="utf-8">
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<meta name="generator" content="iolake report">
-<title>iolake report: {{ r.title }}</title>
-<style>
-body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em auto; max-width: 75em; padding: 0 1em; color: #222; }
-h1 { font-size: 1.5em; margin-bottom: .2em; } h2 { font-size: 1.2em; margin-top: 1.8em; border-bottom: 1px solid #ccc; }
-table { border-collapse: collapse; width: 100%; margin: .5em 0; }
-th, td { text-align: left; vertical-align: top; padding: .25em .6em; border-bottom: 1px solid #eee; }
-th { background: #f4f4f4; } td.n { text-align: right; font-variant-numeric: tabular-nums; white-space: nowrap; }
-table.kv th { width: 16em; background: none; font-weight: 600; }
-.path { font-family: ui-monospace, monospace; font-size: 12px; word-break: break-all; }
-.sev { font-weight: 700; padding: .05em .45em; border-radius: .3em; color: #fff; }
-.sev-high { background: #c0392b; } .sev-warn { background: #d68910; } .sev-info { background: #5d6d7e; }
-ul.evidence { margin: .2em 0; padding-left: 1.2em; }
-table.tags { table-layout: fixed; } table.tags td { overflow-wrap: anywhere; }
-.note { color: #666; font-style: italic; }
-img.timeline { max-width: 100%; border: 1px solid #ddd; }
-tr.move td { background: #fef5e7; }
-img.umami { max-width: 100%; border: 1px solid #ddd; }
-table.umami-metric { width: auto; min-width: 40em; } table.umami-metric td.n { text-align: left; }
-.q { font-weight: 700; padding: .05em .45em; border-radius: .3em; color: #fff; }
-.q-rank1 { background: #DA0017; } .q-rank2 { background: #FD6A07; } .q-rank3 { background: #40A43A; } .q-rank4 { background: #2C69A9; }
-</style>
-</head>
-<body>
-<h1 id="title">{{ r.title }}</h1>
-<p class="path">log {{ r.log_id }}</p>
-{% for n in r.notes %}<p class="note">{{ n }}</p>
-{% endfor %}
-<h2 id="summary">Summary</h2>
-<table class="kv">
-{% for k, v in r.summary %}<tr><th>{{ k }}</th><td{% if k in ("executable", "source", "log_id") %} class="path"{% endif %}>{{ v }}</td></tr>
-{% endfor %}</table>
-{% if r.metadata %}<h3>Darshan metadata</h3>
-<table class="kv">
-{% for k, v in r.metadata %}<tr><th>{{ k }}</th><td class="path">{{ v }}</td></tr>
-{% endfor %}</table>
-{% endif %}
-<h2 id="tags">Bottleneck tags</h2>
-{% if r.tags %}<table class="tags">
-<colgroup><col style="width:5em"><col style="width:11em"><col style="width:32%"><col></colgroup>
-<tr><th>severity</th><th>tag</th><th>finding (metric, threshold)</th><th>evidence</th></tr>
-{% for t in r.tags %}<tr class="tag" data-tag="{{ t.tag }}">
-<td><span class="sev sev-{{ t.severity }}">{{ t.severity }}</span></td>
-<td><code>{{ t.tag }}</code>{% if t.code %}<br><small>{{ t.code }}{% if t.drishti %} (Drishti {{ t.drishti }}){% endif %}</small>{% endif %}</td>
-<td>{{ t.message }}<br><small>{{ t.metric }} = {{ t.value | num }}{% if t.threshold_name %}; {{ t.threshold_name }} = {{ t.threshold | num }}{% endif %}</small></td>
-<td>{% if t.evidence %}<ul class="evidence">{% for e in t.evidence %}<li class="path">{{ e }}</li>{% endfor %}</ul>{% else %}—{% endif %}</td>
-</tr>
-{% endfor %}</table>
-{% else %}<p class="note">No bottleneck tags for this job yet (the tags stage has not run on it).</p>
-{% endif %}
-<h2 id="covering">Covering set</h2>
-{% if r.covering %}<p>{{ r.covering.cover_size }} of the job's {{ r.covering.n_intervals }} (rank, file) members cover
-its pure I/O time of {{ r.covering.pure_io_time_s | secs }} (the union of their I/O intervals): {% if r.covering.proven %}the minimum covering set{% else %}a covering
-set found greedily, too large to prove minimum{% endif %}.</p>
-<table class="covering">
-<tr><th>rank</th><th>file</th><th>start</th><th>end</th><th>length</th><th>share of pure I/O time</th><th>interval from</th></tr>
-{% for m in r.covering.members %}<tr class="member">
-<td class="n">{% if m.rank == -1 %}all{% else %}{{ m.rank }}{% endif %}</td><td class="path">{{ m.file_name }}</td>
-<td class="n">{{ m.start_s | secs }}</td><td class="n">{{ m.end_s | secs }}</td><td class="n">{{ (m.end_s - m.start_s) | secs }}</td>
-<td class="n">{{ m.share_s | secs }}</td><td>{{ m.interval_source }}</td></tr>
-{% endfor %}</table>
-{% else %}<p class="note">No covering set for this job (the covering stage has not run on it, or it has no timed read or write).</p>
-{% endif %}
-<h2 id="timeline">Timeline</h2>
-{% if r.timeline_png %}<img class="timeline" id="timeline-img" alt="timeline of {{ r.title }}: ranks by time, covering-set members outlined in red" src="data:image/png;base64,{{ timeline_b64 }}">
-{% endif %}{% if r.timeline_note %}<p class="note">{{ r.timeline_note }}</p>{% endif %}
-<h2 id="umami">I/O performance against this application's history (UMAMI)</h2>
-{% if r.umami %}{% set u = r.umami %}<p>Application <span class="path" id="umami-app">{{ u.app }}</span>:
-this job ({{ u.today }}) against the application's {{ u.n_earlier }} earlier runs in gold/app_runs, {{ u.first }} to {{ u.last }}.
-Each row: the history over run start with its moving averages, and a box plot of the earlier runs; this job's value is
-coloured by its quartile among them, in the direction the metric is better:
-<span class="q q-rank1">worst quarter</span> <span class="q q-rank2">second-worst</span>
-<span class="q q-rank3">second-best</span> <span class="q q-rank4">best quarter</span>.</p>
-{% if r.umami_png %}<img class="umami" id="umami-img" alt="UMAMI panel: each metric's history, moving averages and box plot, this job's value coloured by its quartile" src="data:image/png;base64,{{ umami_b64 }}">
-{% endif %}{% if r.umami_note %}<p class="note">{{ r.umami_note }}</p>{% endif %}
-{% for m in u.metrics %}<h3>{{ m.label }} <small>({{ m.name }}; {{ m.better }} is better)</small></h3>
-{% if m.note %}<p class="note umami-metric-note" data-metric="{{ m.name }}">{{ m.note }}</p>
-{% else %}<table class="kv umami-metric" data-metric="{{ m.name }}">
-<tr><th>this job</th><td class="n umami-today" data-value="{{ m.today }}">{{ m.today_text }}</td></tr>
-<tr><th>quartile among the earlier runs</th><td class="umami-quartile" data-quartile="{{ m.quartile }}" data-rank="{{ m.rank }}"><span class="q q-rank{{ m.rank }}">Q{{ m.quartile }}</span> {{ m.place }} ({{ m.n_past }} earlier runs): the {{ m.verdict }}, {{ m.better }} being better</td></tr>
-<tr><th>earlier runs: min · Q1 · median · Q3 · max</th><td class="n">{% for k, v, t in m.quartiles %}<span class="umami-{{ k }}" data-value="{{ v }}">{{ t }}</span>{% if not loop.last %} · {% endif %}{% endfor %}</td></tr>
-<tr><th>this job against the median</th><td class="n">{{ m.vs_median }}</td></tr>
-<tr><th>moving average: mean of the last {{ m.short_window }} runs{% if m.n_short < m.short_window %} (all {{ m.n_short }}){% endif %}</th><td class="n umami-sma-short" data-value="{{ m.sma_short }}">{{ m.sma_short_text }}</td></tr>
-<tr><th>moving average: mean of the last {{ m.long_window }} runs{% if m.n_long < m.long_window %} (all {{ m.n_long }}){% endif %}</th><td class="n umami-sma-long" data-value="{{ m.sma_long }}">{{ m.sma_long_text }}</td></tr>
-<tr><th>short against long moving average</th><td class="n">{{ m.sma_cross }}</td></tr>
-</table>
-{% endif %}{% if m.regressions %}<table class="regressions" data-metric="{{ m.name }}">
-<tr><th>regression rule</th><th>value</th><th>baseline</th><th>change</th><th>threshold</th><th>since</th><th>baseline from</th><th>file-system weather</th></tr>
-{% for g in m.regressions %}<tr class="regression" data-rule="{{ g.rule }}" data-weather="{{ g.weather_flag }}">
-<td><code>{{ g.rule }}</code></td><td class="n">{{ g.value }}</td><td class="n">{{ g.baseline }}</td><td class="n">{{ g.change }}</td>
-<td><code>{{ g.threshold_name }}</code> = {{ g.threshold }} (score {{ g.score }})</td><td>{{ g.since }}</td><td>{{ g.baseline_runs }}</td><td>{{ g.weather }}</td></tr>
-{% endfor %}</table>
-{% elif u.regressions_table %}<p class="note">No regression of this job's {{ m.label }} flagged in gold/regressions (rules: {{ u.rules }}).</p>
-{% else %}<p class="note">No gold/regressions table yet (the watch stage has not flagged anything).</p>
-{% endif %}{% endfor %}
-{% if u.other_regressions %}<p class="note">This job is also flagged in gold/regressions for {{ u.other_regressions | join(", ") }}, not in watch.metrics now.</p>{% endif %}
-{% if u.unknown_metrics %}<p class="note">watch.metrics names {{ u.unknown_metrics | join(", ") }}, not a gold/app_runs column: not shown.</p>{% endif %}
-{% else %}<p class="note" id="no-umami">{{ r.umami_note }}</p>
-{% endif %}<h2 id="advice">Tuning advice</h2>
-{% if r.advice %}<p>What to change, from gold/tuning_advice: the models' what-if per file (predicted speed-up; measured
-where this lake traced both settings), DCA-IO's Lustre stripe setting, and each bottleneck tag's recommendation.</p>
-<table class="advice">
-<tr><th>kind</th><th>about</th><th>now</th><th>advised</th><th>predicted speed-up</th><th>measured speed-up</th><th>advice</th><th>evidence</th></tr>
-{% for a in r.advice %}<tr class="advice-row" data-kind="{{ a.kind }}">
-<td><code>{{ a.kind }}</code></td><td class="path">{% if a.kind == "what_if" %}{{ a.file_name }}{% else %}{{ a.item }}{% endif %}</td>
-<td>{{ a.current or "—" }}</td><td>{{ a.advised or "—" }}</td>
-<td class="n advice-predicted">{% if a.predicted_speedup is not none %}{{ a.predicted_speedup | num }}×{% else %}—{% endif %}</td>
-<td class="n advice-measured">{% if a.measured_speedup is not none %}{{ a.measured_speedup | num }}×{% else %}—{% endif %}</td>
-<td>{{ a.message }}{% if a.model_name %}<br><small>{{ a.model_name }} v{{ a.model_version }}</small>{% endif %}</td>
-<td>{% if a.evidence %}<ul class="evidence">{% for e in a.evidence %}<li>{{ e }}</li>{% endfor %}</ul>{% else %}—{% endif %}</td></tr>
-{% endfor %}</table>
-{% else %}<p class="note" id="no-advice">No tuning advice for this job yet (the advise stage has not run on it).</p>
-{% endif %}<h2 id="placement">Placement plan</h2>
-{% if r.plan %}<p>Predictions of {{ r.plan_models | join(", ") }}: {% if r.plan | selectattr("predicted_tier") | list %}{{ r.plan | selectattr("move") | list | length }} of
-{{ r.plan | length }} files would run faster on another tier.{% else %}no placement model scored this job's
-{{ r.plan | length }} files (no placement champion when they were scored), so the best tier below is the bandwidth
-model's.{% endif %}</p>
-<table class="plan">
-<tr><th>file</th><th>tier now</th><th>predicted best tier</th><th>probability</th><th>measured MiB/s</th><th>predicted MiB/s (tier now)</th>
-{% for t in r.plan_tiers %}<th class="tier-bw">predicted MiB/s on {{ t }}</th>{% endfor %}<th>predicted speed-up</th></tr>
-{% for p in r.plan %}<tr class="file{% if p.move %} move{% endif %}">
-<td class="path">{{ p.file_name }}</td><td>{{ p.tier }}</td><td>{{ p.predicted_tier or "—" }}</td>
-<td class="n">{{ p.probability | num }}</td><td class="n">{{ p.bandwidth_mib_s | num }}</td><td class="n">{{ p.predicted_bandwidth_mib_s | num }}</td>
-{% for t in r.plan_tiers %}<td class="n tier-bw">{{ (p.by_tier or {}).get(t) | num }}</td>{% endfor %}<td class="n">{% if p.speedup is not none %}{{ p.speedup | num }}× ({{ p.best_bw_tier }}){% else %}—{% endif %}</td></tr>
-{% endfor %}</table>
-{% if r.plan_tiers %}<p class="note">Predicted bandwidth per tier comes from one bandwidth model given the same file features on
-each tier; the speed-up is the best tier's prediction over the prediction on the file's own tier (— when the model never saw that tier).</p>{% endif %}
-{% else %}<p class="note" id="no-predictions">No predictions yet for this job: the gold tables hold no
-placement or bandwidth prediction for its files (train models on traces from two tiers, then run the score stage).</p>
-{% endif %}
-<p class="note">Generated by iolake report at {{ generated }}.</p>
-</body>
-</html>
-"""
+TEMPLATE_DIR = Path(__file__).parent / "templates"  # report.html.j2, shipped as package data
+TEMPLATE_NAME = "report.html.j2"
 
 
 def render(report: Report) -> str:
-    from jinja2 import Environment, StrictUndefined
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
-    env = Environment(autoescape=True, undefined=StrictUndefined, trim_blocks=False)
+    env = Environment(
+        loader=FileSystemLoader(TEMPLATE_DIR),
+        autoescape=True,  # every value reaches the page HTML-escaped, whatever the file's name
+        undefined=StrictUndefined,
+        trim_blocks=False,
+    )
     env.filters.update(num=num, secs=secs)
     b64 = base64.b64encode(report.timeline_png).decode("ascii") if report.timeline_png else ""
     umami_b64 = base64.b64encode(report.umami_png).decode("ascii") if report.umami_png else ""
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-    return env.from_string(TEMPLATE).render(
+    return env.get_template(TEMPLATE_NAME).render(
         r=report, timeline_b64=b64, umami_b64=umami_b64, generated=now
     )
 

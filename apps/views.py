@@ -43,10 +43,15 @@ from schemas import TABLES
 
 LEVEL = """CASE WHEN source = 'DXT_MPIIO' OR STARTSWITH(func, 'MPI_File') THEN 2
                 WHEN STARTSWITH(func, 'H5') THEN 0 ELSE 1 END"""
-NO_OPS = """SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS LONG) AS rank, CAST(NULL AS LONG) AS record_id,
-  CAST(NULL AS STRING) AS source, CAST(NULL AS STRING) AS func, CAST(NULL AS STRING) AS op, CAST(NULL AS LONG) AS offset,
-  CAST(NULL AS LONG) AS length, CAST(NULL AS DOUBLE) AS start_s, CAST(NULL AS DOUBLE) AS end_s, CAST(NULL AS LONG) AS seq
-WHERE FALSE"""
+NO_OPS = (  # the io_ops columns, no row; one string, split where it would overrun the line
+    "SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS LONG) AS rank, "
+    "CAST(NULL AS LONG) AS record_id,\n"
+    "  CAST(NULL AS STRING) AS source, CAST(NULL AS STRING) AS func, CAST(NULL AS STRING) AS op, "
+    "CAST(NULL AS LONG) AS offset,\n"
+    "  CAST(NULL AS LONG) AS length, CAST(NULL AS DOUBLE) AS start_s, "
+    "CAST(NULL AS DOUBLE) AS end_s, CAST(NULL AS LONG) AS seq\n"
+    "WHERE FALSE"
+)
 NO_JOBS = "(SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS DOUBLE) AS run_time_s)"
 NO_COUNTERS = """SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS LONG) AS rank, CAST(NULL AS LONG) AS record_id,
   1 AS level, CAST(NULL AS STRING) AS kind, CAST(NULL AS LONG) AS bytes, CAST(NULL AS DOUBLE) AS time_s WHERE FALSE"""
@@ -284,7 +289,10 @@ FROM (SELECT log_id, tag, COUNT(*) AS n FROM silver_bottleneck_tags GROUP BY log
 ROW_COUNTS = """
 SELECT log_id, COUNT(*) AS n_tags, CAST(NULL AS MAP<STRING, BIGINT>) AS tags FROM silver_bottleneck_tags GROUP BY log_id
 """
-NO_TAGS = "SELECT CAST(NULL AS STRING) AS log_id, CAST(0 AS BIGINT) AS n_tags, CAST(NULL AS MAP<STRING, BIGINT>) AS tags"
+NO_TAGS = (
+    "SELECT CAST(NULL AS STRING) AS log_id, CAST(0 AS BIGINT) AS n_tags, "
+    "CAST(NULL AS MAP<STRING, BIGINT>) AS tags"
+)
 
 
 def _is_delta(spark, path: str) -> bool:
@@ -335,7 +343,8 @@ def _activity(have: set[str]) -> str:
         "bronze_heatmap"
         if "bronze_heatmap" in have
         else (
-            "(SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS STRING) AS module, CAST(NULL AS DOUBLE) AS bin_width_s, "
+            "(SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS STRING) AS module, "
+            "CAST(NULL AS DOUBLE) AS bin_width_s, "
             "CAST(NULL AS BIGINT) AS nbins, CAST(NULL AS ARRAY<BIGINT>) AS read_bytes, "
             "CAST(NULL AS ARRAY<BIGINT>) AS write_bytes WHERE FALSE)"
         )

@@ -1,1 +1,2 @@
-"""Cluster tooling: the spark-submit entry (`pipeline_main.py`) and a real standalone cluster on one machine (`standalone.py`, `standalone.sh`)."""
+"""Cluster tooling: the spark-submit entry (`pipeline_main.py`) and a real standalone cluster on
+one machine (`standalone.py`, `standalone.sh`)."""

@@ -65,10 +65,13 @@ from __future__ import annotations
 import heapq
 from collections.abc import Sequence
 from functools import reduce
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
 import pandas as pd
+
+if TYPE_CHECKING:  # pyarrow is imported where it is used; the annotations only name it
+    import pyarrow as pa
 
 ITEM_KEY = ["log_id", "job_month", "record_id", "rank"]
 NOT_DATA = ("<STDIN>", "<STDOUT>", "<STDERR>")
@@ -693,7 +696,8 @@ def cover_batches(batches):
     MEMBER_COLS, n_untraced_items).
 
     Many logs per call, sliced with numpy: `applyInPandas` builds a pandas frame per log, and that
-    per-log overhead, not the cover, would be most of the stage's time. A log cut by batch boundaries is kept in pieces, joined once."""
+    per-log overhead, not the cover, would be most of the stage's time. A log cut by batch
+    boundaries is kept in pieces, joined once."""
     import pyarrow.compute as pc
 
     nums = ROW_COLS[2:]
@@ -848,10 +852,11 @@ def covering_sets(io_ops, posix, mpiio, stdio, files=None):
 
 # -- the same cover from one decoded log: ingest computes it where the log is decoded ------------
 # The covering stage's Spark pass (scan io_ops, shuffle and sort every segment by log, then
-# `cover_batches`) is a large share of what a log may cost the whole pipeline. The decode task already holds each log's tables, so
-# ingest builds the log's rows here and stores its cover in bronze/covers; the covering stage
-# copies those rows and runs the Spark pass only for logs ingest did not cover (a streamed huge
-# DXT log, a lake ingested before bronze/covers, `ingest.covers: false`).
+# `cover_batches`) is a large share of what a log may cost the whole pipeline. The decode task
+# already holds each log's tables, so ingest builds the log's rows here and stores its cover in
+# bronze/covers; the covering stage copies those rows and runs the Spark pass only for logs
+# ingest did not cover (a streamed huge DXT log, a lake ingested before bronze/covers,
+# `ingest.covers: false`).
 
 
 def _floats(col) -> np.ndarray:

@@ -271,7 +271,7 @@ def file_rollups_of(tables: dict, logs: dict | None = None):
     n = len(u_rec)
     cols: dict = {"record_id": pa.array(u_rec, pa.int64())}
     start = 0
-    for p, (gr, out) in mods.items():
+    for _p, (gr, out) in mods.items():
         where, start = at[start : start + gr.k], start + gr.k
         whole = gr.k == n  # this module has every record: no scatter
         for c, (x, ok) in out.items():

@@ -358,7 +358,8 @@ def advise_runs(
             start = i
         app = r["_app"]
         app_runs, n_skipped = runs.setdefault(app, []), skipped.get(app, 0)
-        a = _advise(app_runs, n_skipped, lambda: first_advice(r), r["nprocs"], max_osts, growth)
+        # `_advise` calls the closure before the loop moves on; `r=r` binds this job's record anyway
+        a = _advise(app_runs, n_skipped, lambda r=r: first_advice(r), r["nprocs"], max_osts, growth)
         if a is not None:
             out.append(
                 {

@@ -58,7 +58,8 @@ def _opaque(df: DataFrame) -> DataFrame:
     Arrow out: exact, and cheap for a few thousand keys). Spark's constraint propagation keeps,
     for every key column renamed above an expression over all of them (the model call's
     `udf(struct(15 columns))`), that expression both ways: 2**15 copies, and planning the join takes
-    seconds (with the key's JSON text beside it, it does not end); renamed above this step, the key columns are new to the optimizer and carry nothing."""
+    seconds (with the key's JSON text beside it, it does not end); renamed above this step, the
+    key columns are new to the optimizer and carry nothing."""
     return df.mapInArrow(_same, df.schema)
 
 

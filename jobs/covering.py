@@ -39,7 +39,8 @@ def execute(ctx) -> dict:
     rest, n_rest = not_at_ingest(ctx, COVERS, LEDGER)
     if n_rest:
         ctx.echo(
-            f"[covering] {n_rest:,} of {ctx.n_todo:,} new logs were not covered at ingest: one Spark pass over their segments"
+            f"[covering] {n_rest:,} of {ctx.n_todo:,} new logs were not covered at ingest: "
+            "one Spark pass over their segments"
         )
         segs = {t: read_for(ctx, t, rest, n_rest) for t in SEGMENT_INPUTS}
         out = out.unionByName(transform(segs, ctx.conf)[OUT])

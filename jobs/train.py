@@ -712,7 +712,8 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     else:
         f_rows = None
         echo(
-            f"[train] bandwidth: {len(files)} lake files with a bandwidth on {files['tier'].nunique() if len(files) else 0} "
+            f"[train] bandwidth: {len(files)} lake files with a bandwidth on "
+            f"{files['tier'].nunique() if len(files) else 0} "
             f"tier(s) and no benchmark table: no bandwidth model"
         )
     for level, rows, groups, feats, target, name, src, ver in (

@@ -117,8 +117,9 @@ def select(results: list[dict], key, checks) -> tuple[dict, str | None, str | No
     folds and, where it has `vs_baseline`, the sign test puts that below `VETO_P`
     (`worse_than_chance`). A mean is not the typical row: a difference of one label in a hundred or so is
     not evidence, and a bandwidth model's mean MdAPE can come from a few folds with huge errors
-    while the model is closer than the baseline on most held-out rows. Rows of one configuration group move together, so the p-value is optimistic
-    either way; it weighs the typical row, which is what a champion serves.
+    while the model is closer than the baseline on most held-out rows. Rows of one configuration
+    group move together, so the p-value is optimistic either way; it weighs the typical row, which
+    is what a champion serves.
 
     The winner is the best by `key` among the models that pass every check. When none passes, it is
     the best by `key` overall and the returned reason names the check it failed: a model worse than

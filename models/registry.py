@@ -114,7 +114,10 @@ def register_and_promote(
     else:
         champ_score = float(score_fn(current))
         if score >= champ_score:
-            why = f"matched or beat @{alias} v{current.version} on the same evaluation: {metric} {score:.4f} >= {champ_score:.4f}"
+            why = (
+                f"matched or beat @{alias} v{current.version} on the same evaluation: "
+                f"{metric} {score:.4f} >= {champ_score:.4f}"
+            )
         else:
             given = "challenger"
             why = (

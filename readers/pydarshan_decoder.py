@@ -72,7 +72,7 @@ def _decode_open_log(b, log, facts) -> Decoded:
         build_table("files", {"record_id": ids, "name": list(names.values())}), mounts
     )
 
-    for mod, info in modules.items():
+    for mod, _info in modules.items():
         table = DARSHAN_MODULE_TABLE.get(mod)
         if mod == "LUSTRE":
             tables["lustre"] = _lustre(b, log)

@@ -1,4 +1,5 @@
-"""bronze/file_rollups — each file record's counters rolled up over its ranks, computed by ingest where it decodes the log.
+"""bronze/file_rollups — each file record's counters rolled up over its ranks, computed by ingest
+where it decodes the log.
 
 What `features/file_features.py`'s `file_rollups` computes in Spark from the module tables (a
 groupBy per module and seven joins for every new log): one row per record of the log's POSIX,

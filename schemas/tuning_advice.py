@@ -17,8 +17,8 @@ one): a re-run adds nothing, a newly promoted version advises every job again.
 `item` names what the row is about: the file's record id, the tag, or `job`.
 `measured_speedup`: for a what-if that moves a file to another tier and nothing else, the ratio of
 the lake's own mean file bandwidths of files with the same features on the two tiers, when the
-lake traced both (null otherwise). `current` / `advised` are readable settings; `model_name` / `model_version` are set on rows a
-model computed (null for DCA-IO's rules and tag texts).
+lake traced both (null otherwise). `current` / `advised` are readable settings; `model_name` /
+`model_version` are set on rows a model computed (null for DCA-IO's rules and tag texts).
 """
 
 from pyspark.sql import types as T

@@ -16,7 +16,8 @@ Writes one row per labelled configuration (default OUT: `models/benchmarks/ioswe
 - `file_bandwidth_mib_s_<tier>`: the mean Darshan file bandwidth of the data files on the tier
   (what `silver/file_features` measures, the bandwidth models' target);
 - `job_<feature>` (`models.bandwidth.JOB_NUMERIC`, `seq_pct`: mean over the runs) and
-  `job_throughput_mib_s_<tier>` (silver/job_features; the tier the sweep ran the job on) for the per-job bandwidth model;
+  `job_throughput_mib_s_<tier>` (silver/job_features; the tier the sweep ran the job on) for the
+  per-job bandwidth model;
 - `best_tier`, `label_margin_gt_std`: the sweep's labels; `ior_<param>`: the true IOR parameters
   (only the true-parameter reference model reads them).
 

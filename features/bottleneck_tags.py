@@ -76,8 +76,8 @@ the names' and a broadcast of nprocs. Evidence candidates (prio, weight, item, t
 rank, OST and phase rows and collected into the same row per log (plus the per-log rank lists of metadata_heavy and
 rank_size_imbalance); each tag row then ranks its own (`_evidence`). A record offers its largest weight per
 tag: the ranking keeps an item's first (largest) occurrence, so the lists are those of a candidate per raw
-row. `python -m bench.transform_ab --stage tags` checks the rows against a plain implementation (one DataFrame branch per
-rule).
+row. `python -m bench.transform_ab --stage tags` checks the rows against a plain implementation
+(one DataFrame branch per rule).
 """
 
 from __future__ import annotations
@@ -589,8 +589,8 @@ def traced_phases(io_ops: DataFrame, gap: float) -> DataFrame:
     the gap after the earlier one's start, so after the running end), so the ops are first summed per
     (log, bin) (start, end, bytes), map-side and without a sort, and only those bins are put in time
     order: the phases are the same as ordering every op (one row per DXT segment), at a fraction of
-    the cost (`python -m bench.transform_ab --stage tags`). The bins are half the gap wide: starts in one differ by at most
-    half the gap, whatever the rounding of the division."""
+    the cost (`python -m bench.transform_ab --stage tags`). The bins are half the gap wide: starts
+    in one differ by at most half the gap, whatever the rounding of the division."""
     start = COL("start_s")
     ops = io_ops.where(COL("op").isin("read", "write") & start.isNotNull()).select(
         *KEY,

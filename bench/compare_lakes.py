@@ -26,7 +26,16 @@ from pathlib import Path
 from bench.common import ROOT, checkout, parser, result, shared, tree_env
 
 # Columns that say when, by which run or at which table version a row was written.
-VOLATILE = {"ingest_run_id", "ingested_at", "decode_s", "scored_at", "source_version"}
+VOLATILE = {
+    "ingest_run_id",
+    "ingested_at",
+    "decode_s",
+    "scored_at",
+    "advised_at",
+    "source_version",
+    "run_id",  # ops/empty_logs: the run that recorded the log
+    "done_table_id",  # ops/empty_logs: the Delta id of that build of the done table
+}
 SKIP = {"runs"}  # ops/runs: one row per run, different by nature
 
 

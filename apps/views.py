@@ -35,10 +35,17 @@ the file's name:
   Darshan's HEATMAP module summed over ranks; null: neither — counters carry no time),
   `activity_bin_s` (bin width, s) and `activity_read_bytes` / `activity_write_bytes` (bytes per
   bin from job start, bin i covering [i, i + 1) * activity_bin_s).
+- `derived_metrics`: per (log_id, module) of POSIX, MPI-IO, STDIO, DFS, DAOS, Darshan's derived
+  metrics as darshan-util's accumulator computes them for pydarshan (`agg_perf_by_slowest`,
+  `agg_time_by_slowest`, `total_bytes`, slowest-rank times) and the file counts by category
+  (all / read-only / write-only / read-write / unique / shared / partially shared) with their
+  volumes and sizes: features/derived_metrics.py, which cites darshan-util's functions.
 """
 
 from __future__ import annotations
 
+from features.derived_metrics import MODULES as DERIVED_MODULES
+from features.derived_metrics import derived_metrics
 from schemas import TABLES
 
 LEVEL = """CASE WHEN source = 'DXT_MPIIO' OR STARTSWITH(func, 'MPI_File') THEN 2
@@ -52,6 +59,7 @@ NO_OPS = (  # the io_ops columns, no row; one string, split where it would overr
     "CAST(NULL AS DOUBLE) AS end_s, CAST(NULL AS LONG) AS seq\n"
     "WHERE FALSE"
 )
+NO_JOBS_NPROCS = "SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS LONG) AS nprocs WHERE FALSE"
 NO_JOBS = "(SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS DOUBLE) AS run_time_s)"
 NO_COUNTERS = """SELECT CAST(NULL AS STRING) AS log_id, CAST(NULL AS LONG) AS rank, CAST(NULL AS LONG) AS record_id,
   1 AS level, CAST(NULL AS STRING) AS kind, CAST(NULL AS LONG) AS bytes, CAST(NULL AS DOUBLE) AS time_s WHERE FALSE"""
@@ -396,6 +404,10 @@ def register_views(spark, lake: str) -> list[str]:
                 )
             ),
         )
+    derived = {t: spark.table(f"bronze_{t}") for t in DERIVED_MODULES if f"bronze_{t}" in have}
+    if derived:
+        jobs = spark.table("bronze_jobs") if "bronze_jobs" in have else spark.sql(NO_JOBS_NPROCS)
+        view("derived_metrics", derived_metrics(derived, jobs))
     if "silver_job_features" in have:
         tags = NO_TAGS
         if "silver_bottleneck_tags" in have:

@@ -9,6 +9,7 @@ own row labelled "all".
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 COLOURS = {"read": "#1f77b4", "write": "#ff7f0e", "meta": "#2ca02c", "other": "#9a9a9a"}
@@ -79,6 +80,44 @@ def draw(
 
 
 HEATMAP_MODULES = ("POSIX", "STDIO", "DFS")  # MPI-IO's and DAOS's bytes reach these layers
+
+
+def rebin(values, width: float, target: float, nbins: int):
+    """One HEATMAP row of `width`-second bins as `nbins` bins of `target` seconds (target >= width),
+    the bytes of each source bin kept whole.
+
+    Darshan's runtime coarsens a rank's bins when its run outgrows them (darshan-heatmap.c
+    `collapse_heatmap`: adjacent pairs summed, the width doubled), so the ranks of one log can
+    hold bins of different widths; pydarshan's `darshan.datatypes.heatmap.Heatmap.add_record`
+    refuses such records ("Record bin_width_seconds is not consistent"). Summing rows index by
+    index would mix time scales: every row goes to the widest width first. When `target` is a
+    whole multiple of `width` (Darshan's doublings), source bin i falls whole into bin
+    i // (target / width), as `collapse_heatmap` sums it; otherwise each source bin's bytes are
+    spread over the target bins it overlaps, in proportion to the overlap (rounded to bytes)."""
+    v = np.asarray(values, dtype="int64")
+    out = np.zeros(nbins, dtype="int64")
+    if not len(v):
+        return out
+    ratio = target / width
+    k = round(ratio)
+    if abs(ratio - k) < 1e-9 and k >= 1:
+        idx = np.arange(len(v)) // k
+        keep = idx < nbins
+        np.add.at(out, idx[keep], v[keep])
+        return out
+    src = np.concatenate([[0.0], np.cumsum(v, dtype="float64")])
+    edges = np.arange(nbins + 1) * target
+    cum = np.interp(edges, np.arange(len(v) + 1) * width, src)
+    return np.diff(np.rint(cum)).astype("int64")
+
+
+def common_bins(heatmap: pd.DataFrame) -> tuple[float, int]:
+    """(width, nbins) every row of `heatmap` (bronze/heatmap rows) is re-binned to: the widest
+    bin width of the rows, and as many bins as the longest row spans at that width."""
+    widths = heatmap["bin_width_s"].astype(float)
+    width = float(widths.max())
+    span = float((widths * heatmap["nbins"].astype(float)).max())
+    return width, max(1, int(np.ceil(span / width - 1e-9)))
 
 
 def draw_heatmap(heatmap: pd.DataFrame, path: str, title: str | None = None) -> str:

@@ -310,6 +310,95 @@ def placement_plan(
     return plan, models, sorted({t for r in plan for t in (r["by_tier"] or {})})
 
 
+COUNTER_TIMES = {  # module -> (prefix): the counters' first-start / last-end of reads and writes
+    "posix": "POSIX",
+    "stdio": "STDIO",
+}
+
+
+def counter_intervals(reader: LakeReader, log_id: str):
+    """Operation-like rows (rank, op read|write, start_s, end_s) from Darshan's counters, for a log
+    with no timed operations: each record's `<M>_F_READ_START_TIMESTAMP` to
+    `<M>_F_READ_END_TIMESTAMP` (writes alike), POSIX and STDIO (MPI-IO's bytes reach POSIX).
+    An interval spans the record's first to last operation: an upper bound on its busy time."""
+    import pandas as pd
+
+    parts = []
+    for module, p in COUNTER_TIMES.items():
+        cols = ["rank"] + [
+            f"{p}_F_{k}_{e}_TIMESTAMP" for k in ("READ", "WRITE") for e in ("START", "END")
+        ]
+        t = reader.read(module, cols, log_id=log_id)
+        if t is None or not t.num_rows:
+            continue
+        df = t.to_pandas()
+        for k in ("READ", "WRITE"):
+            s, e = df[f"{p}_F_{k}_START_TIMESTAMP"], df[f"{p}_F_{k}_END_TIMESTAMP"]
+            keep = (e > 0) & (e >= s)
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "rank": df.loc[keep, "rank"].astype("int64"),
+                        "op": k.lower(),
+                        "start_s": s[keep].astype(float),
+                        "end_s": e[keep].astype(float),
+                    }
+                )
+            )
+    if not parts:
+        return pd.DataFrame(columns=["rank", "op", "start_s", "end_s"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def timeline(reader: LakeReader, log_id: str, title: str) -> tuple[bytes | None, str]:
+    """(PNG, the note under it): the ops of DXT or Recorder (`IOFrame.timeline`: per-rank rows up
+    to `timeline.MAX_RANK_ROWS` ranks, a rank-by-time matrix with marginal sums past it), else the
+    log's HEATMAP, else the counters' read / write intervals (`counter_intervals`), covering-set
+    members outlined. A failure is the note: a report without its picture beats no report."""
+    from apps.analysis import timeline as draw
+
+    try:
+        frame = reader.ioframe(log_id)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "timeline.png")
+            if frame.timeline_source == "heatmap":
+                png = Path(frame.timeline(out, title=f"{title} · HEATMAP")).read_bytes()
+                width, _ = draw.common_bins(frame.heatmap)
+                return png, (
+                    "Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the "
+                    f"bytes each rank moved per {width:g} s bin, summed over ranks on top and over "
+                    "time at the side."
+                )
+            ranks = frame.ops["rank"].nunique() if len(frame.ops) else 0
+            many = (
+                f" More ranks ({ranks:,}) than fit as rows: ranks are grouped, the number of "
+                "ranks in I/O over time is on top and each rank's I/O time at the side."
+            )
+            if len(frame.ops):
+                png = Path(frame.timeline(out, title=title)).read_bytes()
+                note = "Source: the trace's timed operations (DXT or Recorder)."
+                return png, note + (many if ranks > draw.MAX_RANK_ROWS else "")
+            ops = counter_intervals(reader, log_id)
+            if not len(ops) and not len(frame.covering):
+                return None, (
+                    "Nothing to draw: the trace holds no timed operations and the log has no "
+                    "covering set."
+                )
+            cover = frame.covering if len(frame.covering) else None
+            png = Path(draw.draw(ops, cover, out, f"{title} · counters")).read_bytes()
+            ranks = ops.loc[ops["rank"] >= 0, "rank"].nunique()
+            note = (
+                "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): each bar "
+                "spans a file record's first to last read or write from Darshan's counters (an "
+                "upper bound on when it did I/O); covering-set members outlined."
+            )
+            return png, note + (
+                many.replace("I/O time", "summed intervals") if ranks > draw.MAX_RANK_ROWS else ""
+            )
+    except Exception as e:
+        return None, f"The timeline could not be drawn: {type(e).__name__}: {e}"
+
+
 def build(reader: LakeReader, log_id: str) -> Report:
     notes: list[str] = []
     (job,) = _rows(reader.read("jobs", log_id=log_id))[:1] or [None]
@@ -425,35 +514,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
             "proven": first.get("cover_proven_minimum") is not False,
         }  # null: a row from before the flag
 
-    png, note = None, ""
-    try:
-        frame = reader.ioframe(log_id)
-        title = f"job {job.get('jobid')} · log {log_id[:12]}"
-        with tempfile.TemporaryDirectory() as tmp:
-            if frame.timeline_source == "heatmap":
-                png = Path(
-                    frame.timeline(os.path.join(tmp, "timeline.png"), title=f"{title} · HEATMAP")
-                ).read_bytes()
-                width = float(frame.heatmap["bin_width_s"].iloc[0])
-                note = (
-                    f"Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the bytes each "
-                    f"rank moved per {width:g} s bin."
-                )
-            elif len(frame.ops) or len(frame.covering):
-                png = Path(
-                    frame.timeline(os.path.join(tmp, "timeline.png"), title=title)
-                ).read_bytes()
-                note = (
-                    "Source: the trace's timed operations (DXT or Recorder)."
-                    if len(frame.ops)
-                    else "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): the timeline "
-                    "shows the covering-set members, whose intervals come from Darshan's counters."
-                )
-            else:
-                note = "Nothing to draw: the trace holds no timed operations and the log has no covering set."
-    except Exception as e:  # a report without its picture beats no report
-        note = f"The timeline could not be drawn: {type(e).__name__}: {e}"
-
+    png, note = timeline(reader, log_id, f"job {job.get('jobid')} · log {log_id[:12]}")
     plan, models, plan_tiers = placement_plan(
         _rows(reader.read("placement_predictions", log_id=log_id)),
         _rows(reader.read("bandwidth_predictions", log_id=log_id)),

@@ -494,6 +494,25 @@ def test_rebin_spreads_a_bin_over_the_bins_it_overlaps_when_widths_do_not_divide
     assert common_bins(heat) == (6.4, 127)  # 200 bins of 0.1 s fit in the first 6.4 s bin
 
 
+def test_busy_seconds_splits_intervals_over_the_bins_they_span():
+    from apps.analysis.timeline import busy_seconds
+
+    # [0.5, 2.5) -> 0.5 s in [0, 1), 1 s in [1, 2), 0.5 s in [2, 3); [1.5, 1.75) adds 0.25 s to [1, 2)
+    got = busy_seconds([0.5, 1.5], [2.5, 1.75], [0, 1, 2, 3])
+    assert np.allclose(got, [0.5, 1.25, 0.5])
+
+
+def test_timeline_of_more_ranks_than_rows_draws_rank_groups_with_marginals(tmp_path):
+    """200 ranks: no longer one 0.3-inch row per rank (a 20-inch image), but the matrix figure of a
+    fixed size, rank groups of 4."""
+    from apps.analysis.timeline import MAX_RANK_ROWS, rank_groups
+
+    ops = _ops(*[(r, f"f{r}", "write", 0, 10, r * 0.01, r * 0.01 + 1.0) for r in range(200)])
+    out = _frame(ops).timeline(tmp_path / "many.png")
+    img = Image.open(out)
+    assert img.size == (1210, 792) and rank_groups(200) == 4 and MAX_RANK_ROWS == 64
+
+
 # ---- the Spark-free reader against Spark ------------------------------------------------------
 SPEC = TableSpec(
     name="t",

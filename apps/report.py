@@ -5,21 +5,28 @@ scheduler `jobid` (exact, digits only). A query that matches several logs (a sho
 jobid traced twice) is refused with the candidates listed; one that matches nothing says so, and
 says why when the ledger holds the log as quarantined. `resolve_job` holds that rule.
 
-The page has: a summary (exe, nprocs, start, run time, bytes read / written, I/O time of the
-slowest process, throughput, files, modules, Darshan metadata), the bottleneck tags with their
-metric, threshold and evidence, the covering set (members, intervals, shares), a timeline PNG
-(`IOFrame.timeline`, covering-set members outlined; without DXT or Recorder data, the log's
-HEATMAP, `apps.analysis.timeline.draw_heatmap`; the source named under it) embedded as a base64 `data:` URI, and the
-placement plan (gold/placement_predictions and gold/bandwidth_predictions of the newest model
-version of each model) or "no predictions yet", and the UMAMI panel (`umami`, `draw_umami`): when
-the job's application has at least conf `watch.min_history` runs before it in gold/app_runs, one
-PNG row per metric of conf `watch.metrics` (the history over run start with its short and long
-moving averages, the job's value as a point coloured by its quartile among the earlier runs —
-red the worst quarter, blue the best, in the direction the metric is better, pytokio's colours —
-and a box plot of the earlier runs beside it) and a table per metric (the value, its quartile,
-the earlier runs' quartiles, the moving averages, the job's gold/regressions rows with rule,
-change, threshold and weather); else one line saying why not. Nothing is loaded from elsewhere: no script,
-no font, no stylesheet, no image outside the page.
+The page has, findings first: the bottleneck tags by severity (high, warn, info) with metric,
+threshold, the catalogue's recommendation and the first EVIDENCE_SHOWN evidence items ("and N
+more"); a summary (exe, nprocs, start, run time, bytes read / written, I/O time of the slowest
+process, throughput, files, modules, Darshan metadata); the covering set (members, intervals,
+shares); a timeline PNG (`timeline`: the DXT or Recorder ops through `IOFrame.timeline`, else the
+log's HEATMAP, else the counters' read / write intervals; per-rank rows up to 64 ranks, rank
+groups with marginal sums past that; the source named under it) embedded as a base64 `data:`
+URI; the UMAMI panel (`umami`, `draw_umami`): when the job's application has at least conf
+`watch.min_history` runs before it in gold/app_runs, one PNG row per metric of conf
+`watch.metrics` (the history over run start with its short and long moving averages, the job's
+value as a point coloured by its quartile among the earlier runs — red the worst quarter, blue
+the best, in the direction the metric is better, pytokio's colours — and a box plot of the
+earlier runs beside it) and a table per metric, else one line saying why not; the tuning advice
+and the placement plan (gold/placement_predictions and gold/bandwidth_predictions of the newest
+model version of each model), each grouped by distinct setting with file counts
+(`advice_groups`, `plan_groups`: a 2,048-process job's plan is one row, not 2,048), or "no
+predictions yet". Nothing is loaded from elsewhere: no script, no font, no stylesheet, no image
+outside the page.
+
+`--format text` prints the same findings for a terminal (`to_text`: Drishti-like, 100 columns,
+ANSI colour only on a TTY, control characters of trace strings replaced), `--format json` the
+same facts for scripts (`to_json`; keys in docs/reports.md).
 
 Every string that comes from a trace (file names, exe, metadata, evidence, messages) is
 user-controlled: the page is rendered by the Jinja2 template `apps/templates/report.html.j2`
@@ -30,7 +37,7 @@ bottleneck_tags, covering_sets; gold/placement_predictions, bandwidth_prediction
 job's application only), regressions (the job's rows), tuning_advice (its newest pass: what-if,
 stripe and tag advice) — each only if present, through delta-rs (`iolake.lake.arrow`): no Spark,
 no JVM, local folder or URI alike.
-Writes the one HTML file.
+Writes the one HTML file (or prints / writes the text or JSON summary).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import base64
 import datetime as dt
 import math
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -1089,6 +1097,7 @@ def to_json(report: Report) -> dict:
     )
 
 
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0 and C1 controls, ESC among them
 SEVERITY_COLOUR = {"high": "\033[1;31m", "warn": "\033[1;33m", "info": "\033[1;36m"}
 
 
@@ -1100,6 +1109,7 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
     import textwrap
 
     def wrap(text: str, first: str, rest: str) -> list[str]:
+        text = CONTROL.sub("?", text)  # a trace's name must not drive the terminal
         return textwrap.wrap(
             text,
             width,

@@ -649,9 +649,12 @@ class IOFrame:
         self, path, highlight_covering: bool = True, rank=None, filter=None, title=None
     ) -> str:
         """Save a PNG of every op as a bar on its rank's row, coloured read / write / meta / other;
-        covering-set members (silver/covering_sets) outlined. Returns `path`. A log with no timed
-        ops but a HEATMAP (production logs without DXT) gets the HEATMAP drawn instead: ranks by
-        time bins, coloured by the bytes moved (`timeline_source` says which was drawn)."""
+        covering-set members (silver/covering_sets) outlined. Returns `path`. Past
+        `timeline.MAX_RANK_ROWS` ranks the rows would be thinner than a pixel: the ops are drawn as
+        a matrix of rank groups by time bins with the ranks in I/O over time on top and each rank's
+        I/O time at the side (`timeline.draw_busy`). A log with no timed ops but a HEATMAP
+        (production logs without DXT) gets the HEATMAP drawn instead, the same way, coloured by
+        the bytes moved (`timeline_source` says which was drawn)."""
         if len(self.log_ids) > 1:
             raise ValueError("timeline draws one job; build the IOFrame with one log_id")
         if self.timeline_source == "heatmap":

@@ -189,6 +189,11 @@ def test_text_summary_fits_100_columns_without_colour_and_leads_with_the_worst_f
     assert text.count("recommendation:") == 3
     assert "2048 file(s) on pfs: best tier bb, speed-up 3x" in text
     assert "\033[1;31m[HIGH]" in to_text(_report(), colour=True)
+    # a trace's file name cannot drive the terminal: control characters are printed as "?"
+    hostile = _report()
+    hostile.tags[0]["evidence_shown"] = ["/scratch/\x1b]2;pwned\x07\x1b[2Jx"]
+    out = to_text(hostile, colour=True)
+    assert "evidence: /scratch/?]2;pwned??[2Jx" in out and "\x07" not in out
 
 
 def test_json_summary_holds_the_same_facts_machine_readable():

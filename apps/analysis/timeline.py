@@ -157,6 +157,7 @@ def _matrix(
     profile_label: str,
     side_label: str,
     covering: pd.DataFrame | None = None,
+    unit: str = "",
 ) -> str:
     """The rank-by-time picture with marginal sums: `grid` (one row per rank, one column per bin)
     summed over groups of `rank_groups` ranks, `profile` (kind -> per-bin values, stacked) on top,
@@ -166,6 +167,7 @@ def _matrix(
     from matplotlib.colors import LogNorm
     from matplotlib.figure import Figure
     from matplotlib.patches import Patch, Rectangle
+    from matplotlib.ticker import EngFormatter
 
     nranks, nbins = grid.shape
     g = rank_groups(nranks)
@@ -246,6 +248,12 @@ def _matrix(
     side.grid(axis="x", alpha=0.3)
     side.set_xlim(left=0)
     ax.set_ylim(rows * g, 0)
+    if g == 1 and nranks <= 32:  # one row per rank: a tick per rank, at the row's middle
+        ax.set_yticks(np.arange(nranks) + 0.5, [str(r) for r in range(nranks)])
+    if unit:  # bytes as 1.2 GB, not a 1e9 offset over the axis
+        top.yaxis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
+        side.xaxis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
+        side.tick_params(axis="x", labelrotation=45)
     fig.subplots_adjust(left=0.07, right=0.93, top=0.95, bottom=0.08)
     fig.savefig(path)
     return path
@@ -321,4 +329,5 @@ def draw_heatmap(heatmap: pd.DataFrame, path: str, title: str | None = None) -> 
         value_label="bytes moved in the bin",
         profile_label="bytes per bin",
         side_label="bytes per rank",
+        unit="B",
     )

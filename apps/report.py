@@ -5,21 +5,28 @@ scheduler `jobid` (exact, digits only). A query that matches several logs (a sho
 jobid traced twice) is refused with the candidates listed; one that matches nothing says so, and
 says why when the ledger holds the log as quarantined. `resolve_job` holds that rule.
 
-The page has: a summary (exe, nprocs, start, run time, bytes read / written, I/O time of the
-slowest process, throughput, files, modules, Darshan metadata), the bottleneck tags with their
-metric, threshold and evidence, the covering set (members, intervals, shares), a timeline PNG
-(`IOFrame.timeline`, covering-set members outlined; without DXT or Recorder data, the log's
-HEATMAP, `apps.analysis.timeline.draw_heatmap`; the source named under it) embedded as a base64 `data:` URI, and the
-placement plan (gold/placement_predictions and gold/bandwidth_predictions of the newest model
-version of each model) or "no predictions yet", and the UMAMI panel (`umami`, `draw_umami`): when
-the job's application has at least conf `watch.min_history` runs before it in gold/app_runs, one
-PNG row per metric of conf `watch.metrics` (the history over run start with its short and long
-moving averages, the job's value as a point coloured by its quartile among the earlier runs —
-red the worst quarter, blue the best, in the direction the metric is better, pytokio's colours —
-and a box plot of the earlier runs beside it) and a table per metric (the value, its quartile,
-the earlier runs' quartiles, the moving averages, the job's gold/regressions rows with rule,
-change, threshold and weather); else one line saying why not. Nothing is loaded from elsewhere: no script,
-no font, no stylesheet, no image outside the page.
+The page has, findings first: the bottleneck tags by severity (high, warn, info) with metric,
+threshold, the catalogue's recommendation and the first EVIDENCE_SHOWN evidence items ("and N
+more"); a summary (exe, nprocs, start, run time, bytes read / written, I/O time of the slowest
+process, throughput, files, modules, Darshan metadata); the covering set (members, intervals,
+shares); a timeline PNG (`timeline`: the DXT or Recorder ops through `IOFrame.timeline`, else the
+log's HEATMAP, else the counters' read / write intervals; per-rank rows up to 64 ranks, rank
+groups with marginal sums past that; the source named under it) embedded as a base64 `data:`
+URI; the UMAMI panel (`umami`, `draw_umami`): when the job's application has at least conf
+`watch.min_history` runs before it in gold/app_runs, one PNG row per metric of conf
+`watch.metrics` (the history over run start with its short and long moving averages, the job's
+value as a point coloured by its quartile among the earlier runs — red the worst quarter, blue
+the best, in the direction the metric is better, pytokio's colours — and a box plot of the
+earlier runs beside it) and a table per metric, else one line saying why not; the tuning advice
+and the placement plan (gold/placement_predictions and gold/bandwidth_predictions of the newest
+model version of each model), each grouped by distinct setting with file counts
+(`advice_groups`, `plan_groups`: a 2,048-process job's plan is one row, not 2,048), or "no
+predictions yet". Nothing is loaded from elsewhere: no script, no font, no stylesheet, no image
+outside the page.
+
+`--format text` prints the same findings for a terminal (`to_text`: Drishti-like, 100 columns,
+ANSI colour only on a TTY, control characters of trace strings replaced), `--format json` the
+same facts for scripts (`to_json`; keys in docs/reports.md).
 
 Every string that comes from a trace (file names, exe, metadata, evidence, messages) is
 user-controlled: the page is rendered by the Jinja2 template `apps/templates/report.html.j2`
@@ -30,7 +37,7 @@ bottleneck_tags, covering_sets; gold/placement_predictions, bandwidth_prediction
 job's application only), regressions (the job's rows), tuning_advice (its newest pass: what-if,
 stripe and tag advice) — each only if present, through delta-rs (`iolake.lake.arrow`): no Spark,
 no JVM, local folder or URI alike.
-Writes the one HTML file.
+Writes the one HTML file (or prints / writes the text or JSON summary).
 """
 
 from __future__ import annotations
@@ -39,6 +46,7 @@ import base64
 import datetime as dt
 import math
 import os
+import re
 import sys
 import tempfile
 from dataclasses import dataclass, field
@@ -53,6 +61,9 @@ from schemas import TABLES
 JOB_COLUMNS = ["log_id", "jobid", "exe", "nprocs", "start_time_sec"]
 SEVERITY_ORDER = {"high": 0, "warn": 1, "info": 2}
 MAX_CANDIDATES = 10
+EVIDENCE_SHOWN = 5  # evidence items a finding shows, then "and N more"
+EXAMPLE_FILES = 3  # file names a plan or advice group shows, then "and N more"
+FORMATS = ("html", "text", "json")
 
 
 class JobNotFound(LookupError):
@@ -185,6 +196,7 @@ class Report:
     umami_png: bytes | None = None
     umami_note: str = ""
     advice: list[dict] | None = None  # None: the advise stage has not run on this job
+    facts: dict = field(default_factory=dict)  # the job's figures as numbers (`--format json`)
 
 
 ADVICE_ORDER = {"what_if": 0, "stripe": 1, "tag": 2, "none": 3}
@@ -211,6 +223,109 @@ def _advice(reader: LakeReader, log_id: str) -> list[dict] | None:
             r["item"],
         ),
     )
+
+
+def capped(items: list, shown: int) -> tuple[list, int]:
+    """(the first `shown` items, how many more): a list as the page shows it, "and N more"."""
+    items = list(items or [])
+    return items[:shown], max(0, len(items) - shown)
+
+
+def _median(values) -> float | None:
+    v = sorted(float(x) for x in values if x is not None and not math.isnan(float(x)))
+    if not v:
+        return None
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
+
+
+def _span(values) -> tuple[float | None, float | None]:
+    v = [float(x) for x in values if x is not None and not math.isnan(float(x))]
+    return (min(v), max(v)) if v else (None, None)
+
+
+def plan_groups(plan: list[dict] | None) -> list[dict]:
+    """The placement plan by distinct setting: files alike in tier now, predicted tier and the
+    bandwidth model's best tier form one row, with their count, a few of their names and the
+    median of each figure over them (a 2,048-process job writing a file per rank is one row, not
+    2,048). Largest groups first."""
+    if not plan:
+        return []
+    groups: dict[tuple, list[dict]] = {}
+    for p in plan:
+        key = (p["tier"], p["predicted_tier"], p["best_bw_tier"], bool(p["move"]))
+        groups.setdefault(key, []).append(p)
+    out = []
+    for (tier, predicted, best, move), rows in groups.items():
+        names = sorted(r["file_name"] or "" for r in rows)
+        shown, more = capped(names, EXAMPLE_FILES)
+        tiers = sorted({t for r in rows for t in (r["by_tier"] or {})})
+        out.append(
+            {
+                "tier": tier,
+                "predicted_tier": predicted,
+                "best_bw_tier": best,
+                "move": move,
+                "files": len(rows),
+                "file_names": names,
+                "examples": shown,
+                "more": more,
+                "probability": _median(r["probability"] for r in rows),
+                "bandwidth_mib_s": _median(r["bandwidth_mib_s"] for r in rows),
+                "predicted_bandwidth_mib_s": _median(r["predicted_bandwidth_mib_s"] for r in rows),
+                "by_tier": {t: _median((r["by_tier"] or {}).get(t) for r in rows) for t in tiers},
+                "speedup": _median(r["speedup"] for r in rows),
+                "speedup_span": _span(r["speedup"] for r in rows),
+            }
+        )
+    return sorted(out, key=lambda g: (-g["files"], str(g["tier"]), str(g["predicted_tier"])))
+
+
+def advice_groups(advice: list[dict] | None) -> list[dict]:
+    """The advice by distinct setting: what-if rows alike in kind, setting now, advised setting
+    and model form one row with their file count, a few file names and the median predicted
+    (and measured) speed-up; stripe and tag advice, one per job, stay one row each. In
+    `_advice`'s order (what-ifs by speed-up first)."""
+    if not advice:
+        return []
+    groups: dict[tuple, list[dict]] = {}
+    for a in advice:
+        if a["kind"] == "what_if":
+            key = (
+                "what_if",
+                a.get("current"),
+                a.get("advised"),
+                a.get("model_name"),
+                a.get("model_version"),
+            )
+        else:
+            key = (a["kind"], a.get("item"), id(a))
+        groups.setdefault(key, []).append(a)
+    out = []
+    for rows in groups.values():
+        first = rows[0]
+        names = sorted(
+            {r.get("file_name") or r.get("item") or "" for r in rows}
+            if first["kind"] == "what_if"
+            else {first.get("item") or ""}
+        )
+        shown, more = capped(names, EXAMPLE_FILES)
+        ev_shown, ev_more = capped(first.get("evidence") or [], EVIDENCE_SHOWN)
+        out.append(
+            {
+                **first,
+                "files": len(rows),
+                "file_names": names,
+                "examples": shown,
+                "more": more,
+                "predicted_speedup": _median(r.get("predicted_speedup") for r in rows),
+                "measured_speedup": _median(r.get("measured_speedup") for r in rows),
+                "speedup_span": _span(r.get("predicted_speedup") for r in rows),
+                "evidence_shown": ev_shown,
+                "evidence_more": ev_more,
+            }
+        )
+    return out
 
 
 def _when(sec) -> str:
@@ -310,6 +425,97 @@ def placement_plan(
     return plan, models, sorted({t for r in plan for t in (r["by_tier"] or {})})
 
 
+COUNTER_TIMES = {  # module -> (prefix): the counters' first-start / last-end of reads and writes
+    "posix": "POSIX",
+    "stdio": "STDIO",
+}
+
+
+def counter_intervals(reader: LakeReader, log_id: str):
+    """Operation-like rows (rank, op read|write, start_s, end_s) from Darshan's counters, for a log
+    with no timed operations: each record's `<M>_F_READ_START_TIMESTAMP` to
+    `<M>_F_READ_END_TIMESTAMP` (writes alike), POSIX and STDIO (MPI-IO's bytes reach POSIX).
+    An interval spans the record's first to last operation: an upper bound on its busy time."""
+    import pandas as pd
+
+    parts = []
+    for module, p in COUNTER_TIMES.items():
+        cols = ["rank"] + [
+            f"{p}_F_{k}_{e}_TIMESTAMP" for k in ("READ", "WRITE") for e in ("START", "END")
+        ]
+        t = reader.read(module, cols, log_id=log_id)
+        if t is None or not t.num_rows:
+            continue
+        df = t.to_pandas()
+        for k in ("READ", "WRITE"):
+            s, e = df[f"{p}_F_{k}_START_TIMESTAMP"], df[f"{p}_F_{k}_END_TIMESTAMP"]
+            keep = (e > 0) & (e >= s)
+            parts.append(
+                pd.DataFrame(
+                    {
+                        "rank": df.loc[keep, "rank"].astype("int64"),
+                        "op": k.lower(),
+                        "start_s": s[keep].astype(float),
+                        "end_s": e[keep].astype(float),
+                    }
+                )
+            )
+    if not parts:
+        return pd.DataFrame(columns=["rank", "op", "start_s", "end_s"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def timeline(reader: LakeReader, log_id: str, title: str) -> tuple[bytes | None, str]:
+    """(PNG, the note under it): the ops of DXT or Recorder (`IOFrame.timeline`: per-rank rows up
+    to `timeline.MAX_RANK_ROWS` ranks, a rank-by-time matrix with marginal sums past it), else the
+    log's HEATMAP, else the counters' read / write intervals (`counter_intervals`), covering-set
+    members outlined. A failure is the note: a report without its picture beats no report."""
+    from apps.analysis import timeline as draw
+
+    try:
+        frame = reader.ioframe(log_id)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "timeline.png")
+            if frame.timeline_source == "heatmap":
+                png = Path(frame.timeline(out, title=f"{title} · HEATMAP")).read_bytes()
+                width, _ = draw.common_bins(frame.heatmap)
+                return png, (
+                    "Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the "
+                    f"bytes each rank moved per {width:g} s bin, summed over ranks on top and over "
+                    "time at the side."
+                )
+
+            def many(ranks: int, per_rank: str) -> str:
+                if ranks <= draw.MAX_RANK_ROWS:
+                    return ""
+                return (
+                    f" More ranks ({ranks:,}) than fit as rows: ranks are grouped, the number of "
+                    f"ranks in I/O over time is on top and each rank's {per_rank} at the side."
+                )
+
+            if len(frame.ops):
+                png = Path(frame.timeline(out, title=title)).read_bytes()
+                note = "Source: the trace's timed operations (DXT or Recorder)."
+                return png, note + many(frame.ops["rank"].nunique(), "I/O time")
+            ops = counter_intervals(reader, log_id)
+            if not len(ops) and not len(frame.covering):
+                return None, (
+                    "Nothing to draw: the trace holds no timed operations and the log has no "
+                    "covering set."
+                )
+            cover = frame.covering if len(frame.covering) else None
+            png = Path(draw.draw(ops, cover, out, f"{title} · counters")).read_bytes()
+            ranks = ops.loc[ops["rank"] >= 0, "rank"].nunique()
+            note = (
+                "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): each bar "
+                "spans a file record's first to last read or write from Darshan's counters (an "
+                "upper bound on when it did I/O); covering-set members outlined."
+            )
+            return png, note + many(ranks, "summed intervals")
+    except Exception as e:
+        return None, f"The timeline could not be drawn: {type(e).__name__}: {e}"
+
+
 def build(reader: LakeReader, log_id: str) -> Report:
     notes: list[str] = []
     (job,) = _rows(reader.read("jobs", log_id=log_id))[:1] or [None]
@@ -404,9 +610,12 @@ def build(reader: LakeReader, log_id: str) -> Report:
         tags = sorted(
             _rows(tag_rows), key=lambda r: (SEVERITY_ORDER.get(r["severity"], 9), r["tag"])
         )
-        for t in tags:  # the stable code and Drishti's equivalent codes, from the one catalogue
+        for t in tags:  # code, Drishti's codes and the recommendation, from the one catalogue
             known = CATALOG.get(t["tag"])
             t["code"], t["drishti"] = (known.code, "/".join(known.drishti)) if known else ("", "")
+            t["recommendation"] = known.recommendation if known else ""
+            t["evidence"] = list(t.get("evidence") or [])
+            t["evidence_shown"], t["evidence_more"] = capped(t["evidence"], EVIDENCE_SHOWN)
     elif tag_rows is not None or reader.exists("job_features"):
         notes.append("no bottleneck tags for this log yet: run the tags stage")
 
@@ -425,35 +634,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
             "proven": first.get("cover_proven_minimum") is not False,
         }  # null: a row from before the flag
 
-    png, note = None, ""
-    try:
-        frame = reader.ioframe(log_id)
-        title = f"job {job.get('jobid')} · log {log_id[:12]}"
-        with tempfile.TemporaryDirectory() as tmp:
-            if frame.timeline_source == "heatmap":
-                png = Path(
-                    frame.timeline(os.path.join(tmp, "timeline.png"), title=f"{title} · HEATMAP")
-                ).read_bytes()
-                width = float(frame.heatmap["bin_width_s"].iloc[0])
-                note = (
-                    f"Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the bytes each "
-                    f"rank moved per {width:g} s bin."
-                )
-            elif len(frame.ops) or len(frame.covering):
-                png = Path(
-                    frame.timeline(os.path.join(tmp, "timeline.png"), title=title)
-                ).read_bytes()
-                note = (
-                    "Source: the trace's timed operations (DXT or Recorder)."
-                    if len(frame.ops)
-                    else "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): the timeline "
-                    "shows the covering-set members, whose intervals come from Darshan's counters."
-                )
-            else:
-                note = "Nothing to draw: the trace holds no timed operations and the log has no covering set."
-    except Exception as e:  # a report without its picture beats no report
-        note = f"The timeline could not be drawn: {type(e).__name__}: {e}"
-
+    png, note = timeline(reader, log_id, f"job {job.get('jobid')} · log {log_id[:12]}")
     plan, models, plan_tiers = placement_plan(
         _rows(reader.read("placement_predictions", log_id=log_id)),
         _rows(reader.read("bandwidth_predictions", log_id=log_id)),
@@ -475,7 +656,29 @@ def build(reader: LakeReader, log_id: str) -> Report:
                 ).read_bytes()
         except Exception as e:
             umami_note = f"The UMAMI panel could not be drawn: {type(e).__name__}: {e}"
+    facts = {
+        "jobid": job.get("jobid"),
+        "exe": exe or None,
+        "nprocs": job.get("nprocs"),
+        "start": _when(job.get("start_time_sec")) if job.get("start_time_sec") else None,
+        "run_time_s": job.get("run_time_s"),
+        **{
+            k: f.get(k)
+            for k in (
+                "bytes_read",
+                "bytes_written",
+                "read_time_s",
+                "write_time_s",
+                "meta_time_s",
+                "io_time_s",
+                "throughput_mib_s",
+                "file_count",
+                "shared_file_count",
+            )
+        },
+    }
     return Report(
+        facts=facts,
         log_id=log_id,
         title=title,
         summary=summary,
@@ -778,8 +981,221 @@ def render(report: Report) -> str:
     umami_b64 = base64.b64encode(report.umami_png).decode("ascii") if report.umami_png else ""
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
     return env.get_template(TEMPLATE_NAME).render(
-        r=report, timeline_b64=b64, umami_b64=umami_b64, generated=now
+        r=report,
+        timeline_b64=b64,
+        umami_b64=umami_b64,
+        generated=now,
+        severities=severity_counts(report.tags),
+        evidence_cap=EVIDENCE_SHOWN,
+        plan_groups=plan_groups(report.plan),
+        advice_groups=advice_groups(report.advice),
     )
+
+
+def severity_counts(tags: list[dict] | None) -> list[tuple[str, int]]:
+    """(severity, how many findings) for high, warn, info; `no_issue` is no finding."""
+    tags = [t for t in tags or [] if t["tag"] != "no_issue"]
+    return [(s, sum(t["severity"] == s for t in tags)) for s in SEVERITY_ORDER]
+
+
+# ---- the terminal summary and the machine-readable one ---------------------------------------
+def to_json(report: Report) -> dict:
+    """The report's facts as JSON-ready data (`--format json`; keys in docs/reports.md): every
+    finding with all its evidence, the covering set, the plan and advice groups."""
+
+    def clean(v):
+        if isinstance(v, float) and not math.isfinite(v):
+            return None
+        if isinstance(v, dict):
+            return {str(k): clean(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [clean(x) for x in v]
+        if isinstance(v, (str, int, float, bool)) or v is None:
+            return v
+        return str(v)
+
+    findings = [
+        {
+            "severity": t["severity"],
+            "tag": t["tag"],
+            "code": t.get("code") or None,
+            "drishti": [c for c in (t.get("drishti") or "").split("/") if c],
+            "message": t["message"],
+            "metric": t["metric"],
+            "value": t["value"],
+            "threshold_name": t["threshold_name"],
+            "threshold": t["threshold"],
+            "recommendation": t.get("recommendation") or None,
+            "evidence": t.get("evidence") or [],
+        }
+        for t in report.tags or []
+    ]
+    cover = report.covering
+    group_keys = ("examples", "more", "message", "evidence_shown", "evidence_more")
+    return clean(
+        {
+            "log_id": report.log_id,
+            "title": report.title,
+            "job": report.facts,
+            "findings": None if report.tags is None else findings,
+            "covering_set": None
+            if cover is None
+            else {
+                "cover_size": cover["cover_size"],
+                "n_intervals": cover["n_intervals"],
+                "pure_io_time_s": cover["pure_io_time_s"],
+                "proven_minimum": cover["proven"],
+                "members": [
+                    {
+                        k: m.get(k)
+                        for k in (
+                            "rank",
+                            "file_name",
+                            "start_s",
+                            "end_s",
+                            "share_s",
+                            "interval_source",
+                        )
+                    }
+                    for m in cover["members"]
+                ],
+            },
+            "timeline": report.timeline_note,
+            "advice": None
+            if report.advice is None
+            else [
+                {
+                    k: g.get(k)
+                    for k in (
+                        "kind",
+                        "item",
+                        "current",
+                        "advised",
+                        "files",
+                        "file_names",
+                        "predicted_speedup",
+                        "measured_speedup",
+                        "model_name",
+                        "model_version",
+                        "message",
+                        "evidence",
+                    )
+                }
+                for g in advice_groups(report.advice)
+            ],
+            "plan": None
+            if report.plan is None
+            else {
+                "models": report.plan_models,
+                "groups": [
+                    {k: v for k, v in g.items() if k not in group_keys}
+                    for g in plan_groups(report.plan)
+                ],
+            },
+            "notes": report.notes,
+        }
+    )
+
+
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")  # C0 and C1 controls, ESC among them
+SEVERITY_COLOUR = {"high": "\033[1;31m", "warn": "\033[1;33m", "info": "\033[1;36m"}
+
+
+def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
+    """The terminal summary (`--format text`), as Drishti prints its insights: the job in two
+    lines, then each finding by severity with its evidence (capped) and recommendation, the
+    covering set and what to change; plain text within `width` columns, ANSI colour only when
+    `colour` (stdout is a terminal)."""
+    import textwrap
+
+    def wrap(text: str, first: str, rest: str) -> list[str]:
+        text = CONTROL.sub("?", text)  # a trace's name must not drive the terminal
+        return textwrap.wrap(
+            text,
+            width,
+            initial_indent=first,
+            subsequent_indent=rest,
+            break_on_hyphens=False,
+            break_long_words=True,
+        ) or [first.rstrip()]
+
+    def label(sev: str) -> str:
+        tag = f"[{sev.upper()}]".ljust(7)
+        return f"{SEVERITY_COLOUR[sev]}{tag}\033[0m" if colour and sev in SEVERITY_COLOUR else tag
+
+    f = report.facts
+    out = wrap(f"iolake report: {report.title}", "", "  ")
+    out += wrap(f"log {report.log_id}", "", "  ")
+    job = [
+        f"{num(f.get('nprocs'))} processes" if f.get("nprocs") is not None else None,
+        f"run {secs(f.get('run_time_s'))}" if f.get("run_time_s") is not None else None,
+        f"read {human_bytes(f.get('bytes_read')).split(' (')[0]}"
+        if f.get("bytes_read") is not None
+        else None,
+        f"written {human_bytes(f.get('bytes_written')).split(' (')[0]}"
+        if f.get("bytes_written") is not None
+        else None,
+        f"I/O time (slowest process) {secs(f.get('io_time_s'))}"
+        if f.get("io_time_s") is not None
+        else None,
+    ]
+    out += wrap(" | ".join(j for j in job[:2] if j), "", "  ")
+    out += wrap(" | ".join(j for j in job[2:] if j), "", "  ")
+    out.append("")
+    if report.tags is None:
+        out += wrap("FINDINGS: none yet (the tags stage has not run on this job).", "", "  ")
+    else:
+        counts = ", ".join(f"{n} {s}" for s, n in severity_counts(report.tags))
+        out.append(f"FINDINGS ({counts})")
+        for t in report.tags:
+            code = f" ({t['code']})" if t.get("code") else ""
+            head = f"{t['tag']}{code}: {t['message']}"
+            lines = wrap(head, "  " + " " * 7, "  " + " " * 7)
+            lines[0] = "  " + label(t["severity"]) + lines[0][9:]
+            out += lines
+            if t.get("evidence"):
+                shown = ", ".join(t["evidence_shown"])
+                more = f" and {t['evidence_more']} more" if t["evidence_more"] else ""
+                out += wrap(f"evidence: {shown}{more}", " " * 9, " " * 11)
+            if t.get("recommendation"):
+                out += wrap(f"recommendation: {t['recommendation']}", " " * 9, " " * 11)
+    cover = report.covering
+    if cover:
+        out.append("")
+        kind = "minimum" if cover["proven"] else "greedy"
+        out += wrap(
+            f"COVERING SET: {cover['cover_size']} of {cover['n_intervals']} (rank, file) members "
+            f"cover the pure I/O time of {secs(cover['pure_io_time_s'])} ({kind})",
+            "",
+            "  ",
+        )
+    groups = advice_groups(report.advice)
+    if groups:
+        out.append("")
+        out.append("ADVICE")
+        for g in groups:
+            files = f" ({g['files']} files)" if g["files"] > 1 else ""
+            speed = (
+                f", predicted {num(g['predicted_speedup'])}x"
+                if g.get("predicted_speedup") is not None
+                else ""
+            )
+            out += wrap(f"[{g['kind']}]{files}{speed}: {g.get('message') or ''}", "  ", "    ")
+    plan = plan_groups(report.plan)
+    if plan:
+        out.append("")
+        out.append(f"PLACEMENT PLAN ({', '.join(report.plan_models)})")
+        for g in plan:
+            best = g["predicted_tier"] or g["best_bw_tier"] or "-"
+            out += wrap(
+                f"{g['files']} file(s) on {g['tier']}: best tier {best}"
+                + (f", speed-up {num(g['speedup'])}x" if g["speedup"] is not None else ""),
+                "  ",
+                "    ",
+            )
+    for n in report.notes:
+        out += wrap(f"note: {n}", "", "  ")
+    return "\n".join(out) + "\n"
 
 
 def output_path(out: str | None, log_id: str) -> Path:
@@ -803,18 +1219,45 @@ def write_report(conf, job: str, out: str | None = None) -> Path:
     return path
 
 
-def main(conf, job: str, out: str | None = None) -> int:
+def main(conf, job: str, out: str | None = None, format: str = "html") -> int:
+    """`iolake report JOB [--format html|text|json] [--out ...]`: html writes the page (default
+    reports/<log_id>.html); text and json print to stdout, or write to --out when given."""
+    if format not in FORMATS:
+        print(f"iolake report: --format must be one of {', '.join(FORMATS)}", file=sys.stderr)
+        return 2
     try:
-        path = write_report(conf, job, out)
+        if format == "html":
+            path = write_report(conf, job, out)
+        else:
+            reader = LakeReader(conf)
+            report = build(reader, find_job(reader, job))
+            if format == "json":
+                import json
+
+                body = json.dumps(to_json(report), indent=2, ensure_ascii=False) + "\n"
+            else:
+                body = to_text(report, colour=out is None and sys.stdout.isatty())
+            if out is None:
+                sys.stdout.write(body)
+                return 0
+            path = Path(out)
+            if out.endswith(("/", os.sep)) or path.is_dir():
+                path = path / f"{report.log_id}.{'json' if format == 'json' else 'txt'}"
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(body, encoding="utf-8")
     except JobNotFound as e:
         print(f"iolake report: {e}", file=sys.stderr)
         return 2
-    print(f"iolake report: wrote {path}")
+    print(f"iolake report: wrote {path}", file=sys.stderr if format != "html" else sys.stdout)
     return 0
 
 
 __all__ = [
     "JobNotFound",
+    "advice_groups",
+    "plan_groups",
+    "to_json",
+    "to_text",
     "LakeReader",
     "Report",
     "build",

@@ -8,7 +8,7 @@
   iolake advise TRACE... [--lake DIR] [--out CSV]           what to change: what-if, stripe and tag advice
   iolake maintain [--table NAME] [--dry-run] [--lake DIR]   OPTIMIZE + Z-ORDER, VACUUM, table stats
   iolake report JOB [--out FILE_OR_DIR] [--lake DIR]        one job's HTML page: summary, tags, covering set,
-                                                            timeline, placement plan (JOB: log_id, its prefix, or jobid)
+                [--format html|text|json]                   timeline, placement plan (JOB: log_id, its prefix, or jobid)
 
 With no INPUT, `run` ingests the sample Darshan logs shipped in the `darshan` wheel; with no
 --lake, the lake is `lake.root` of the configuration (`lake/` in the working directory).
@@ -140,7 +140,15 @@ def parser() -> argparse.ArgumentParser:
     rp.add_argument(
         "--out",
         metavar="FILE_OR_DIR",
-        help="the HTML file, or a folder for <log_id>.html (default: reports/<log_id>.html)",
+        help="the output file, or a folder for <log_id>.html|.txt|.json (default: html to "
+        "reports/<log_id>.html, text and json to stdout)",
+    )
+    rp.add_argument(
+        "--format",
+        choices=("html", "text", "json"),
+        default="html",
+        help="html: the self-contained page (default); text: a terminal summary of the findings "
+        "by severity with their recommendations; json: the same facts, machine-readable",
     )
     _common(rp)
     w = sub.add_parser(
@@ -220,7 +228,7 @@ def main(argv=None) -> int:
         if args.cmd == "advise":
             return app("advise")(conf, args.inputs, args.out)
         if args.cmd == "report":
-            return app("report")(conf, args.job, args.out)
+            return app("report")(conf, args.job, args.out, args.format)
         if args.cmd == "watch":
             return app("watch")(conf, args.history, args.out)
         if args.cmd == "maintain":

@@ -565,11 +565,16 @@ class IOFrame:
         operation (an op's bytes go to the bin its start falls in), else `heatmap` (Darshan 3.4+'s
         HEATMAP module summed over ranks: what production logs without DXT carry, and what
         pydarshan's job summary draws). Bins are the log's HEATMAP bins where it has them, else 100
-        bins over the job's run time. A log with neither has no rows (counters carry no time)."""
+        bins over the job's run time. A log with neither has no rows (counters carry no time).
+
+        HEATMAP rows of different bin widths (Darshan coarsens a rank's bins when its run outgrows
+        them) are re-binned to the widest width before they are summed (`timeline.rebin`, after
+        darshan-runtime's `collapse_heatmap`; pydarshan's `Heatmap.add_record` refuses such rows),
+        so every bin is labelled with the width it holds."""
         out = []
         for log_id in self.log_ids:
             heat = self.heatmap[self.heatmap["log_id"] == log_id]
-            width = float(heat["bin_width_s"].iloc[0]) if len(heat) else None
+            width = _timeline.common_bins(heat)[0] if len(heat) else None
             ops = self.ops[
                 (self.ops["log_id"] == log_id)
                 & self.ops["op"].isin(["read", "write"])
@@ -598,13 +603,13 @@ class IOFrame:
                     ["read_bytes", "write_bytes"]
                 ].sum()
             elif len(heat):
+                width, n = _timeline.common_bins(heat)
                 rows = []
                 for module, g in heat.groupby("module"):
-                    n = int(g["nbins"].max())
                     rd, wr = np.zeros(n, dtype="int64"), np.zeros(n, dtype="int64")
-                    for r, w in zip(g["read_bytes"], g["write_bytes"]):
-                        rd[: len(r)] += np.asarray(r, dtype="int64")
-                        wr[: len(w)] += np.asarray(w, dtype="int64")
+                    for w, r, wb in zip(g["bin_width_s"], g["read_bytes"], g["write_bytes"]):
+                        rd += _timeline.rebin(r, float(w), width, n)
+                        wr += _timeline.rebin(wb, float(w), width, n)
                     rows.append(
                         pd.DataFrame(
                             {
@@ -644,9 +649,12 @@ class IOFrame:
         self, path, highlight_covering: bool = True, rank=None, filter=None, title=None
     ) -> str:
         """Save a PNG of every op as a bar on its rank's row, coloured read / write / meta / other;
-        covering-set members (silver/covering_sets) outlined. Returns `path`. A log with no timed
-        ops but a HEATMAP (production logs without DXT) gets the HEATMAP drawn instead: ranks by
-        time bins, coloured by the bytes moved (`timeline_source` says which was drawn)."""
+        covering-set members (silver/covering_sets) outlined. Returns `path`. Past
+        `timeline.MAX_RANK_ROWS` ranks the rows would be thinner than a pixel: the ops are drawn as
+        a matrix of rank groups by time bins with the ranks in I/O over time on top and each rank's
+        I/O time at the side (`timeline.draw_busy`). A log with no timed ops but a HEATMAP
+        (production logs without DXT) gets the HEATMAP drawn instead, the same way, coloured by
+        the bytes moved (`timeline_source` says which was drawn)."""
         if len(self.log_ids) > 1:
             raise ValueError("timeline draws one job; build the IOFrame with one log_id")
         if self.timeline_source == "heatmap":

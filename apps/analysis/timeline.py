@@ -1,4 +1,10 @@
-"""PrismIO's timeline (Fig. 7): one row per rank, one bar per operation from start to end.
+"""PrismIO's timeline (Fig. 7): one row per rank, one bar per operation from start to end; past
+`MAX_RANK_ROWS` ranks, and for Darshan's HEATMAP, a rank-by-time matrix with marginal sums.
+
+A job of thousands of ranks has more rows than a picture has pixels: there the ops are drawn as
+pydarshan's job-summary heat map draws the HEATMAP, a matrix of rank groups by time bins with a
+time profile on top (summed over ranks) and per-rank totals at the side (summed over time), so
+the picture reads at 2,048 ranks as at 100,000. Per-rank rows only where they fit.
 
 Drawn on a bare `matplotlib.figure.Figure` (Agg canvas, no pyplot state), so it works in
 threads and on machines without a display. Covering-set members (silver/covering_sets) are
@@ -9,10 +15,12 @@ own row labelled "all".
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 
 COLOURS = {"read": "#1f77b4", "write": "#ff7f0e", "meta": "#2ca02c", "other": "#9a9a9a"}
 META_OPS = ("open", "close", "sync", "meta", "seek")
+MAX_RANK_ROWS = 64  # per-rank rows up to this many ranks; rank groups past it
 
 
 def op_kind(op: pd.Series) -> pd.Series:
@@ -31,6 +39,8 @@ def draw(
 
     ops = ops[ops["start_s"].notna() & ops["end_s"].notna()]
     ranks = sorted(set(ops["rank"]) | (set(covering["rank"]) if covering is not None else set()))
+    if len([r for r in ranks if r >= 0]) > MAX_RANK_ROWS:
+        return draw_busy(ops, covering, path, title)
     height = min(20.0, 1.8 + 0.3 * max(len(ranks), 1))
     fig = Figure(figsize=(11, height), dpi=110)
     FigureCanvasAgg(fig)
@@ -81,46 +91,243 @@ def draw(
 HEATMAP_MODULES = ("POSIX", "STDIO", "DFS")  # MPI-IO's and DAOS's bytes reach these layers
 
 
-def draw_heatmap(heatmap: pd.DataFrame, path: str, title: str | None = None) -> str:
-    """The timeline of a log without timed operations: Darshan's HEATMAP (bronze/heatmap rows of one
-    log), one row per rank, one cell per time bin, coloured by the bytes the rank moved in it
-    (read + written, over POSIX, STDIO and DFS; log scale) — pydarshan's job-summary heatmap."""
-    import numpy as np
+def rebin(values, width: float, target: float, nbins: int):
+    """One HEATMAP row of `width`-second bins as `nbins` bins of `target` seconds (target >= width),
+    the bytes of each source bin kept whole.
+
+    Darshan's runtime coarsens a rank's bins when its run outgrows them (darshan-heatmap.c
+    `collapse_heatmap`: adjacent pairs summed, the width doubled), so the ranks of one log can
+    hold bins of different widths; pydarshan's `darshan.datatypes.heatmap.Heatmap.add_record`
+    refuses such records ("Record bin_width_seconds is not consistent"). Summing rows index by
+    index would mix time scales: every row goes to the widest width first. When `target` is a
+    whole multiple of `width` (Darshan's doublings), source bin i falls whole into bin
+    i // (target / width), as `collapse_heatmap` sums it; otherwise each source bin's bytes are
+    spread over the target bins it overlaps, in proportion to the overlap (rounded to bytes)."""
+    v = np.asarray(values, dtype="int64")
+    out = np.zeros(nbins, dtype="int64")
+    if not len(v):
+        return out
+    ratio = target / width
+    k = round(ratio)
+    if abs(ratio - k) < 1e-9 and k >= 1:
+        idx = np.arange(len(v)) // k
+        keep = idx < nbins
+        np.add.at(out, idx[keep], v[keep])
+        return out
+    src = np.concatenate([[0.0], np.cumsum(v, dtype="float64")])
+    edges = np.arange(nbins + 1) * target
+    cum = np.interp(edges, np.arange(len(v) + 1) * width, src)
+    return np.diff(np.rint(cum)).astype("int64")
+
+
+def common_bins(heatmap: pd.DataFrame) -> tuple[float, int]:
+    """(width, nbins) every row of `heatmap` (bronze/heatmap rows) is re-binned to: the widest
+    bin width of the rows, and as many bins as the longest row spans at that width."""
+    widths = heatmap["bin_width_s"].astype(float)
+    width = float(widths.max())
+    span = float((widths * heatmap["nbins"].astype(float)).max())
+    return width, max(1, int(np.ceil(span / width - 1e-9)))
+
+
+def busy_seconds(starts, ends, edges) -> np.ndarray:
+    """Seconds of the intervals [starts, ends) inside each bin between consecutive `edges`, summed
+    over the intervals (two sorted cumulative sums: no interval-by-bin table)."""
+    s = np.sort(np.asarray(starts, dtype=float))
+    e = np.sort(np.maximum(np.asarray(ends, dtype=float), np.asarray(starts, dtype=float)))
+    edges = np.asarray(edges, dtype=float)
+    cs, ce = np.concatenate([[0.0], np.cumsum(s)]), np.concatenate([[0.0], np.cumsum(e)])
+    ks, ke = np.searchsorted(s, edges), np.searchsorted(e, edges)
+    covered = ks * edges - cs[ks] - (ke * edges - ce[ke])  # interval time before each edge
+    return np.diff(covered)
+
+
+def rank_groups(nranks: int) -> int:
+    """Ranks per matrix row: 1 up to MAX_RANK_ROWS ranks, else enough for MAX_RANK_ROWS rows."""
+    return max(1, int(np.ceil(nranks / MAX_RANK_ROWS)))
+
+
+def _matrix(
+    grid: np.ndarray,
+    edges: np.ndarray,
+    profile: dict[str, np.ndarray],
+    per_rank: np.ndarray,
+    path: str,
+    title: str | None,
+    value_label: str,
+    profile_label: str,
+    side_label: str,
+    covering: pd.DataFrame | None = None,
+    unit: str = "",
+) -> str:
+    """The rank-by-time picture with marginal sums: `grid` (one row per rank, one column per bin)
+    summed over groups of `rank_groups` ranks, `profile` (kind -> per-bin values, stacked) on top,
+    `per_rank` (one value per rank) at the side (a group's largest and mean), covering-set
+    members outlined on their row."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.colors import LogNorm
     from matplotlib.figure import Figure
+    from matplotlib.patches import Patch, Rectangle
+    from matplotlib.ticker import EngFormatter
 
-    h = heatmap[heatmap["module"].isin(HEATMAP_MODULES)]
-    if h.empty:
-        h = heatmap
-    width = float(h["bin_width_s"].iloc[0])
-    nbins = int(h["nbins"].max())
-    ranks = sorted(int(r) for r in set(h["rank"]))
-    grid = np.zeros((len(ranks), nbins))
-    row = {r: i for i, r in enumerate(ranks)}
-    for r in h.itertuples():
-        moved = np.asarray(r.read_bytes, dtype=float) + np.asarray(r.write_bytes, dtype=float)
-        grid[row[int(r.rank)], : len(moved)] += moved
-    fig = Figure(figsize=(11, min(20.0, 1.8 + 0.3 * max(len(ranks), 1))), dpi=110)
+    nranks, nbins = grid.shape
+    g = rank_groups(nranks)
+    rows = int(np.ceil(nranks / g))
+    padded = np.zeros((rows * g, nbins))
+    padded[:nranks] = grid
+    grouped = padded.reshape(rows, g, nbins).sum(axis=1)
+    fig = Figure(figsize=(11, 7.2), dpi=110)
     FigureCanvasAgg(fig)
-    ax = fig.add_subplot(1, 1, 1)
-    masked = np.ma.masked_less_equal(grid, 0)
-    vmax = max(float(grid.max()), 1.0)
+    gs = fig.add_gridspec(
+        2, 3, height_ratios=(1, 3.2), width_ratios=(6, 1.1, 0.12), hspace=0.06, wspace=0.05
+    )
+    ax = fig.add_subplot(gs[1, 0])
+    top = fig.add_subplot(gs[0, 0], sharex=ax)
+    side = fig.add_subplot(gs[1, 1], sharey=ax)
+    cax = fig.add_subplot(gs[1, 2])
+    masked = np.ma.masked_less_equal(grouped, 0)
+    lo = float(masked.min()) if masked.count() else 1.0
+    hi = max(float(grouped.max()), lo * 1.0001)
     im = ax.imshow(
         masked,
         aspect="auto",
         interpolation="nearest",
         cmap="viridis",
-        norm=LogNorm(vmin=max(1.0, float(masked.min()) if masked.count() else 1.0), vmax=vmax),
-        extent=(0, nbins * width, len(ranks) - 0.5, -0.5),
+        norm=LogNorm(vmin=lo, vmax=hi),
+        extent=(float(edges[0]), float(edges[-1]), rows * g, 0),
     )
-    fig.colorbar(im, ax=ax, label="bytes moved in the bin")
-    ax.set_xlabel(f"time since job start (s), HEATMAP bins of {width:g} s")
-    ax.set_ylabel("rank")
-    if len(ranks) <= 32:
-        ax.set_yticks(range(len(ranks)), [str(r) for r in ranks])
+    ax.set_facecolor("#f4f4f4")
+    fig.colorbar(im, cax=cax, label=value_label)
+    handles = []
+    if covering is not None and len(covering):
+        for r in covering[covering["rank"] >= 0].itertuples():
+            row = int(r.rank) // g * g
+            ax.add_patch(
+                Rectangle(
+                    (r.start_s, row),
+                    r.end_s - r.start_s,
+                    g,
+                    fill=False,
+                    edgecolor="red",
+                    linewidth=1.4,
+                )
+            )
+        handles.append(Patch(fill=False, edgecolor="red", label="covering set"))
+        ax.legend(handles=handles, loc="lower right", fontsize=8, framealpha=0.8)
+    ax.set_xlabel("time since job start (s)")
+    ax.set_ylabel("rank" if g == 1 else f"rank ({g} ranks per row)")
+    ax.set_xlim(float(edges[0]), float(edges[-1]))
+    # top: the time profile, summed over ranks
+    bottom = np.zeros(nbins)
+    widths = np.diff(edges)
+    for kind, values in profile.items():
+        colour = COLOURS.get(kind, "#555555")
+        top.bar(edges[:-1], values, width=widths, bottom=bottom, align="edge", color=colour)
+        bottom = bottom + values
+    top.set_ylabel(profile_label, fontsize=8)
+    top.tick_params(labelbottom=False, labelsize=8)
+    top.grid(axis="y", alpha=0.3)
+    top.legend(
+        handles=[Patch(color=COLOURS.get(k, "#555555"), label=k) for k in profile],
+        loc="upper right",
+        fontsize=8,
+        framealpha=0.8,
+    )
     if title:
-        ax.set_title(title, fontsize=10)
-    fig.tight_layout()
+        top.set_title(title, fontsize=10)
+    # side: per-rank totals, summed over time (a row of grouped ranks: their largest and mean)
+    per = np.zeros(rows * g)
+    per[:nranks] = per_rank
+    per = per.reshape(rows, g)
+    y = np.arange(rows) * g
+    side.barh(y, per.max(axis=1), height=g, align="edge", color="#aeb6bf", label="largest")
+    if g > 1:
+        side.barh(y, per.mean(axis=1), height=g, align="edge", color="#34495e", label="mean")
+        side.legend(loc="lower right", fontsize=7, framealpha=0.8)
+    side.set_xlabel(side_label, fontsize=8)
+    side.tick_params(labelleft=False, labelsize=8)
+    side.grid(axis="x", alpha=0.3)
+    side.set_xlim(left=0)
+    ax.set_ylim(rows * g, 0)
+    if g == 1 and nranks <= 32:  # one row per rank: a tick per rank, at the row's middle
+        ax.set_yticks(np.arange(nranks) + 0.5, [str(r) for r in range(nranks)])
+    if unit:  # bytes as 1.2 GB, not a 1e9 offset over the axis
+        top.yaxis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
+        side.xaxis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
+        side.tick_params(axis="x", labelrotation=45)
+    fig.subplots_adjust(left=0.07, right=0.93, top=0.95, bottom=0.08)
     fig.savefig(path)
     return path
+
+
+def draw_busy(
+    ops: pd.DataFrame, covering: pd.DataFrame | None, path: str, title: str | None = None
+) -> str:
+    """The timeline of more ranks than fit as rows: seconds each group of ranks spent in
+    operations per time bin (200 bins over the job), the number of ranks in I/O over time on
+    top (read / write / meta / other stacked: busy rank-seconds over the bin's width), and each
+    rank's summed operation time at the side. Operations of records Darshan reduced over all
+    ranks (rank -1) count in the profile only."""
+    end = float(ops["end_s"].max()) if len(ops) else 1.0
+    if covering is not None and len(covering):
+        end = max(end, float(covering["end_s"].max()))
+    edges = np.linspace(0.0, max(end, 1e-9), 201)
+    kinds = op_kind(ops["op"])
+    nranks = int(ops["rank"].max()) + 1 if len(ops) else 1
+    grid = np.zeros((nranks, len(edges) - 1))
+    for rank, g in ops[ops["rank"] >= 0].groupby("rank"):
+        grid[int(rank)] = busy_seconds(g["start_s"], g["end_s"], edges)
+    width = float(edges[1] - edges[0])
+    profile = {
+        k: busy_seconds(ops.loc[kinds == k, "start_s"], ops.loc[kinds == k, "end_s"], edges) / width
+        for k in COLOURS
+        if (kinds == k).any()
+    }
+    per_rank = np.zeros(nranks)
+    mine = ops[ops["rank"] >= 0]
+    sums = (mine["end_s"] - mine["start_s"]).clip(lower=0).groupby(mine["rank"]).sum()
+    per_rank[sums.index.astype(int)] = sums.to_numpy()
+    return _matrix(
+        grid,
+        edges,
+        profile,
+        per_rank,
+        path,
+        title,
+        value_label="seconds in I/O per row and bin",
+        profile_label="ranks in I/O",
+        side_label="time in I/O per rank (s)",
+        covering=covering,
+    )
+
+
+def draw_heatmap(heatmap: pd.DataFrame, path: str, title: str | None = None) -> str:
+    """The timeline of a log without timed operations: Darshan's HEATMAP (bronze/heatmap rows of one
+    log) as pydarshan's job summary draws it: ranks by time bins coloured by the bytes moved
+    (read + written, over POSIX, STDIO and DFS; log scale), the bytes per bin summed over ranks
+    on top and the bytes per rank summed over time at the side. Rows of different bin widths are
+    re-binned to the widest first (`rebin`); past MAX_RANK_ROWS ranks a row is a group of ranks."""
+    h = heatmap[heatmap["module"].isin(HEATMAP_MODULES)]
+    if h.empty:
+        h = heatmap
+    width, nbins = common_bins(h)
+    nranks = int(h["rank"].max()) + 1
+    rd, wr = np.zeros((nranks, nbins)), np.zeros((nranks, nbins))
+    for r in h.itertuples():
+        if r.rank < 0:
+            continue
+        rd[int(r.rank)] += rebin(r.read_bytes, float(r.bin_width_s), width, nbins)
+        wr[int(r.rank)] += rebin(r.write_bytes, float(r.bin_width_s), width, nbins)
+    grid = rd + wr
+    edges = np.arange(nbins + 1) * width
+    return _matrix(
+        grid,
+        edges,
+        {"read": rd.sum(axis=0), "write": wr.sum(axis=0)},
+        grid.sum(axis=1),
+        path,
+        title,
+        value_label="bytes moved in the bin",
+        profile_label="bytes per bin",
+        side_label="bytes per rank",
+        unit="B",
+    )

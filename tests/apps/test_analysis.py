@@ -448,6 +448,71 @@ def test_timeline_draws_each_op_on_its_ranks_row_in_time_order_with_covering_out
     assert abs(box[2] - read[2]) <= 3 and abs(box[3] - read[3]) <= 3  # same interval: 1-2 s
 
 
+def _heat(*rows):
+    """(module, rank, bin width, read bins, write bins) tuples -> bronze/heatmap rows of log L."""
+    return pd.DataFrame(
+        [
+            {
+                "log_id": "L",
+                "module": m,
+                "rank": r,
+                "bin_width_s": w,
+                "nbins": len(rd),
+                "read_bytes": np.array(rd, dtype="int64"),
+                "write_bytes": np.array(wr, dtype="int64"),
+            }
+            for m, r, w, rd, wr in rows
+        ]
+    )
+
+
+def test_activity_rebins_heatmap_rows_of_different_widths_to_the_widest():
+    """Rank 0 kept 0.1 s bins, rank 1's were coarsened to 0.2 s: rank 0's pairs of bins are summed
+    (as Darshan's collapse_heatmap does) before the ranks are added, and every bin is 0.2 s."""
+    f = IOFrame.from_frames(jobs=pd.DataFrame({"nprocs": [2], "run_time_s": [0.6]}))
+    f.heatmap = _heat(
+        ("POSIX", 0, 0.1, [1, 2, 3, 4], [0, 0, 0, 10]),
+        ("POSIX", 1, 0.2, [100, 200, 300], [5, 0, 0]),
+    )
+    act = f.activity()
+    # rank 0 at 0.2 s: reads [1+2, 3+4, 0] = [3, 7, 0], writes [0, 10, 0]
+    assert act["read_bytes"].tolist() == [103, 207, 300]
+    assert act["write_bytes"].tolist() == [5, 10, 0]
+    assert np.allclose(act["start_s"], [0.0, 0.2, 0.4]) and np.allclose(
+        act["end_s"], [0.2, 0.4, 0.6]
+    )
+    assert set(act["source"]) == {"heatmap"} and act["read_bytes"].sum() == 610
+
+
+def test_rebin_spreads_a_bin_over_the_bins_it_overlaps_when_widths_do_not_divide():
+    from apps.analysis.timeline import common_bins, rebin
+
+    # 1 s bins [10, 20, 30] as 1.5 s bins: [10 + 20/2, 20/2 + 30] = [20, 40]
+    assert rebin([10, 20, 30], 1.0, 1.5, 2).tolist() == [20, 40]
+    assert rebin([10, 20, 30, 40], 0.1, 0.4, 1).tolist() == [100]
+    heat = _heat(("POSIX", 0, 0.1, [0] * 200, [0] * 200), ("POSIX", 1, 6.4, [0] * 127, [0] * 127))
+    assert common_bins(heat) == (6.4, 127)  # 200 bins of 0.1 s fit in the first 6.4 s bin
+
+
+def test_busy_seconds_splits_intervals_over_the_bins_they_span():
+    from apps.analysis.timeline import busy_seconds
+
+    # [0.5, 2.5) -> 0.5 s in [0, 1), 1 s in [1, 2), 0.5 s in [2, 3); [1.5, 1.75) adds 0.25 s to [1, 2)
+    got = busy_seconds([0.5, 1.5], [2.5, 1.75], [0, 1, 2, 3])
+    assert np.allclose(got, [0.5, 1.25, 0.5])
+
+
+def test_timeline_of_more_ranks_than_rows_draws_rank_groups_with_marginals(tmp_path):
+    """200 ranks: no longer one 0.3-inch row per rank (a 20-inch image), but the matrix figure of a
+    fixed size, rank groups of 4."""
+    from apps.analysis.timeline import MAX_RANK_ROWS, rank_groups
+
+    ops = _ops(*[(r, f"f{r}", "write", 0, 10, r * 0.01, r * 0.01 + 1.0) for r in range(200)])
+    out = _frame(ops).timeline(tmp_path / "many.png")
+    img = Image.open(out)
+    assert img.size == (1210, 792) and rank_groups(200) == 4 and MAX_RANK_ROWS == 64
+
+
 # ---- the Spark-free reader against Spark ------------------------------------------------------
 SPEC = TableSpec(
     name="t",

@@ -108,20 +108,30 @@ def _silver(spark, lake, table: str, log_id: str):
 
 def test_report_escapes_every_string_from_the_trace(spark, lake, dxt_page):
     source = dxt_page.read_text()
+    from apps.report import EVIDENCE_SHOWN, EXAMPLE_FILES, LakeReader, build, plan_groups
+    from iolake.config import load_config
+
     tags = _silver(spark, lake, "silver/bottleneck_tags", lake["dxt"]).collect()
-    in_evidence = sum(HOSTILE_FILE in (t.evidence or []) for t in tags)
-    assert in_evidence >= 1, "setup: the hostile file should be evidence of a tag"
+    assert any(HOSTILE_FILE in (t.evidence or []) for t in tags), "setup: evidence of a tag"
+    # the page shows a tag's first EVIDENCE_SHOWN items and a plan group's first EXAMPLE_FILES
+    in_evidence = sum(HOSTILE_FILE in (t.evidence or [])[:EVIDENCE_SHOWN] for t in tags)
     in_cover = (
         _silver(spark, lake, "silver/covering_sets", lake["dxt"])
         .where(F.col("record_id") == lake["hostile_record"])
         .count()
     )
-    in_plan = (
+    assert (
         _silver(spark, lake, "gold/placement_predictions", lake["dxt"])
         .where((F.col("file_name") == HOSTILE_FILE) & (F.col("model_version") == "2"))
         .count()
+        == 1
     )
-    assert in_plan == 1
+    report = build(
+        LakeReader(load_config("local", overrides={"lake": {"root": lake["lake"]}})), lake["dxt"]
+    )
+    groups = plan_groups(report.plan)
+    in_plan = sum(HOSTILE_FILE in g["file_names"][:EXAMPLE_FILES] for g in groups)
+    assert in_evidence + in_plan >= 1, "setup: the hostile file should be on the page"
 
     for raw in (HOSTILE_FILE, HOSTILE_EXE, HOSTILE_META):
         assert raw not in source
@@ -151,7 +161,13 @@ def test_report_shows_summary_tags_with_evidence_covering_set_and_newest_predict
 
     tags = {t.tag: t for t in _silver(spark, lake, "silver/bottleneck_tags", lake["dxt"]).collect()}
     assert len(tags) >= 3
-    assert page.evidence == {name: list(t.evidence) for name, t in tags.items()}
+    from apps.report import EVIDENCE_SHOWN
+
+    # each tag's first EVIDENCE_SHOWN items, then "and N more"
+    assert page.evidence == {name: list(t.evidence)[:EVIDENCE_SHOWN] for name, t in tags.items()}
+    for t in tags.values():
+        more = len(t.evidence) - EVIDENCE_SHOWN
+        assert (f"and {more} more" in text) or more <= 0
     for t in tags.values():
         assert t.message in text
 
@@ -161,8 +177,11 @@ def test_report_shows_summary_tags_with_evidence_covering_set_and_newest_predict
     v2 = _silver(spark, lake, "gold/placement_predictions", lake["dxt"]).where(
         F.col("model_version") == "2"
     )
-    assert len(page.all("tr", "file")) == v2.count() > 0
-    assert len(page.all("tr", "move")) == v2.where(F.col("predicted_tier") != F.col("tier")).count()
+    # the plan: one row per distinct setting, its data-files the number of files it stands for
+    groups = page.all("tr", "plan-group")
+    assert sum(int(g["data-files"]) for g in groups) == v2.count() > 0
+    moving = v2.where(F.col("predicted_tier") != F.col("tier")).count()
+    assert sum(int(g["data-files"]) for g in page.all("tr", "move")) == moving
     assert "iolake-placement v2" in text and "iolake-bandwidth v2" in text
     assert "iolake-placement v1" not in text and "iolake-bandwidth v1" not in text
 
@@ -192,6 +211,29 @@ def test_report_resolves_job_or_explains_why_not(spark, lake, tmp_path, monkeypa
     assert main(["report", "not-a-log", "--lake", lake["lake"]]) == 2
     assert "no job matches" in capsys.readouterr().err
     assert sorted(p.name for p in (tmp_path / "reports").iterdir()) == [f"{lake['noposix']}.html"]
+
+
+def test_report_text_and_json_formats_print_the_findings(spark, lake, capsys):
+    """`--format text` prints the Drishti-like summary to stdout (no colour: not a terminal),
+    `--format json` the same facts; neither writes a page."""
+    tags = {t.tag: t for t in _silver(spark, lake, "silver/bottleneck_tags", lake["dxt"]).collect()}
+    capsys.readouterr()
+    assert main(["report", lake["dxt"][:10], "--lake", lake["lake"], "--format", "text"]) == 0
+    text = capsys.readouterr().out
+    assert "\033[" not in text and max(len(line) for line in text.splitlines()) <= 100
+    assert f"log {lake['dxt']}" in text and "FINDINGS (" in text
+    for name, t in tags.items():
+        if name != "no_issue":
+            assert f"[{t.severity.upper()}]" in text and name in text
+    assert main(["report", lake["dxt"][:10], "--lake", lake["lake"], "--format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["log_id"] == lake["dxt"]
+    assert {f["tag"]: f["evidence"] for f in data["findings"]} == {
+        n: list(t.evidence) for n, t in tags.items()
+    }
+    order = {"high": 0, "warn": 1, "info": 2}
+    sev = [order[f["severity"]] for f in data["findings"]]
+    assert sev == sorted(sev)
 
 
 def test_resolve_job_prefers_an_exact_log_id():

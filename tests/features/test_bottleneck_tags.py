@@ -65,8 +65,9 @@ def build() -> Lab:
     lab = Lab()
     for log in ("quiet small small_few misaligned misaligned_mem random random_w shared_imb shared_bal rank_imb "
                 "rank_bal rank0 rank0_single indep coll meta_rank meta_shared meta_share meta_share_short stdio "
-                "stdio_low stripe1 stripe1_small osts osts_spread phases phases_few heat_phases heat_phases_few raw raw_small "
-                "reread rewrite small_shared time_imb time_bal mpi_reads nb one_reader two_readers").split():
+                "stdio_low stripe1 stripe1_small osts osts_spread phases phases_few heat_phases heat_phases_few "
+                "raw raw_small reread rewrite small_shared time_imb time_bal mpi_reads nb one_reader two_readers "
+                "rank_mixed indep_mixed rewrite_tiny rewrite_big rewrite_share reread_small").split():
         lab.job(log)
     lab.job("straggler", rank_time_ratio=5.0, io_time_s=20.0)
     lab.job("straggler_short", rank_time_ratio=5.0, io_time_s=0.5)
@@ -96,10 +97,14 @@ def build() -> Lab:
     lab.add("posix", "shared_imb", "even", rank=-1, **seq(0, 500, POSIX_SLOWEST_RANK_BYTES=260 * MiB,
                                                            POSIX_FASTEST_RANK_BYTES=240 * MiB,
                                                            POSIX_BYTES_WRITTEN=1000 * MiB))
-    # rank size imbalance over ranks' own files: 100/100/30/100 MiB vs 100/90/100/95
+    # rank size imbalance over ranks' own files, writes only: 100/100/30/100 MiB vs 100/90/100/95
     for log, sizes in (("rank_imb", (100, 100, 30, 100)), ("rank_bal", (100, 90, 100, 95))):
         for r, mib in enumerate(sizes):
             lab.add("posix", log, f"out.{r}", rank=r, **seq(0, mib // 2))
+    # every rank writes 100 MiB; ranks 1-3 read 40/30/4 MiB (rank 0 none): reads alone are imbalanced,
+    # (40 - 4) / 40 = 0.9; reads and writes together, 100/140/130/104 MiB, would be (140 - 100) / 140 < 0.3
+    for r, mib in enumerate((0, 40, 30, 4)):
+        lab.add("posix", "rank_mixed", f"out.{r}", rank=r, **seq(mib // 2, 50))
     # rank 0: 80 MiB alone + 5 MiB as slowest rank of a shared file, of 100 MiB; single-rank job alike
     lab.add("posix", "rank0", "r0", rank=0, **seq(0, 40))
     lab.add("posix", "rank0", "r1", rank=1, **seq(0, 5))
@@ -115,6 +120,10 @@ def build() -> Lab:
     lab.add("mpiio", "indep", "shared.h5", rank=-1, MPIIO_INDEP_WRITES=3000, MPIIO_COLL_WRITES=0)
     lab.add("mpiio", "indep", "own.h5", rank=0, MPIIO_INDEP_WRITES=5000)
     lab.add("mpiio", "coll", "shared.h5", rank=-1, MPIIO_INDEP_WRITES=1500, MPIIO_COLL_WRITES=3000)
+    # 3000 independent reads and 4000 collective writes on a shared file: all reads are independent
+    # (reads and writes together, 3000 of 7000, would stay under the 0.5 share)
+    lab.add("mpiio", "indep_mixed", "shared.h5", rank=-1, MPIIO_INDEP_READS=3000, MPIIO_COLL_READS=0,
+            MPIIO_INDEP_WRITES=0, MPIIO_COLL_WRITES=4000)
     # metadata: rank 1 spends 40 s; 200 s over a shared file of 4 ranks (50 s each); a 80% share of 10 s
     lab.add("posix", "meta_rank", "a", rank=0, **seq(0, 10, POSIX_F_META_TIME=5.0))
     lab.add("posix", "meta_rank", "b", rank=1, **seq(0, 10, POSIX_F_META_TIME=40.0))
@@ -166,6 +175,22 @@ def build() -> Lab:
     lab.add("posix", "reread", "once", rank=-1, **seq(2))
     # redundant writes: 4 MiB written to a 1 MiB extent (a checkpoint rewritten in place)
     lab.add("posix", "rewrite", "ckpt", rank=-1, **seq(0, 2, POSIX_MAX_BYTE_WRITTEN=MiB - 1))
+    # a 769-byte index written with 770 bytes (1 byte again) beside 39,000,000 bytes of data: too little
+    lab.add("posix", "rewrite_tiny", "index", rank=-1, **seq(0, 1, POSIX_BYTES_WRITTEN=770,
+                                                             POSIX_MAX_BYTE_WRITTEN=768))
+    lab.add("posix", "rewrite_tiny", "data", rank=-1, **seq(0, 20, POSIX_BYTES_WRITTEN=39_000_000,
+                                                            POSIX_MAX_BYTE_WRITTEN=38_999_999))
+    # the same job size with a 4 MiB checkpoint written 4 times (12 MiB again, of 16 + 23 = 39 MiB)
+    lab.add("posix", "rewrite_big", "ckpt", rank=-1, **seq(0, 8, POSIX_MAX_BYTE_WRITTEN=4 * MiB - 1))
+    lab.add("posix", "rewrite_big", "data", rank=-1, **seq(0, 8, POSIX_BYTES_WRITTEN=23 * MiB,
+                                                           POSIX_MAX_BYTE_WRITTEN=23 * MiB - 1))
+    # 2 MiB written again (4 MiB to a 2 MiB extent) beside 1 GiB of data: over the bytes, not the share
+    lab.add("posix", "rewrite_share", "ckpt", rank=-1, **seq(0, 2, POSIX_MAX_BYTE_WRITTEN=2 * MiB - 1))
+    lab.add("posix", "rewrite_share", "data", rank=-1, **seq(0, 512))
+    # a 100 KiB input read 4 times, the job's only I/O: 300 KiB again, over the share, not the bytes
+    lab.add("posix", "reread_small", "input", rank=-1, **seq(4, POSIX_SIZE_READ_1M_4M=0, POSIX_SIZE_READ_100K_1M=4,
+                                                             POSIX_BYTES_READ=400 * 1024,
+                                                             POSIX_MAX_BYTE_READ=100 * 1024 - 1))
     # small requests on a shared file: 1200 of 1600 reads and 1500 of 2000 writes; the job's 20000 large
     # writes to a rank's own file keep small_writes quiet (1500 of 22000 = 6.8%)
     lab.add("posix", "small_shared", "ckpt", rank=-1, **seq(1600, 2000, POSIX_SIZE_READ_1M_4M=400,
@@ -230,10 +255,15 @@ POSITIVE = [  # (log, tag, severity, metric, threshold setting, evidence)
     ("random_w", "random_writes", "high", "random_write_share", "random_operations", ["/random_w/a"]),
     ("shared_imb", "shared_file_imbalance", "high", "shared_file_byte_imbalance", "imbalance_stragglers",
      ["/shared_imb/ckpt"]),
-    ("rank_imb", "rank_size_imbalance", "high", "rank_byte_imbalance", "imbalance_size", ["rank 2"]),
+    ("rank_imb", "rank_write_imbalance", "high", "rank_write_byte_imbalance", "imbalance_size", ["rank 2"]),
+    ("rank_mixed", "rank_read_imbalance", "high", "rank_read_byte_imbalance", "imbalance_size",
+     ["rank 3", "rank 1", "rank 2"]),
     ("straggler", "stragglers", "warn", "rank_time_ratio", "straggler_time_ratio", ["rank 3"]),
     ("rank0", "rank0_heavy", "warn", "rank0_bytes_share", "rank0_bytes_share", ["/rank0/r0", "/rank0/shared"]),
-    ("indep", "no_collective_shared", "high", "independent_op_share", "collective_operations", ["/indep/shared.h5"]),
+    ("indep", "no_collective_shared_writes", "high", "independent_write_share", "collective_operations",
+     ["/indep/shared.h5"]),
+    ("indep_mixed", "no_collective_shared_reads", "high", "independent_read_share", "collective_operations",
+     ["/indep_mixed/shared.h5"]),
     ("meta_rank", "metadata_heavy", "high", "max_rank_meta_time_s", "metadata_time_rank", ["rank 1"]),
     ("meta_shared", "metadata_heavy", "high", "max_rank_meta_time_s", "metadata_time_rank", ["/meta_shared/a"]),
     ("meta_share", "metadata_heavy", "warn", "meta_time_share", "metadata_time_share",
@@ -247,6 +277,8 @@ POSITIVE = [  # (log, tag, severity, metric, threshold setting, evidence)
     ("raw", "read_after_write", "info", "raw_bytes_share", "read_after_write_share", ["/raw/tmp"]),
     ("reread", "redundant_reads", "warn", "read_amplification", "redundant_read_ratio", ["/reread/input"]),
     ("rewrite", "redundant_writes", "warn", "write_amplification", "redundant_write_ratio", ["/rewrite/ckpt"]),
+    ("rewrite_big", "redundant_writes", "warn", "write_amplification", "redundant_write_ratio",
+     ["/rewrite_big/ckpt"]),
     ("small_shared", "small_shared_reads", "high", "small_shared_read_share", "small_requests",
      ["/small_shared/ckpt"]),
     ("small_shared", "small_shared_writes", "high", "small_shared_write_share", "small_requests",
@@ -265,10 +297,16 @@ NEGATIVE = [  # (log, tag): a near miss of the tag's rule
     ("small", "small_writes"), ("small_few", "small_reads"), ("misaligned", "misaligned_memory"),
     ("misaligned_mem", "misaligned_file"), ("random", "random_writes"), ("random_w", "random_reads"),
     ("shared_bal", "shared_file_imbalance"),
-    ("rank_bal", "rank_size_imbalance"), ("straggler_short", "stragglers"), ("rank0_single", "rank0_heavy"),
-    ("rank_bal", "rank0_heavy"), ("coll", "no_collective_shared"), ("meta_share_short", "metadata_heavy"),
+    ("rank_bal", "rank_write_imbalance"), ("straggler_short", "stragglers"), ("rank0_single", "rank0_heavy"),
+    ("rank_bal", "rank0_heavy"), ("coll", "no_collective_shared_writes"), ("meta_share_short", "metadata_heavy"),
+    # a direction with no operations never fires: the write-only jobs get no read tag; reads alone decide
+    ("rank_imb", "rank_read_imbalance"), ("rank_mixed", "rank_write_imbalance"),
+    ("indep", "no_collective_shared_reads"), ("indep_mixed", "no_collective_shared_writes"),
+    # too little read or written again: under redundant_min_bytes and the share, each, both
+    ("rewrite_tiny", "redundant_writes"), ("rewrite_share", "redundant_writes"), ("reread_small", "redundant_reads"),
     ("stdio_low", "stdio_heavy"), ("stripe1_small", "single_stripe_shared"), ("osts_spread", "few_osts"),
-    ("phases_few", "many_io_phases"), ("heat_phases_few", "many_io_phases"), ("raw_small", "read_after_write"), ("quiet", "redundant_reads"),
+    ("phases_few", "many_io_phases"), ("heat_phases_few", "many_io_phases"), ("raw_small", "read_after_write"),
+    ("quiet", "redundant_reads"),
     ("quiet", "redundant_writes"), ("small", "small_shared_reads"), ("small_shared", "small_writes"),
     ("small_few", "small_shared_writes"), ("time_bal", "shared_file_time_imbalance"), ("nb", "blocking_mpiio_reads"),
     ("nb", "blocking_mpiio_writes"), ("two_readers", "single_reader_shared"), ("reread", "single_reader_shared"),
@@ -295,10 +333,15 @@ def test_bottleneck_tags_values_and_messages(tags):
     assert "1550 of 2050 POSIX reads" in tags[("small", "small_reads")].message
     assert tags[("misaligned", "misaligned_file")].value == pytest.approx(160 / 300)
     assert tags[("shared_imb", "shared_file_imbalance")].value == pytest.approx(0.5)
-    assert tags[("rank_imb", "rank_size_imbalance")].value == pytest.approx(0.7)
+    assert tags[("rank_imb", "rank_write_imbalance")].value == pytest.approx(0.7)
+    mixed = tags[("rank_mixed", "rank_read_imbalance")]
+    assert mixed.value == pytest.approx(0.9)
+    assert "POSIX bytes read by ranks on their own files range from 4.0 MiB to 40.0 MiB over 3 ranks" in mixed.message
     assert tags[("rank0", "rank0_heavy")].value == pytest.approx(85 / 100)
-    assert tags[("indep", "no_collective_shared")].value == 1.0
-    assert "3000 of 3000" in tags[("indep", "no_collective_shared")].message
+    assert tags[("indep", "no_collective_shared_writes")].value == 1.0
+    assert "3000 of 3000 MPI-IO writes on shared files" in tags[("indep", "no_collective_shared_writes")].message
+    assert tags[("indep_mixed", "no_collective_shared_reads")].value == 1.0
+    assert "3000 of 3000 MPI-IO reads" in tags[("indep_mixed", "no_collective_shared_reads")].message
     assert tags[("meta_rank", "metadata_heavy")].value == 40.0
     assert tags[("meta_shared", "metadata_heavy")].value == 50.0
     assert tags[("meta_shared", "metadata_heavy")].message.startswith("4 rank(s)")
@@ -315,6 +358,9 @@ def test_bottleneck_tags_values_and_messages(tags):
 
 def test_bottleneck_tags_values_of_the_drishti_parity_rules(tags):
     assert tags[("rewrite", "redundant_writes")].value == pytest.approx(4.0)
+    big = tags[("rewrite_big", "redundant_writes")]
+    assert big.value == pytest.approx(4.0)  # 16 MiB over a 4 MiB extent; 12 of 39 MiB = 30.8% again
+    assert "(12.0 MiB written again, 30.8% of the job's bytes; worst 4.0 times)" in big.message
     assert tags[("small_shared", "small_shared_reads")].value == pytest.approx(1200 / 1600)
     assert tags[("small_shared", "small_shared_writes")].value == pytest.approx(1500 / 2000)
     assert "1500 of 2000 POSIX writes on shared files" in tags[("small_shared", "small_shared_writes")].message
@@ -326,11 +372,13 @@ def test_bottleneck_tags_values_of_the_drishti_parity_rules(tags):
 
 
 def test_bottleneck_tags_catalog_gives_every_tag_a_code_and_accounts_for_every_drishti_code():
-    from schemas.bottleneck_tags import CATALOG, LEFT_OUT, TAGS as ALL
+    from schemas.bottleneck_tags import CATALOG, LEFT_OUT, RETIRED
+    from schemas.bottleneck_tags import TAGS as ALL
 
     assert tuple(CATALOG) == ALL
     codes = [t.code for t in CATALOG.values()]
     assert len(set(codes)) == len(codes) and all(c.startswith("IO") and len(c) == 4 for c in codes)
+    assert not set(codes) & set(RETIRED)  # a retired code is never given to another tag
     assert all(t.recommendation for tag, t in CATALOG.items() if tag != "no_issue")
     drishti_08 = {"S01", *(f"P{n:02d}" for n in range(1, 23) if n != 20), *(f"M{n:02d}" for n in range(1, 11))}
     covered = [c for t in CATALOG.values() for c in t.drishti]

@@ -170,11 +170,11 @@ def build() -> Lab:
     for log, raw in (("raw", 80), ("raw_small", 5)):
         lab.ff(log, "tmp", io_type="RAW", bytes_read=raw * MiB // 2, bytes_written=raw * MiB // 2)
         lab.ff(log, "out", io_type="WO", bytes_written=(100 - raw) * MiB)
-    # redundant reads: 4 MiB read from a 1 MiB extent; another file read once
-    lab.add("posix", "reread", "input", rank=-1, **seq(2, POSIX_MAX_BYTE_READ=MiB - 1))
+    # redundant reads: 32 MiB read from an 8 MiB extent (24 MiB again, of 36 MiB); another file read once
+    lab.add("posix", "reread", "input", rank=-1, **seq(16, POSIX_MAX_BYTE_READ=8 * MiB - 1))
     lab.add("posix", "reread", "once", rank=-1, **seq(2))
-    # redundant writes: 4 MiB written to a 1 MiB extent (a checkpoint rewritten in place)
-    lab.add("posix", "rewrite", "ckpt", rank=-1, **seq(0, 2, POSIX_MAX_BYTE_WRITTEN=MiB - 1))
+    # redundant writes: 32 MiB written to an 8 MiB extent (a checkpoint rewritten in place)
+    lab.add("posix", "rewrite", "ckpt", rank=-1, **seq(0, 16, POSIX_MAX_BYTE_WRITTEN=8 * MiB - 1))
     # a 769-byte index written with 770 bytes (1 byte again) beside 39,000,000 bytes of data: too little
     lab.add("posix", "rewrite_tiny", "index", rank=-1, **seq(0, 1, POSIX_BYTES_WRITTEN=770,
                                                              POSIX_MAX_BYTE_WRITTEN=768))
@@ -184,13 +184,12 @@ def build() -> Lab:
     lab.add("posix", "rewrite_big", "ckpt", rank=-1, **seq(0, 8, POSIX_MAX_BYTE_WRITTEN=4 * MiB - 1))
     lab.add("posix", "rewrite_big", "data", rank=-1, **seq(0, 8, POSIX_BYTES_WRITTEN=23 * MiB,
                                                            POSIX_MAX_BYTE_WRITTEN=23 * MiB - 1))
-    # 2 MiB written again (4 MiB to a 2 MiB extent) beside 1 GiB of data: over the bytes, not the share
-    lab.add("posix", "rewrite_share", "ckpt", rank=-1, **seq(0, 2, POSIX_MAX_BYTE_WRITTEN=2 * MiB - 1))
-    lab.add("posix", "rewrite_share", "data", rank=-1, **seq(0, 512))
-    # a 100 KiB input read 4 times, the job's only I/O: 300 KiB again, over the share, not the bytes
-    lab.add("posix", "reread_small", "input", rank=-1, **seq(4, POSIX_SIZE_READ_1M_4M=0, POSIX_SIZE_READ_100K_1M=4,
-                                                             POSIX_BYTES_READ=400 * 1024,
-                                                             POSIX_MAX_BYTE_READ=100 * 1024 - 1))
+    # 32 MiB written again (64 MiB to a 32 MiB extent) beside 4 GiB of data, 32 / 4160 = 0.77%: over
+    # redundant_min_bytes, not over the share
+    lab.add("posix", "rewrite_share", "ckpt", rank=-1, **seq(0, 32, POSIX_MAX_BYTE_WRITTEN=32 * MiB - 1))
+    lab.add("posix", "rewrite_share", "data", rank=-1, **seq(0, 2048))
+    # a 2 MiB input read 4 times, the job's only I/O: 6 MiB again, all of the share, not the bytes
+    lab.add("posix", "reread_small", "input", rank=-1, **seq(4, POSIX_MAX_BYTE_READ=2 * MiB - 1))
     # small requests on a shared file: 1200 of 1600 reads and 1500 of 2000 writes; the job's 20000 large
     # writes to a rank's own file keep small_writes quiet (1500 of 22000 = 6.8%)
     lab.add("posix", "small_shared", "ckpt", rank=-1, **seq(1600, 2000, POSIX_SIZE_READ_1M_4M=400,

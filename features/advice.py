@@ -32,7 +32,8 @@ RECOMMENDATIONS = {tag: t.recommendation for tag, t in CATALOG.items() if tag !=
 TAG_DIMENSION = {
     "small_reads": "transfer_size",
     "small_writes": "transfer_size",
-    "no_collective_shared": "api",
+    "no_collective_shared_reads": "api",
+    "no_collective_shared_writes": "api",
     "rank0_heavy": "api",
     "metadata_heavy": "layout",
 }

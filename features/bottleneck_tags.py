@@ -16,14 +16,16 @@ handle_darshan.py`, `drishti/includes/module.py`; insight codes in brackets) and
   + absolute; writes alike.
 - shared_file_imbalance (high) [P18]: a shared record's |SLOWEST - FASTEST_RANK_BYTES| over its
   bytes > imbalance_stragglers; the value is the worst file's.
-- rank_size_imbalance (high) [P21/P22, K]: (max - min) / max of the ranks' POSIX bytes on their
-  own (non-shared) records > imbalance_size.
+- rank_read_imbalance / rank_write_imbalance (high) [P22/P21, K]: (max - min) / max of the POSIX
+  bytes each rank read (wrote) on its own (non-shared) records, over the ranks that read (wrote)
+  any, > imbalance_size: a job that only writes never gets the read tag.
 - shared_file_time_imbalance (high) [P19]: a shared record's |SLOWEST - FASTEST_RANK_TIME| over its
   read + write + metadata time (summed over ranks, as Darshan keeps it) > imbalance_stragglers.
 - stragglers (warn) [K]: job_features.rank_time_ratio > straggler_time_ratio.
 - rank0_heavy (warn) [K]: rank 0's share of the job's bytes > rank0_bytes_share (nprocs > 1).
-- no_collective_shared (high) [M02/M03]: independent / all MPI-IO ops on shared files >
-  collective_operations + absolute.
+- no_collective_shared_reads / no_collective_shared_writes (high) [M02/M03]: independent / all
+  MPI-IO reads (writes) on shared files > collective_operations + absolute (independent reads
+  (writes)).
 - metadata_heavy (high) [P17]: the busiest rank's POSIX metadata time > metadata_time_rank;
   else (warn) job_features.meta_time_share > metadata_time_share.
 - stdio_heavy (high) [S01]: STDIO bytes / (STDIO + POSIX bytes) > interface_stdio.
@@ -38,7 +40,9 @@ handle_darshan.py`, `drishti/includes/module.py`; insight codes in brackets) and
 - read_after_write (info) [K]: bytes on files with io_type RAW / all bytes > read_after_write_share
   (the keynote counts it as a pattern that performs well: a hint, not a fault).
 - redundant_reads / redundant_writes (warn) [P09/P10]: the worst file's POSIX bytes read (written) /
-  (POSIX_MAX_BYTE_READ (WRITTEN) + 1) > redundant_read_ratio (redundant_write_ratio).
+  (POSIX_MAX_BYTE_READ (WRITTEN) + 1) > redundant_read_ratio (redundant_write_ratio), when the
+  files past the ratio move more bytes again (bytes - highest offset - 1, summed) than
+  redundant_min_bytes and than redundant_min_share of the job's POSIX bytes read and written.
 - blocking_mpiio_reads / blocking_mpiio_writes (warn) [M06/M07]: more blocking MPI-IO reads (writes:
   independent + collective) than blocking_operations_absolute and no non-blocking or split-collective one.
 - single_reader_shared (warn) [K: "all ranks open, one rank reads"]: a read-only shared record (a file
@@ -48,36 +52,38 @@ handle_darshan.py`, `drishti/includes/module.py`; insight codes in brackets) and
 Choices where Drishti differs or is silent: small requests count Darshan's size bins whose upper
 bound is at most `small_bytes` (the bins are all Darshan keeps). A rank's metadata time is its own
 records' plus an even share (1/nprocs) of the shared records' (Drishti tests each record, shared
-ones holding the sum over ranks). rank_size_imbalance compares each rank's total over its own
-records, leaving out ranks that moved no byte (Drishti compares the ranks of each file, which
-misses file-per-process jobs). Rank 0's bytes are its own records' plus the shared records whose
-slowest or fastest rank it is (a lower bound). no_collective_shared weighs the shares on shared
-files instead of requiring zero collective calls job-wide. Time-share rules skip jobs with less
-than `min_io_time_s` of I/O. Evidence lists at most `evidence_max` files (paths), ranks
-(`rank <n>`), OSTs (`OST <n>`) or phases, most significant first. A job no rule fires on gets a
-single `no_issue` row.
+ones holding the sum over ranks). rank_read_imbalance and rank_write_imbalance compare each rank's
+total over its own records, leaving out ranks that moved no byte (Drishti compares the ranks of each
+file, which misses file-per-process jobs), once for reads and once for writes. Rank 0's bytes are
+its own records' plus the shared records whose slowest or fastest rank it is (a lower bound).
+no_collective_shared_* weigh the shares on shared files instead of requiring zero collective reads
+(writes) job-wide. Time-share rules skip jobs with less than `min_io_time_s` of I/O. Evidence lists
+at most `evidence_max` files (paths), ranks (`rank <n>`), OSTs (`OST <n>`) or phases, most
+significant first. A job no rule fires on gets a single `no_issue` row.
 
 Drishti's own conditions for P09/P10 are inverted against their messages ("more data read than the
 highest offset" fires when the job's highest offset exceeds its bytes read: a sparse read, not a
-re-read); iolake tests what the message says, per file. Drishti's M06/M07 fire whenever a log has the
-MPI-IO module and no non-blocking call, also with no read (write) at all; iolake needs a blocking one.
+re-read); iolake tests what the message says, per file, and needs an amount worth a warning
+(Drishti has no floor). Drishti's M06/M07 fire whenever a log has the MPI-IO module and no
+non-blocking call, also with no read (write) at all; iolake needs a blocking one.
 Stable codes, Drishti equivalents and recommendations: `schemas.bottleneck_tags.CATALOG`.
 
-Implementation (a small plan, few passes): one aggregation per (log, record) over a union of bronze `posix`,
-`stdio`, `mpiio`, `lustre` and silver `file_features` rows holds every per-record quantity a rule sums or
-maxes (POSIX rows carry the job's nprocs for single_reader_shared), numbers only so that Spark hashes it
-instead of sorting, the file's name from bronze `files` joined after it; one aggregation per (log,
-rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (io_ops summed per half-gap time bin,
-then a window over the bins: `traced_phases`, or bronze/phases, which ingest computes per log with its twin
-`log_phases`; or HEATMAP bins) are the other sources. A second aggregation turns the union of those rows and
-job_features into one wide row per log, on which every rule is a column expression (`RULES`: tag -> `Rule`):
-an array of `when(fires, struct(...))` tag rows, nulls filtered out, exploded (or `no_issue`). No joins but
-the names' and a broadcast of nprocs. Evidence candidates (prio, weight, item, tag) are built on the record,
-rank, OST and phase rows and collected into the same row per log (plus the per-log rank lists of metadata_heavy and
-rank_size_imbalance); each tag row then ranks its own (`_evidence`). A record offers its largest weight per
-tag: the ranking keeps an item's first (largest) occurrence, so the lists are those of a candidate per raw
-row. `python -m bench.transform_ab --stage tags` checks the rows against a plain implementation
-(one DataFrame branch per rule).
+Implementation (a small plan, few passes): one aggregation per (log, record) over a union of bronze
+`posix`, `stdio`, `mpiio`, `lustre` and silver `file_features` rows holds every per-record quantity
+a rule sums or maxes (POSIX rows carry the job's nprocs for single_reader_shared), numbers only so
+that Spark hashes it instead of sorting, the file's name from bronze `files` joined after it; one
+aggregation per (log, rank) over POSIX and STDIO rows, one per (log, OST) and the I/O phases (io_ops
+summed per half-gap time bin, then a window over the bins: `traced_phases`, or bronze/phases, which
+ingest computes per log with its twin `log_phases`; or HEATMAP bins) are the other sources. A second
+aggregation turns the union of those rows and job_features into one wide row per log, on which every
+rule is a column expression (`RULES`: tag -> `Rule`): an array of `when(fires, struct(...))` tag
+rows, nulls filtered out, exploded (or `no_issue`). No joins but the names' and a broadcast of
+nprocs. Evidence candidates (prio, weight, item, tag) are built on the record, rank, OST and phase
+rows and collected into the same row per log (plus the per-log rank lists of metadata_heavy and
+rank_read_imbalance / rank_write_imbalance); each tag row then ranks its own (`_evidence`). A record
+offers its largest weight per tag: the ranking keeps an item's first (largest) occurrence, so the
+lists are those of a candidate per raw row. `python -m bench.transform_ab --stage tags` checks the
+rows against another revision's.
 """
 
 from __future__ import annotations
@@ -269,8 +275,10 @@ def _mpiio_rows(mpiio: DataFrame) -> DataFrame:
             {
                 "mpi_rank": COL("rank"),
                 "mpi_m1": (COL("rank") == -1).cast("int"),
-                "indep": _sum("MPIIO_INDEP_READS", "MPIIO_INDEP_WRITES"),
-                "coll": _sum("MPIIO_COLL_READS", "MPIIO_COLL_WRITES"),
+                "indep_r": _z("MPIIO_INDEP_READS"),
+                "coll_r": _z("MPIIO_COLL_READS"),
+                "indep_w": _z("MPIIO_INDEP_WRITES"),
+                "coll_w": _z("MPIIO_COLL_WRITES"),
                 "block_r": _sum("MPIIO_INDEP_READS", "MPIIO_COLL_READS"),
                 "nb_r": _sum("MPIIO_NB_READS", "MPIIO_SPLIT_READS"),
                 "block_w": _sum("MPIIO_INDEP_WRITES", "MPIIO_COLL_WRITES"),
@@ -338,8 +346,10 @@ def _records(t: dict[str, DataFrame], ff: DataFrame, jobs: DataFrame, c) -> Data
         "rk_b",
         "rk_b0",
         "stdio_b",
-        "indep",
-        "coll",
+        "indep_r",
+        "coll_r",
+        "indep_w",
+        "coll_w",
         "block_r",
         "nb_r",
         "block_w",
@@ -465,8 +475,11 @@ def _record_aggs(c) -> list[Column]:
             **{f"n_{x}": F.sum(f"n_{x}") for x in ("imb_bytes", "imb_time", "sr_share")},
             "sr_b": F.max("sr_b"),
             "rk_files": F.count(when(COL("rk_b0_max") > 0, COL("record_id"))),
-            "mpi_indep": F.sum(when(COL("mpi_shared"), COL("indep"))),
-            "mpi_coll": F.sum(when(COL("mpi_shared"), COL("coll"))),
+            **{
+                f"mpi_{x}_{k}": F.sum(when(COL("mpi_shared"), COL(f"{x}_{k}")))
+                for x in ("indep", "coll")
+                for k in "rw"
+            },
             "ss_max": F.max("ss_b"),
             "ss_n": F.count("ss_b"),
             **red,
@@ -478,17 +491,18 @@ def _record_aggs(c) -> list[Column]:
 
 
 def _ranks(t: dict[str, DataFrame]) -> DataFrame:
-    """Per (log, rank) over POSIX and STDIO: POSIX bytes and metadata time, POSIX + STDIO I/O time. Rank -1
-    (the shared records) holds the shared records' POSIX metadata time."""
+    """Per (log, rank) over POSIX and STDIO: POSIX bytes read (`rank_br`) and written (`rank_bw`; not
+    `br`, `bw`: the record rows' names, summed in the same per-log aggregation) and metadata time,
+    POSIX + STDIO I/O time. Rank -1 (the shared records) holds the shared records' POSIX metadata
+    time."""
     rows = [
         t[name]
         .where(COL("rank") >= -1)
         .select(
             *KEY,
             "rank",
-            (_z(f"{m}_BYTES_READ") + _z(f"{m}_BYTES_WRITTEN") if m == "POSIX" else F.lit(0)).alias(
-                "b"
-            ),
+            (_z(f"{m}_BYTES_READ") if m == "POSIX" else F.lit(0)).alias("rank_br"),
+            (_z(f"{m}_BYTES_WRITTEN") if m == "POSIX" else F.lit(0)).alias("rank_bw"),
             (_z(f"{m}_F_META_TIME") if m == "POSIX" else F.lit(0.0)).alias("meta"),
             (_z(f"{m}_F_READ_TIME") + _z(f"{m}_F_WRITE_TIME") + _z(f"{m}_F_META_TIME")).alias("t"),
         )
@@ -498,24 +512,30 @@ def _ranks(t: dict[str, DataFrame]) -> DataFrame:
         rows[0]
         .unionByName(rows[1])
         .groupBy(*KEY, "rank")
-        .agg(F.sum("b").alias("b"), F.sum("meta").alias("meta"), F.sum("t").alias("t"))
+        .agg(*[F.sum(x).alias(x) for x in ("rank_br", "rank_bw", "meta", "t")])
     )
 
 
 def _rank_aggs() -> list[Column]:
-    own, moved = COL("rank") >= 0, (COL("rank") >= 0) & (COL("b") > 0)
+    own = COL("rank") >= 0
+    sizes = {}
+    for k in "rw":  # the ranks that read (wrote) bytes on their own files
+        b = COL(f"rank_b{k}")
+        moved = own & (b > 0)
+        sizes |= {
+            f"rs_{k}_n": F.count(F.when(moved, 1)),
+            f"rs_{k}_max": F.max(F.when(moved, b)),
+            f"rs_{k}_min": F.min(F.when(moved, b)),
+            f"rs_{k}_avg": F.avg(F.when(moved, b)),
+            f"rs_{k}": F.collect_list(F.when(moved, F.struct("rank", b.alias("b")))),
+        }
     return _aliased(
         {
             "max_own": F.max(F.when(own, COL("meta"))),
             "n_own": F.count(F.when(own, 1)),
             "own": F.collect_list(F.when(own, F.struct("rank", "meta"))),
             "shared_meta": F.max(F.when(COL("rank") == -1, COL("meta"))),
-            # the ranks that moved bytes on their own files
-            "rs_n": F.count(F.when(moved, 1)),
-            "rs_max": F.max(F.when(moved, COL("b"))),
-            "rs_min": F.min(F.when(moved, COL("b"))),
-            "rs_avg": F.avg(F.when(moved, COL("b"))),
-            "rs": F.collect_list(F.when(moved, F.struct("rank", "b"))),
+            **sizes,
         }
     )
 
@@ -898,27 +918,34 @@ def _shared_file_imbalance(c, of: str) -> Rule:
     return Rule(n > 0, value, "high", metric, "imbalance_stragglers", c.imbalance_stragglers, msg)
 
 
-def _rank_size_imbalance(c) -> Rule:
-    mx, mn, n = COL("rs_max"), COL("rs_min"), COL("rs_n")
+def _rank_size_imbalance(c, rw: str) -> Rule:
+    """Drishti's P22 (`rw` = "read") and P21 ("write"): (max - min) / max of the bytes each rank read
+    (wrote) on its own files, over the ranks that read (wrote) any; evidence: the ranks furthest from
+    the mean. A job whose ranks read (write) nothing on their own files never fires."""
+    k = rw[0]
+    mx, mn, n = COL(f"rs_{k}_max"), COL(f"rs_{k}_min"), COL(f"rs_{k}_n")
     value = F.try_divide(mx - mn, mx)
+    done = "read" if rw == "read" else "written"
     msg = F.format_string(
-        "ranks' own POSIX bytes range from %s to %s over %d ranks ((max - min) / max = %.1f%%)",
+        f"POSIX bytes {done} by ranks on their own files range from %s to %s over %d ranks "
+        "((max - min) / max = %.1f%%)",
         _bytes_str(mn),
         _bytes_str(mx),
         n,
         _pct(value),
     )
+    tag = f"rank_{rw}_imbalance"
     return Rule(
         (n > 1) & (value > c.imbalance_size),
         value,
         "high",
-        "rank_byte_imbalance",
+        f"rank_{rw}_byte_imbalance",
         "imbalance_size",
         c.imbalance_size,
         msg,
         evidence=F.transform(
-            COL("rs"),
-            lambda r: _cand("rank_size_imbalance", F.abs(r["b"] - COL("rs_avg")), _rank(r["rank"])),
+            COL(f"rs_{k}"),
+            lambda r: _cand(tag, F.abs(r["b"] - COL(f"rs_{k}_avg")), _rank(r["rank"])),
         ),
     )
 
@@ -963,11 +990,14 @@ def _rank0_heavy(c) -> Rule:
     )
 
 
-def _no_collective_shared(c) -> Rule:
-    indep, ops = COL("mpi_indep"), COL("mpi_indep") + COL("mpi_coll")
+def _no_collective_shared(c, rw: str) -> Rule:
+    """Drishti's M02 (`rw` = "read") and M03 ("write"): the independent share of the MPI-IO reads
+    (writes) on shared files; a job with no such read (write) has no share and never fires."""
+    indep, coll = COL(f"mpi_indep_{rw[0]}"), COL(f"mpi_coll_{rw[0]}")
+    ops = indep + coll
     value = F.try_divide(indep, ops)
     msg = F.format_string(
-        "%d of %d MPI-IO operations on shared files (%.1f%%) are independent, not collective",
+        f"%d of %d MPI-IO {rw}s on shared files (%.1f%%) are independent, not collective",
         indep,
         ops,
         _pct(value),
@@ -976,7 +1006,7 @@ def _no_collective_shared(c) -> Rule:
         (indep > c.collective_operations_absolute) & (value > c.collective_operations),
         value,
         "high",
-        "independent_op_share",
+        f"independent_{rw}_share",
         "collective_operations",
         c.collective_operations,
         msg,
@@ -1125,17 +1155,24 @@ def _read_after_write(c) -> Rule:
 
 
 def _redundant(c, rw: str) -> Rule:
-    value, n = COL(f"red_{rw}_max"), COL(f"red_{rw}_n")
+    """Drishti's P09 (`rw` = "read") and P10 ("write") as their messages say: files whose bytes read
+    (written) exceed their highest offset + 1 by more than the ratio, when the bytes moved again over
+    all of them exceed redundant_min_bytes and redundant_min_share of the job's POSIX bytes (read
+    and written): a few bytes of an index rewritten in a large job are no bottleneck."""
+    value, n, extra = COL(f"red_{rw}_max"), COL(f"red_{rw}_n"), COL(f"red_{rw}_extra")
+    share = F.try_divide(extra, COL("br") + COL("bw"))
     done = "read" if rw == "read" else "written"
     msg = F.format_string(
-        f"%d file(s) are {done} beyond their highest offset {done} (%s {done} again; worst "
-        "%.1f times)",
+        f"%d file(s) are {done} beyond their highest offset {done} (%s {done} again, %.1f%% of "
+        "the job's bytes; worst %.1f times)",
         n,
-        _bytes_str(COL(f"red_{rw}_extra")),
+        _bytes_str(extra),
+        _pct(share),
         value,
     )
     setting = f"redundant_{rw}_ratio"
-    return Rule(n > 0, value, "warn", f"{rw}_amplification", setting, getattr(c, setting), msg)
+    fires = (n > 0) & (extra > c.redundant_min_bytes) & (share > c.redundant_min_share)
+    return Rule(fires, value, "warn", f"{rw}_amplification", setting, getattr(c, setting), msg)
 
 
 def _blocking_mpiio(c, rw: str) -> Rule:
@@ -1187,10 +1224,8 @@ RULES = {  # tag -> rule (conf's `tags:` -> Rule on the row per log)
     "random_reads": lambda c: _random(c, "read"),
     "random_writes": lambda c: _random(c, "write"),
     "shared_file_imbalance": lambda c: _shared_file_imbalance(c, "bytes"),
-    "rank_size_imbalance": _rank_size_imbalance,
     "stragglers": _stragglers,
     "rank0_heavy": _rank0_heavy,
-    "no_collective_shared": _no_collective_shared,
     "metadata_heavy": _metadata_heavy,
     "stdio_heavy": _stdio_heavy,
     "single_stripe_shared": _single_stripe_shared,
@@ -1205,9 +1240,14 @@ RULES = {  # tag -> rule (conf's `tags:` -> Rule on the row per log)
     "blocking_mpiio_reads": lambda c: _blocking_mpiio(c, "read"),
     "blocking_mpiio_writes": lambda c: _blocking_mpiio(c, "write"),
     "single_reader_shared": _single_reader_shared,
+    "rank_read_imbalance": lambda c: _rank_size_imbalance(c, "read"),
+    "rank_write_imbalance": lambda c: _rank_size_imbalance(c, "write"),
+    "no_collective_shared_reads": lambda c: _no_collective_shared(c, "read"),
+    "no_collective_shared_writes": lambda c: _no_collective_shared(c, "write"),
 }
 RANK_TAGS = {
-    "rank_size_imbalance",
+    "rank_read_imbalance",
+    "rank_write_imbalance",
     "stragglers",
     "metadata_heavy",
 }  # the rules that need the per-rank rows
@@ -1255,6 +1295,10 @@ def _record_cands(c, tags: set[str]) -> Column:
             f"blocking_mpiio_{rw}s": when(
                 COL(f"block_{k}") > 0, _cand(f"blocking_mpiio_{rw}s", COL(f"block_{k}"))
             ),
+            f"no_collective_shared_{rw}s": when(
+                COL("mpi_shared") & (COL(f"indep_{k}") > 0),
+                _cand(f"no_collective_shared_{rw}s", COL(f"indep_{k}")),
+            ),
         }
     for tag, col in (
         ("misaligned_file", "file_na"),
@@ -1271,9 +1315,6 @@ def _record_cands(c, tags: set[str]) -> Column:
         ("single_stripe_shared", "ss_b"),
     ):
         out[tag] = when(COL(col).isNotNull(), _cand(tag, COL(col)))
-    out["no_collective_shared"] = when(
-        COL("mpi_shared") & (COL("indep") > 0), _cand("no_collective_shared", COL("indep"))
-    )
     out["read_after_write"] = when(COL("ff_raw") > 0, _cand("read_after_write", COL("ff_b")))
     picked = [col for tag, col in out.items() if tag in tags]
     cands = (

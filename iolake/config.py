@@ -106,11 +106,11 @@ class TagsConf:
     random_operations: float  # Drishti: share of reads (writes) neither consecutive nor sequential
     random_operations_absolute: int  # Drishti
     imbalance_stragglers: float  # Drishti: |slowest - fastest rank bytes| / bytes of a shared file
-    imbalance_size: float  # Drishti: (max - min) / max bytes over the ranks of one file
+    imbalance_size: float  # Drishti: (max - min) / max bytes read (written) over the ranks
     interface_stdio: float  # Drishti: share of bytes through STDIO
     metadata_time_rank: float  # Drishti: seconds of metadata time on one rank
-    collective_operations: float  # Drishti: share of independent MPI-IO ops (shared files)
-    collective_operations_absolute: int  # Drishti
+    collective_operations: float  # Drishti: independent share of shared-file MPI-IO reads (writes)
+    collective_operations_absolute: int  # Drishti: and more independent reads (writes) than this
     metadata_time_share: float  # own: metadata share of the job's I/O time
     straggler_time_ratio: float  # own: slowest / fastest rank I/O time
     rank0_bytes_share: float  # own: rank 0's share of the job's bytes
@@ -122,6 +122,8 @@ class TagsConf:
     read_after_write_share: float  # own: share of bytes on files read after written
     redundant_read_ratio: float  # Drishti P09: bytes read / (highest offset read + 1)
     redundant_write_ratio: float  # Drishti P10: bytes written / (highest offset written + 1)
+    redundant_min_bytes: int  # own: bytes read (written) again must exceed this for P09/P10 ...
+    redundant_min_share: float  # own: ... and this share of the job's POSIX bytes
     blocking_operations_absolute: (
         int  # Drishti M06/M07: blocking MPI-IO reads (writes) above this, none non-blocking
     )

@@ -75,11 +75,19 @@ POSITIVE = [  # (log, tag, severity, metric, threshold setting, evidence)
     ),
     (
         "rank_imb",
-        "rank_size_imbalance",
+        "rank_write_imbalance",
         "high",
-        "rank_byte_imbalance",
+        "rank_write_byte_imbalance",
         "imbalance_size",
         ["rank 2"],
+    ),
+    (
+        "rank_mixed",
+        "rank_read_imbalance",
+        "high",
+        "rank_read_byte_imbalance",
+        "imbalance_size",
+        ["rank 3", "rank 1", "rank 2"],
     ),
     ("straggler", "stragglers", "warn", "rank_time_ratio", "straggler_time_ratio", ["rank 3"]),
     (
@@ -92,11 +100,19 @@ POSITIVE = [  # (log, tag, severity, metric, threshold setting, evidence)
     ),
     (
         "indep",
-        "no_collective_shared",
+        "no_collective_shared_writes",
         "high",
-        "independent_op_share",
+        "independent_write_share",
         "collective_operations",
         ["/indep/shared.h5"],
+    ),
+    (
+        "indep_mixed",
+        "no_collective_shared_reads",
+        "high",
+        "independent_read_share",
+        "collective_operations",
+        ["/indep_mixed/shared.h5"],
     ),
     (
         "meta_rank",
@@ -150,6 +166,14 @@ POSITIVE = [  # (log, tag, severity, metric, threshold setting, evidence)
         "write_amplification",
         "redundant_write_ratio",
         ["/rewrite/ckpt"],
+    ),
+    (
+        "rewrite_big",
+        "redundant_writes",
+        "warn",
+        "write_amplification",
+        "redundant_write_ratio",
+        ["/rewrite_big/ckpt"],
     ),
     (
         "small_shared",
@@ -209,12 +233,21 @@ NEGATIVE = [  # (log, tag): a near miss of the tag's rule
     ("random", "random_writes"),
     ("random_w", "random_reads"),
     ("shared_bal", "shared_file_imbalance"),
-    ("rank_bal", "rank_size_imbalance"),
+    ("rank_bal", "rank_write_imbalance"),
     ("straggler_short", "stragglers"),
     ("rank0_single", "rank0_heavy"),
     ("rank_bal", "rank0_heavy"),
-    ("coll", "no_collective_shared"),
+    ("coll", "no_collective_shared_writes"),
     ("meta_share_short", "metadata_heavy"),
+    # a direction with no operations never fires: the write-only jobs get no read tag; reads alone decide
+    ("rank_imb", "rank_read_imbalance"),
+    ("rank_mixed", "rank_write_imbalance"),
+    ("indep", "no_collective_shared_reads"),
+    ("indep_mixed", "no_collective_shared_writes"),
+    # too little read or written again: under redundant_min_bytes and the share, each, both
+    ("rewrite_tiny", "redundant_writes"),
+    ("rewrite_share", "redundant_writes"),
+    ("reread_small", "redundant_reads"),
     ("stdio_low", "stdio_heavy"),
     ("stripe1_small", "single_stripe_shared"),
     ("osts_spread", "few_osts"),
@@ -258,10 +291,23 @@ def test_bottleneck_tags_values_and_messages(tags):
     assert "1550 of 2050 POSIX reads" in tags[("small", "small_reads")].message
     assert tags[("misaligned", "misaligned_file")].value == pytest.approx(160 / 300)
     assert tags[("shared_imb", "shared_file_imbalance")].value == pytest.approx(0.5)
-    assert tags[("rank_imb", "rank_size_imbalance")].value == pytest.approx(0.7)
+    assert tags[("rank_imb", "rank_write_imbalance")].value == pytest.approx(0.7)
+    mixed = tags[("rank_mixed", "rank_read_imbalance")]
+    assert mixed.value == pytest.approx(0.9)
+    assert (
+        "POSIX bytes read by ranks on their own files range from 4.0 MiB to 40.0 MiB over 3 ranks"
+        in mixed.message
+    )
     assert tags[("rank0", "rank0_heavy")].value == pytest.approx(85 / 100)
-    assert tags[("indep", "no_collective_shared")].value == 1.0
-    assert "3000 of 3000" in tags[("indep", "no_collective_shared")].message
+    assert tags[("indep", "no_collective_shared_writes")].value == 1.0
+    assert (
+        "3000 of 3000 MPI-IO writes on shared files"
+        in tags[("indep", "no_collective_shared_writes")].message
+    )
+    assert tags[("indep_mixed", "no_collective_shared_reads")].value == 1.0
+    assert (
+        "3000 of 3000 MPI-IO reads" in tags[("indep_mixed", "no_collective_shared_reads")].message
+    )
     assert tags[("meta_rank", "metadata_heavy")].value == 40.0
     assert tags[("meta_shared", "metadata_heavy")].value == 50.0
     assert tags[("meta_shared", "metadata_heavy")].message.startswith("4 rank(s)")
@@ -278,6 +324,9 @@ def test_bottleneck_tags_values_and_messages(tags):
 
 def test_bottleneck_tags_values_of_the_drishti_parity_rules(tags):
     assert tags[("rewrite", "redundant_writes")].value == pytest.approx(4.0)
+    big = tags[("rewrite_big", "redundant_writes")]
+    assert big.value == pytest.approx(4.0)  # 16 MiB over a 4 MiB extent; 12 of 39 MiB = 30.8% again
+    assert "(12.0 MiB written again, 30.8% of the job's bytes; worst 4.0 times)" in big.message
     assert tags[("small_shared", "small_shared_reads")].value == pytest.approx(1200 / 1600)
     assert tags[("small_shared", "small_shared_writes")].value == pytest.approx(1500 / 2000)
     assert (
@@ -292,12 +341,13 @@ def test_bottleneck_tags_values_of_the_drishti_parity_rules(tags):
 
 
 def test_bottleneck_tags_catalog_gives_every_tag_a_code_and_accounts_for_every_drishti_code():
-    from schemas.bottleneck_tags import CATALOG, LEFT_OUT
+    from schemas.bottleneck_tags import CATALOG, LEFT_OUT, RETIRED
     from schemas.bottleneck_tags import TAGS as ALL
 
     assert tuple(CATALOG) == ALL
     codes = [t.code for t in CATALOG.values()]
     assert len(set(codes)) == len(codes) and all(c.startswith("IO") and len(c) == 4 for c in codes)
+    assert not set(codes) & set(RETIRED)  # a retired code is never given to another tag
     assert all(t.recommendation for tag, t in CATALOG.items() if tag != "no_issue")
     drishti_08 = {
         "S01",

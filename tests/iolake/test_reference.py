@@ -86,7 +86,10 @@ def test_reference_tag_rules_read_from_the_source():
         ("high", "warn"),
         ("metadata_time_rank", "metadata_time_share", "min_io_time_s"),
     )
-    assert rules["redundant_writes"] == (("warn",), ("redundant_write_ratio",))
+    assert rules["redundant_writes"] == (
+        ("warn",),
+        ("redundant_min_bytes", "redundant_min_share", "redundant_write_ratio"),
+    )
 
 
 def test_reference_every_table_setting_stage_and_tag_appears():

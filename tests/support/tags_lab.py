@@ -105,13 +105,13 @@ def seq(n_reads=0, n_writes=0, **c):
 
 
 def build() -> Lab:
-    """The batch: every rule's case and its near miss, each a job (log_id) named after it."""
     lab = Lab()
     for log in (
         "quiet small small_few misaligned misaligned_mem random random_w shared_imb shared_bal rank_imb "
         "rank_bal rank0 rank0_single indep coll meta_rank meta_shared meta_share meta_share_short stdio "
-        "stdio_low stripe1 stripe1_small osts osts_spread phases phases_few heat_phases heat_phases_few raw raw_small "
-        "reread rewrite small_shared time_imb time_bal mpi_reads nb one_reader two_readers"
+        "stdio_low stripe1 stripe1_small osts osts_spread phases phases_few heat_phases heat_phases_few "
+        "raw raw_small reread rewrite small_shared time_imb time_bal mpi_reads nb one_reader two_readers "
+        "rank_mixed indep_mixed rewrite_tiny rewrite_big rewrite_share reread_small"
     ).split():
         lab.job(log)
     lab.job("straggler", rank_time_ratio=5.0, io_time_s=20.0)
@@ -195,10 +195,14 @@ def build() -> Lab:
             POSIX_BYTES_WRITTEN=1000 * MiB,
         ),
     )
-    # rank size imbalance over ranks' own files: 100/100/30/100 MiB vs 100/90/100/95
+    # rank size imbalance over ranks' own files, writes only: 100/100/30/100 MiB vs 100/90/100/95
     for log, sizes in (("rank_imb", (100, 100, 30, 100)), ("rank_bal", (100, 90, 100, 95))):
         for r, mib in enumerate(sizes):
             lab.add("posix", log, f"out.{r}", rank=r, **seq(0, mib // 2))
+    # every rank writes 100 MiB; ranks 1-3 read 40/30/4 MiB (rank 0 none): reads alone are imbalanced,
+    # (40 - 4) / 40 = 0.9; reads and writes together, 100/140/130/104 MiB, would be (140 - 100) / 140 < 0.3
+    for r, mib in enumerate((0, 40, 30, 4)):
+        lab.add("posix", "rank_mixed", f"out.{r}", rank=r, **seq(mib // 2, 50))
     # rank 0: 80 MiB alone + 5 MiB as slowest rank of a shared file, of 100 MiB; single-rank job alike
     lab.add("posix", "rank0", "r0", rank=0, **seq(0, 40))
     lab.add("posix", "rank0", "r1", rank=1, **seq(0, 5))
@@ -234,6 +238,18 @@ def build() -> Lab:
     lab.add("mpiio", "indep", "shared.h5", rank=-1, MPIIO_INDEP_WRITES=3000, MPIIO_COLL_WRITES=0)
     lab.add("mpiio", "indep", "own.h5", rank=0, MPIIO_INDEP_WRITES=5000)
     lab.add("mpiio", "coll", "shared.h5", rank=-1, MPIIO_INDEP_WRITES=1500, MPIIO_COLL_WRITES=3000)
+    # 3000 independent reads and 4000 collective writes on a shared file: all reads are independent
+    # (reads and writes together, 3000 of 7000, would stay under the 0.5 share)
+    lab.add(
+        "mpiio",
+        "indep_mixed",
+        "shared.h5",
+        rank=-1,
+        MPIIO_INDEP_READS=3000,
+        MPIIO_COLL_READS=0,
+        MPIIO_INDEP_WRITES=0,
+        MPIIO_COLL_WRITES=4000,
+    )
     # metadata: rank 1 spends 40 s; 200 s over a shared file of 4 ranks (50 s each); a 80% share of 10 s
     lab.add("posix", "meta_rank", "a", rank=0, **seq(0, 10, POSIX_F_META_TIME=5.0))
     lab.add("posix", "meta_rank", "b", rank=1, **seq(0, 10, POSIX_F_META_TIME=40.0))
@@ -337,11 +353,45 @@ def build() -> Lab:
     for log, raw in (("raw", 80), ("raw_small", 5)):
         lab.ff(log, "tmp", io_type="RAW", bytes_read=raw * MiB // 2, bytes_written=raw * MiB // 2)
         lab.ff(log, "out", io_type="WO", bytes_written=(100 - raw) * MiB)
-    # redundant reads: 4 MiB read from a 1 MiB extent; another file read once
-    lab.add("posix", "reread", "input", rank=-1, **seq(2, POSIX_MAX_BYTE_READ=MiB - 1))
+    # redundant reads: 32 MiB read from an 8 MiB extent (24 MiB again, of 36 MiB); another file read once
+    lab.add("posix", "reread", "input", rank=-1, **seq(16, POSIX_MAX_BYTE_READ=8 * MiB - 1))
     lab.add("posix", "reread", "once", rank=-1, **seq(2))
-    # redundant writes: 4 MiB written to a 1 MiB extent (a checkpoint rewritten in place)
-    lab.add("posix", "rewrite", "ckpt", rank=-1, **seq(0, 2, POSIX_MAX_BYTE_WRITTEN=MiB - 1))
+    # redundant writes: 32 MiB written to an 8 MiB extent (a checkpoint rewritten in place)
+    lab.add("posix", "rewrite", "ckpt", rank=-1, **seq(0, 16, POSIX_MAX_BYTE_WRITTEN=8 * MiB - 1))
+    # a 769-byte index written with 770 bytes (1 byte again) beside 39,000,000 bytes of data: too little
+    lab.add(
+        "posix",
+        "rewrite_tiny",
+        "index",
+        rank=-1,
+        **seq(0, 1, POSIX_BYTES_WRITTEN=770, POSIX_MAX_BYTE_WRITTEN=768),
+    )
+    lab.add(
+        "posix",
+        "rewrite_tiny",
+        "data",
+        rank=-1,
+        **seq(0, 20, POSIX_BYTES_WRITTEN=39_000_000, POSIX_MAX_BYTE_WRITTEN=38_999_999),
+    )
+    # the same job size with a 4 MiB checkpoint written 4 times (12 MiB again, of 16 + 23 = 39 MiB)
+    lab.add(
+        "posix", "rewrite_big", "ckpt", rank=-1, **seq(0, 8, POSIX_MAX_BYTE_WRITTEN=4 * MiB - 1)
+    )
+    lab.add(
+        "posix",
+        "rewrite_big",
+        "data",
+        rank=-1,
+        **seq(0, 8, POSIX_BYTES_WRITTEN=23 * MiB, POSIX_MAX_BYTE_WRITTEN=23 * MiB - 1),
+    )
+    # 32 MiB written again (64 MiB to a 32 MiB extent) beside 4 GiB of data, 32 / 4160 = 0.77%: over
+    # redundant_min_bytes, not over the share
+    lab.add(
+        "posix", "rewrite_share", "ckpt", rank=-1, **seq(0, 32, POSIX_MAX_BYTE_WRITTEN=32 * MiB - 1)
+    )
+    lab.add("posix", "rewrite_share", "data", rank=-1, **seq(0, 2048))
+    # a 2 MiB input read 4 times, the job's only I/O: 6 MiB again, all of the share, not the bytes
+    lab.add("posix", "reread_small", "input", rank=-1, **seq(4, POSIX_MAX_BYTE_READ=2 * MiB - 1))
     # small requests on a shared file: 1200 of 1600 reads and 1500 of 2000 writes; the job's 20000 large
     # writes to a rank's own file keep small_writes quiet (1500 of 22000 = 6.8%)
     lab.add(

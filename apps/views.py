@@ -240,9 +240,13 @@ FROM silver_job_features j LEFT JOIN ({tags}) t ON t.log_id = j.log_id
 LEFT JOIN ({activity}) a ON a.log_id = j.log_id
 """
 # IOFrame.activity over the layers every byte reaches (POSIX, STDIO; DFS in HEATMAP), summed: one
-# series per job. Bins as IOFrame's: the log's HEATMAP bin width, else 1/100 of max(last op end, run
-# time); an op's bin is Python's start_s // width (floor of (start - start mod width) / width, rounded
-# as CPython rounds it), so SQL and IOFrame put an op on a bin edge in the same bin.
+# series per job. Bins as IOFrame's: the log's widest HEATMAP bin width, else 1/100 of max(last op
+# end, run time); an op's bin is Python's start_s // width (floor of (start - start mod width) /
+# width, rounded as CPython rounds it), so SQL and IOFrame put an op on a bin edge in the same bin.
+# A HEATMAP row of narrower bins (Darshan coarsens a rank's bins by doubling their width: its
+# collapse_heatmap) is re-binned first, its bin i into bin floor(i * width / widest), as
+# `apps.analysis.timeline.rebin` does for whole multiples; a ratio that is not whole (Darshan
+# writes none) puts each bin whole where it starts, where `rebin` spreads it over the overlap.
 ACTIVITY = """
 WITH rw AS (
   SELECT log_id, source, func, op, length, start_s, end_s FROM {io_ops}
@@ -250,7 +254,7 @@ WITH rw AS (
 ), heat AS (
   SELECT * FROM {heatmap} WHERE module IN ('POSIX', 'STDIO', 'DFS')
 ), widths AS (
-  SELECT log_id, FIRST(bin_width_s) AS w FROM {heatmap} GROUP BY log_id
+  SELECT log_id, MAX(bin_width_s) AS w FROM {heatmap} GROUP BY log_id
 ), op_logs AS (
   SELECT r.log_id, MAX(r.source = 'RECORDER') AS recorder,
          COALESCE(FIRST(h.w), GREATEST(GREATEST(MAX(r.end_s), COALESCE(FIRST(j.run_time_s), 0.0)), 1e-9) / 100) AS w
@@ -262,10 +266,12 @@ WITH rw AS (
         WHERE r.source = 'DXT_POSIX' OR (r.source = 'RECORDER' AND NOT STARTSWITH(r.func, 'MPI_')
                                          AND NOT STARTSWITH(r.func, 'H5')))
 ), heat_bins AS (
-  SELECT log_id, i AS bin, COALESCE(TRY_ELEMENT_AT(read_bytes, CAST(i + 1 AS INT)), 0) AS rb,
-         COALESCE(TRY_ELEMENT_AT(write_bytes, CAST(i + 1 AS INT)), 0) AS wb
-  FROM heat LATERAL VIEW EXPLODE(SEQUENCE(CAST(0 AS BIGINT), nbins - 1)) e AS i
-  WHERE log_id NOT IN (SELECT log_id FROM op_logs)
+  SELECT h.log_id, CAST(FLOOR(i * h.bin_width_s / x.w + 1e-9) AS BIGINT) AS bin,
+         COALESCE(TRY_ELEMENT_AT(h.read_bytes, CAST(i + 1 AS INT)), 0) AS rb,
+         COALESCE(TRY_ELEMENT_AT(h.write_bytes, CAST(i + 1 AS INT)), 0) AS wb
+  FROM heat h JOIN widths x ON x.log_id = h.log_id
+  LATERAL VIEW EXPLODE(SEQUENCE(CAST(0 AS BIGINT), h.nbins - 1)) e AS i
+  WHERE h.log_id NOT IN (SELECT log_id FROM op_logs)
 ), bins AS (
   SELECT log_id, bin, SUM(CASE WHEN op = 'read' THEN GREATEST(length, 0) ELSE 0 END) AS rb,
          SUM(CASE WHEN op = 'write' THEN GREATEST(length, 0) ELSE 0 END) AS wb FROM op_bins GROUP BY log_id, bin

@@ -290,3 +290,29 @@ def test_prismio_views_equal_ioframe_on_sample_sweep_logs(spark, tmp_path_factor
     rw = f.readwrite_pattern()
     assert (rw["RAW"] > 0).any() and (rw["WAR"] > 0).any()
     assert set(f.ops["layer"]) >= {"posix", "mpiio", "hdf5"}
+
+
+def test_job_activity_rebins_heatmap_rows_of_different_widths(spark, tmp_path):
+    """Rank 0 kept 0.1 s bins, rank 1's were coarsened to 0.2 s (Darshan's collapse_heatmap):
+    the view sums rank 0's pairs of bins before adding the ranks, as IOFrame.activity does."""
+    from apps.views import register_views
+
+    lake = str(tmp_path / "lake")
+    heat = [
+        {"record_id": 9, "module": "POSIX", "rank": 0, "bin_width_s": 0.1, "nbins": 4,
+         "read_bytes": [1, 2, 3, 4], "write_bytes": [0, 0, 0, 10]},
+        {"record_id": 9, "module": "POSIX", "rank": 1, "bin_width_s": 0.2, "nbins": 3,
+         "read_bytes": [100, 200, 300], "write_bytes": [5, 0, 0]},
+    ]  # fmt: skip
+    frame(spark, "heatmap", heat, log_id="L3").write.format("delta").save(
+        TABLES["heatmap"].path(lake)
+    )
+    frame(spark, "jobs", [{"nprocs": 2, "run_time_s": 0.6}], log_id="L3").write.format(
+        "delta"
+    ).save(TABLES["jobs"].path(lake))
+    register_views(spark, lake)
+    (row,) = spark.sql("SELECT * FROM v_job_activity WHERE log_id = 'L3'").collect()
+    # rank 0 at 0.2 s: reads [1+2, 3+4, 0], writes [0, 0+10, 0]; plus rank 1's bins
+    assert row.activity_source == "heatmap" and row.activity_bin_s == pytest.approx(0.2)
+    assert row.activity_read_bytes == [103, 207, 300]
+    assert row.activity_write_bytes == [5, 10, 0]

@@ -34,7 +34,7 @@ lint: setup
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	$(BIN)/lint-imports --no-cache
-	$(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --quiet --site-dir $$(mktemp -d)
 
 # The docs site on http://127.0.0.1:8000 (regenerate the reference pages first)
 docs: setup

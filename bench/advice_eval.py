@@ -32,21 +32,11 @@ from bench.common import parser, result
 from features import what_if
 from models import bandwidth, benchmarks
 from models.bandwidth import FILE_FEATURES
+from models.benchmarks.derive import IOR_PARAMS, TIERS
 
-GROUP_PARAMS = (
-    "api",
-    "nprocs",
-    "io_type",
-    "file_per_proc",
-    "collective",
-    "fsync",
-    "fsync_per_write",
-    "preallocate",
-    "use_file_view",
-    "unique_dir",
-    "random_offset",
-)
-TIERS = ("bb", "pfs")
+# the data per transfer varies within a group; every other IOR parameter is the group's key
+PER_TRANSFER = ("transfer_size", "block_size", "segments", "xfers_per_open_close")
+GROUP_PARAMS = tuple(p for p in IOR_PARAMS if p not in PER_TRANSFER)
 
 
 def transfer_groups(pdf: pd.DataFrame) -> pd.Series:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.data import ROOT, SHARED_DATA, need, shared_path  # noqa: F401  (also from here)
+from tests.support.data import shared_path
 
 
 @pytest.fixture(scope="session")

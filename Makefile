@@ -8,10 +8,14 @@ PY ?= python3.11
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.iolake-setup
+# The S3-compatible server the tests start (tests/support/services.py): S3Proxy, Apache-2.0
+S3PROXY := $(VENV)/services/s3proxy-jar-with-dependencies.jar
+S3PROXY_URL := https://repo1.maven.org/maven2/org/gaul/s3proxy/4.1.0/s3proxy-4.1.0-jar-with-dependencies.jar
+S3PROXY_SHA256 := a4d025969aaf796616ed4b1e2491d87d455ce84bb28cb9db086b2e6aaa68b48d
 NATIVE_SRC := $(wildcard native/Cargo.toml native/Cargo.lock native/pyproject.toml native/src/*.rs native/src/*/*.rs)
 
 .PHONY: setup run test check lint docs cluster bench clean
-setup: $(STAMP)
+setup: $(STAMP) $(S3PROXY)
 
 $(STAMP): requirements.lock pyproject.toml $(NATIVE_SRC)
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -20,6 +24,12 @@ $(STAMP): requirements.lock pyproject.toml $(NATIVE_SRC)
 	$(BIN)/pip install --quiet --no-deps -e .
 	if [ -f native/Cargo.toml ]; then $(BIN)/pip install --quiet ./native; fi
 	touch $(STAMP)
+
+$(S3PROXY):
+	mkdir -p $(dir $@)
+	curl -fsSL --retry 3 -o $@.part $(S3PROXY_URL)
+	echo "$(S3PROXY_SHA256)  $@.part" | sha256sum -c --quiet
+	mv $@.part $@
 
 run: setup
 	$(BIN)/iolake run $(ARGS)

@@ -250,6 +250,12 @@ def format_reports(reports: list[TableReport]) -> str:
 
 
 def main(spark, conf: Config, tables: list[str] | None = None, dry_run: bool = False) -> int:
-    reports = run(spark, conf, tables, dry_run)
+    import uuid
+
+    from iolake.lake import lock
+
+    # OPTIMIZE and VACUUM commit too: on an S3 lake they wait for the writer lease like a run
+    with lock.hold(conf, f"maintain-{uuid.uuid4().hex[:8]}"):
+        reports = run(spark, conf, tables, dry_run)
     print(format_reports(reports))
     return 0

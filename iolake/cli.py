@@ -307,6 +307,8 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
                 f"iolake {command} {info.run_id}: lake {conf.lake.root}, env {conf.env}, inputs {', '.join(inputs)}"
             )
         for stage in stages:
+            if rec.lease is not None:
+                rec.lease.check()
             if not stage.available:
                 print(f"[{stage.name}] skipped: not built yet ({stage.module})")
                 continue
@@ -330,7 +332,8 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
             print(f"Spark's log: {log_file} (--verbose shows it on the console)")
         return 0
 
-    return record(command if command != "stage" else f"stage {stages[0].name}", conf, inputs, body)
+    name = command if command != "stage" else f"stage {stages[0].name}"
+    return record(name, conf, inputs, body, lease=True)
 
 
 def _where_to_look(conf) -> None:

@@ -44,6 +44,8 @@ class LakeConf:
     root: str  # folder or URI holding bronze/, silver/, gold/, ops/
     commit_retries: int  # retries of a Delta commit that lost a race to a concurrent run
     retry_backoff_s: float  # first back-off of a retried commit (doubles, jittered, at most 8 s)
+    lock_ttl_s: float  # S3 lake: a writer lease not renewed this long is a dead run's (lock.py)
+    lock_wait_s: float  # S3 lake: how long a run waits for another writer before failing
 
 
 @dataclass(frozen=True)

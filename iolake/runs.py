@@ -37,6 +37,7 @@ class RunRecorder:
     spark: object = None
     stage_seconds: dict[str, float] = field(default_factory=dict)
     counts: dict[str, int] | None = None
+    lease: object = None  # the lake's writer lease while the run holds it (S3 lakes)
 
     @classmethod
     def start(cls, command: str, conf, inputs: list[str]) -> RunRecorder:
@@ -149,18 +150,27 @@ def _row_frame(spark, row: dict):
     return df.withColumn("stage_seconds", F.map_from_entries("stage_seconds")).select(*RUNS.columns)
 
 
-def record(command: str, conf, inputs: list[str], body) -> int:
+def record(command: str, conf, inputs: list[str], body, lease: bool = False) -> int:
     """Run `body(recorder) -> exit code` and append its `ops/runs` row, whatever happens.
 
+    With `lease`, the run holds its lake's writer lease (`iolake/lake/lock.py`; S3 lakes only) from
+    before `body` until after the row is written, as `recorder.lease` (None for other lakes).
     Exceptions propagate unchanged after the row is written (the caller maps them to exit codes).
     """
+    import contextlib
+
+    from iolake.lake import lock
+
     rec = RunRecorder.start(command, conf, inputs)
     code, error = 1, None
-    try:
-        code = body(rec)
-        return code
-    except BaseException as e:
-        error, code = e, exit_code_for(e)
-        raise
-    finally:
-        rec.write(code, error)
+    with contextlib.ExitStack() as held:
+        try:
+            if lease:
+                rec.lease = held.enter_context(lock.hold(conf, rec.info.run_id))
+            code = body(rec)
+            return code
+        except BaseException as e:
+            error, code = e, exit_code_for(e)
+            raise
+        finally:
+            rec.write(code, error)

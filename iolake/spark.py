@@ -42,9 +42,11 @@ def build_session(
     master: str | None = None,
     extra: dict | None = None,
     log_file: str | None = None,
+    packages: list[str] | None = None,
 ):
     """The SparkSession (the active one if there is one). With `log_file`, a new local JVM writes
-    its log lines (and what it prints while starting: Ivy's resolution report) to that file."""
+    its log lines (and what it prints while starting: Ivy's resolution report) to that file.
+    `packages`: Maven coordinates added to Delta's (ignored under spark-submit: `--packages`)."""
     from pyspark.sql import SparkSession
 
     _python_env()
@@ -71,7 +73,7 @@ def build_session(
     if not _running_under_submit():
         from delta import configure_spark_with_delta_pip
 
-        builder = configure_spark_with_delta_pip(builder)
+        builder = configure_spark_with_delta_pip(builder, extra_packages=packages or None)
     if quiet:
         with _output_to(log_file):
             session = builder.getOrCreate()
@@ -102,11 +104,16 @@ def _output_to(path: str):
 
 
 def spark_log_file(conf, run_id: str | None) -> str | None:
-    """Where a run's Spark log goes: LAKE/_logs/spark-RUN_ID.log for a local lake, else None."""
+    """Where a run's Spark log goes: LAKE/_logs/spark-RUN_ID.log for a local lake; for a lake on
+    an object store, the machine's temporary folder (iolake-logs/), as a log is written line by
+    line and an object store has no append. None under spark-submit (the cluster's logs)."""
+    import tempfile
+
     root = conf.lake.root
-    if run_id is None or "://" in root or _running_under_submit():
+    if run_id is None or _running_under_submit():
         return None
-    return str(Path(root) / "_logs" / f"spark-{run_id}.log")
+    folder = Path(tempfile.gettempdir(), "iolake-logs") if "://" in root else Path(root, "_logs")
+    return str(folder / f"spark-{run_id}.log")
 
 
 def log_file_of(spark) -> str | None:
@@ -120,4 +127,12 @@ def _running_under_submit() -> bool:
 
 
 def session_from_config(conf, log_file: str | None = None) -> object:
-    return build_session(conf.spark.app_name, conf.spark.master, conf.spark.properties, log_file)
+    """The session for `conf`; a lake on S3 adds the S3A connector and its settings
+    (`iolake/lake/objectstore.py`) under the configured properties, which win."""
+    from iolake.lake import objectstore
+
+    props, packages = dict(conf.spark.properties), []
+    if objectstore.is_s3(conf.lake.root):
+        props = {**objectstore.spark_properties(), **props}
+        packages = [objectstore.HADOOP_AWS]
+    return build_session(conf.spark.app_name, conf.spark.master, props, log_file, packages)

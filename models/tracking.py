@@ -10,14 +10,42 @@ from __future__ import annotations
 from pathlib import Path
 
 
+class TrackingUnset(ValueError):
+    """A lake that is not a local folder has no place for the default SQLite store."""
+
+
+class TrackingUnavailable(RuntimeError):
+    """The tracking server cannot be reached, or refused this client's credentials."""
+
+
+def _remote(uri: str) -> bool:
+    return "://" in uri and not uri.startswith("file://")
+
+
+def _server(uri: str | None) -> bool:
+    return bool(uri) and uri.split("://")[0] in ("http", "https", "databricks")
+
+
 def tracking_uri(conf) -> str:
     if conf.mlflow.tracking_uri:
         return conf.mlflow.tracking_uri
+    if _remote(conf.lake.root):
+        raise TrackingUnset(
+            f"mlflow.tracking_uri is not set, and the lake {conf.lake.root} is not a local folder "
+            "that could hold the default SQLite store: set mlflow.tracking_uri to the tracking "
+            "server (http://HOST:PORT) in the configuration (conf/<env>.yaml)"
+        )
     return f"sqlite:///{Path(conf.lake.root).resolve()}/mlflow.db"
 
 
-def artifact_root(conf) -> str:
-    return conf.mlflow.artifact_root or str(Path(conf.lake.root).resolve() / "mlruns")
+def artifact_root(conf) -> str | None:
+    """Where new experiments keep artifacts: the setting, else <lake>/mlruns for a local lake with
+    the default store, else None (a tracking server's own artifact store)."""
+    if conf.mlflow.artifact_root:
+        return conf.mlflow.artifact_root
+    if _server(conf.mlflow.tracking_uri) or _remote(conf.lake.root):
+        return None
+    return str(Path(conf.lake.root).resolve() / "mlruns")
 
 
 def configure(conf) -> str:
@@ -25,9 +53,54 @@ def configure(conf) -> str:
     import mlflow
 
     uri = tracking_uri(conf)
+    if _server(uri) and not uri.startswith("databricks"):
+        check_server(uri)
     mlflow.set_tracking_uri(uri)
     mlflow.set_registry_uri(uri)
     return uri
+
+
+def check_server(uri: str, connect_s: float = 5.0, read_s: float = 60.0) -> None:
+    """Fail fast, naming the server, when a tracking server is down or refuses the credentials
+    (MLflow's own client would retry a refused connection for minutes, then name neither).
+    Credentials are MLflow's environment variables: MLFLOW_TRACKING_USERNAME / _PASSWORD or
+    MLFLOW_TRACKING_TOKEN."""
+    import os
+
+    import requests
+
+    base = uri.rstrip("/")
+    auth, headers = None, {}
+    if os.environ.get("MLFLOW_TRACKING_TOKEN"):
+        headers["Authorization"] = f"Bearer {os.environ['MLFLOW_TRACKING_TOKEN']}"
+    elif os.environ.get("MLFLOW_TRACKING_USERNAME"):
+        auth = (
+            os.environ["MLFLOW_TRACKING_USERNAME"],
+            os.environ.get("MLFLOW_TRACKING_PASSWORD", ""),
+        )
+    try:
+        r = requests.get(
+            f"{base}/api/2.0/mlflow/experiments/search",
+            params={"max_results": 1},
+            auth=auth,
+            headers=headers,
+            timeout=(connect_s, read_s),
+        )
+    except requests.RequestException as e:
+        raise TrackingUnavailable(
+            f"the MLflow tracking server {base} (mlflow.tracking_uri) cannot be reached: "
+            f"{type(e).__name__}: {str(e)[:200]}"
+        ) from None
+    if r.status_code in (401, 403):
+        who = "no credentials" if auth is None and not headers else "the credentials given"
+        raise TrackingUnavailable(
+            f"the MLflow tracking server {base} refused {who} (HTTP {r.status_code}): set "
+            "MLFLOW_TRACKING_USERNAME and MLFLOW_TRACKING_PASSWORD (or MLFLOW_TRACKING_TOKEN)"
+        )
+    if r.status_code >= 500:
+        raise TrackingUnavailable(
+            f"the MLflow tracking server {base} failed (HTTP {r.status_code}): {r.text[:200]}"
+        )
 
 
 def experiment(conf, name: str) -> str:
@@ -37,10 +110,13 @@ def experiment(conf, name: str) -> str:
     exp = mlflow.get_experiment_by_name(name)
     if exp is not None:
         return exp.experiment_id
-    Path(artifact_root(conf)).mkdir(parents=True, exist_ok=True)
-    return mlflow.create_experiment(
-        name, artifact_location=Path(artifact_root(conf), name).as_uri()
-    )
+    root = artifact_root(conf)
+    if root is None:
+        return mlflow.create_experiment(name)
+    if _remote(root):
+        return mlflow.create_experiment(name, artifact_location=f"{root.rstrip('/')}/{name}")
+    Path(root).mkdir(parents=True, exist_ok=True)
+    return mlflow.create_experiment(name, artifact_location=Path(root, name).as_uri())
 
 
 def tags(run_info) -> dict:

@@ -33,6 +33,7 @@ from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.table import SUPPORTED_READER_FEATURES
 
+from iolake.lake import objectstore
 from schemas import TABLES, TableSpec
 
 # reader features a pyarrow dataset reads right, as delta-rs itself declares them
@@ -47,9 +48,15 @@ class UnreadableTable(RuntimeError):
 
 
 def root(lake) -> str:
-    """The lake root as delta-rs takes it: a URI as given, a local path made absolute."""
+    """The lake root as delta-rs takes it: a URI as given (`s3a://` as `s3://`), a local path
+    made absolute."""
     lake = os.fspath(getattr(lake, "root", lake))
-    return lake if "://" in lake else os.path.abspath(lake)
+    return objectstore.delta_rs_uri(lake) if "://" in lake else os.path.abspath(lake)
+
+
+def _options(path: str, storage_options: dict | None) -> dict | None:
+    """The caller's options, else what an S3-compatible endpoint in the environment needs."""
+    return storage_options if storage_options is not None else objectstore.storage_options(path)
 
 
 def _label(spec: TableSpec) -> str:
@@ -59,13 +66,15 @@ def _label(spec: TableSpec) -> str:
 def open_table(lake, spec: TableSpec, storage_options: dict | None = None) -> DeltaTable | None:
     """The table's latest snapshot, or None when the lake has no such table (yet)."""
     try:
-        return DeltaTable(spec.path(root(lake)), storage_options=storage_options)
+        path = spec.path(root(lake))
+        return DeltaTable(path, storage_options=_options(path, storage_options))
     except TableNotFoundError:
         return None
 
 
 def exists(lake, spec: TableSpec, storage_options: dict | None = None) -> bool:
-    return DeltaTable.is_deltatable(spec.path(root(lake)), storage_options=storage_options)
+    path = spec.path(root(lake))
+    return DeltaTable.is_deltatable(path, storage_options=_options(path, storage_options))
 
 
 def version(lake, spec: TableSpec, storage_options: dict | None = None) -> int | None:

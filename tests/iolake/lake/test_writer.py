@@ -105,8 +105,13 @@ def test_writer_insert_matches_predictions_on_model_version(spark, tmp_path):
     assert sorted((r.x, r.model_version) for r in got) == [(1, "1"), (2, "2")]
 
 
-def test_spark_log_goes_under_a_local_lake_only(tmp_path):
+def test_spark_log_goes_under_a_local_lake_else_the_temporary_folder(tmp_path, monkeypatch):
     local = load_config("local", overrides={"lake": {"root": str(tmp_path / "lake")}})
     assert spark_log_file(local, "R1") == str(tmp_path / "lake" / "_logs" / "spark-R1.log")
+    (tmp_path / "tmp").mkdir()
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # re-read TMPDIR
     remote = load_config("local", overrides={"lake": {"root": "s3://bucket/lake"}})
-    assert spark_log_file(remote, "R1") is None
+    assert spark_log_file(remote, "R1") == str(tmp_path / "tmp" / "iolake-logs" / "spark-R1.log")

@@ -19,7 +19,7 @@ def advise(spark, conf, paths) -> object:
     import pyspark.sql.functions as F
 
     from apps.predict import bronze_frames
-    from features import advice, bottleneck_tags, file_features, job_features
+    from features import advice, bottleneck_tags, file_features, job_features, suspect
     from iolake.lake import read_or_empty, table_exists
     from jobs.advise import champions
     from schemas import SILVER
@@ -29,7 +29,7 @@ def advise(spark, conf, paths) -> object:
         tables = bronze_frames(spark, p, conf.ingest.decoder)
         # each step checkpointed: one plan from decoding to advice is too large for Catalyst to plan
         ff = file_features.transform(tables, conf.features).localCheckpoint()
-        jf = job_features.transform(tables, ff).localCheckpoint()
+        jf = job_features.transform(tables, ff, conf.suspect).localCheckpoint()
         tags.append(bottleneck_tags.transform(tables, ff, jf, conf.tags).localCheckpoint())
         ffs.append(ff.withColumn("job_month", F.lit("advise")))
         jfs.append(jf.withColumn("job_month", F.lit("advise")))
@@ -48,6 +48,9 @@ def advise(spark, conf, paths) -> object:
             jf.select("log_id"), "log_id", "left_anti"
         )
         hist_jobs, hist_ff = lake_jf.unionByName(jf), lake_ff.unionByName(ff)
+    # a suspect log's throughput is no history (features/suspect.py)
+    hist_ff = hist_ff.join(suspect.suspect_ids(hist_jobs), "log_id", "left_anti")
+    hist_jobs = suspect.plausible(hist_jobs)
     bw_mv, pl_mv = champions(conf, print)
     todo = jf.select("log_id", "job_month")
     rows = advice.assemble(spark, conf, todo, ff, tag, hist_jobs, hist_ff, bw_mv, pl_mv)

@@ -197,6 +197,15 @@ class Report:
     umami_note: str = ""
     advice: list[dict] | None = None  # None: the advise stage has not run on this job
     facts: dict = field(default_factory=dict)  # the job's figures as numbers (`--format json`)
+    suspect: str | None = (
+        None  # why the log's counters cannot be true (silver/job_features); None: fine
+    )
+
+
+SUSPECT_EXCLUDED = (
+    "Its throughput is excluded from models (train, labels), watch (regressions) and advice "
+    "(run history): the figures below are the log's counters as they are."
+)
 
 
 ADVICE_ORDER = {"what_if": 0, "stripe": 1, "tag": 2, "none": 3}
@@ -695,6 +704,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
         umami_png=umami_png,
         umami_note=umami_note,
         advice=_advice(reader, log_id),
+        suspect=(f.get("suspect_reason") or "flagged") if f.get("suspect") else None,
     )
 
 
@@ -989,6 +999,7 @@ def render(report: Report) -> str:
         evidence_cap=EVIDENCE_SHOWN,
         plan_groups=plan_groups(report.plan),
         advice_groups=advice_groups(report.advice),
+        suspect_excluded=SUSPECT_EXCLUDED,
     )
 
 
@@ -1037,6 +1048,12 @@ def to_json(report: Report) -> dict:
             "log_id": report.log_id,
             "title": report.title,
             "job": report.facts,
+            "suspect": None
+            if report.suspect is None
+            else {
+                "reason": report.suspect,
+                "excluded_from": ["models", "watch", "advice"],
+            },
             "findings": None if report.tags is None else findings,
             "covering_set": None
             if cover is None
@@ -1141,6 +1158,9 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
     ]
     out += wrap(" | ".join(j for j in job[:2] if j), "", "  ")
     out += wrap(" | ".join(j for j in job[2:] if j), "", "  ")
+    if report.suspect:
+        out.append("")
+        out += wrap(f"SUSPECT: {report.suspect}. {SUSPECT_EXCLUDED}", "", "  ")
     out.append("")
     if report.tags is None:
         out += wrap("FINDINGS: none yet (the tags stage has not run on this job).", "", "  ")

@@ -16,6 +16,12 @@ compares with `lfs setstripe -c/-S`. Both are null for a job without Lustre reco
 Time counters below zero are not times and count as 0 (`_t`): Darshan's ppc64 test logs carry
 POSIX_F_META_TIME = -2.1e-304 (pydarshan and darshan-parser read the same bits), which would
 make `meta_time_share` negative and stop the `watch` gate for the whole night's drop.
+Counts and bytes below zero or at `suspect.max_counter` and above (overflowed) count as 0 too.
+
+`suspect` / `suspect_reason`: the log's counters cannot be true (`features/suspect.py`): a rank
+moving more bytes per second of the run than conf `suspect.max_bytes_per_s_per_process`, negative
+or overflowed counters, timestamps after the run. The row is kept; train, labels, watch and advise
+leave its throughput out (`suspect.plausible`).
 """
 
 from __future__ import annotations
@@ -23,6 +29,7 @@ from __future__ import annotations
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
+from features import suspect
 from schemas import SILVER
 
 SIZES_SMALL = ("0_100", "100_1K")
@@ -68,10 +75,15 @@ def _rank_times(posix: DataFrame, stdio: DataFrame) -> DataFrame:
     return own.join(shared, "log_id", "full")
 
 
-def _counts(posix: DataFrame, stdio: DataFrame) -> DataFrame:
+def _counts(posix: DataFrame, stdio: DataFrame, max_counter: int) -> DataFrame:
+    def n(
+        c: str,
+    ):  # a count: negative (unrecorded) and overflowed values count 0 (features/suspect.py)
+        return suspect.sane(F.col(c), max_counter)
+
     px = posix.groupBy("log_id").agg(
-        F.sum("POSIX_READS").alias("px_reads"),
-        F.sum("POSIX_WRITES").alias("px_writes"),
+        F.sum(n("POSIX_READS")).alias("px_reads"),
+        F.sum(n("POSIX_WRITES")).alias("px_writes"),
         F.sum(_z("POSIX_SEQ_READS") + _z("POSIX_SEQ_WRITES")).alias("px_seq"),
         F.sum(
             sum(_z(f"POSIX_SIZE_{rw}_{s}") for rw in ("READ", "WRITE") for s in SIZES_SMALL)
@@ -79,17 +91,17 @@ def _counts(posix: DataFrame, stdio: DataFrame) -> DataFrame:
         F.sum(
             sum(_z(f"POSIX_SIZE_{rw}_{s}") for rw in ("READ", "WRITE") for s in SIZES_MEDIUM)
         ).alias("medium"),
-        F.sum("POSIX_BYTES_READ").alias("px_br"),
-        F.sum("POSIX_BYTES_WRITTEN").alias("px_bw"),
+        F.sum(n("POSIX_BYTES_READ")).alias("px_br"),
+        F.sum(n("POSIX_BYTES_WRITTEN")).alias("px_bw"),
         F.sum(_t("POSIX_F_READ_TIME")).alias("px_rt"),
         F.sum(_t("POSIX_F_WRITE_TIME")).alias("px_wt"),
         F.sum(_t("POSIX_F_META_TIME")).alias("px_mt"),
     )
     st = stdio.groupBy("log_id").agg(
-        F.sum("STDIO_READS").alias("st_reads"),
-        F.sum("STDIO_WRITES").alias("st_writes"),
-        F.sum("STDIO_BYTES_READ").alias("st_br"),
-        F.sum("STDIO_BYTES_WRITTEN").alias("st_bw"),
+        F.sum(n("STDIO_READS")).alias("st_reads"),
+        F.sum(n("STDIO_WRITES")).alias("st_writes"),
+        F.sum(n("STDIO_BYTES_READ")).alias("st_br"),
+        F.sum(n("STDIO_BYTES_WRITTEN")).alias("st_bw"),
         F.sum(_t("STDIO_F_READ_TIME")).alias("st_rt"),
         F.sum(_t("STDIO_F_WRITE_TIME")).alias("st_wt"),
         F.sum(_t("STDIO_F_META_TIME")).alias("st_mt"),
@@ -124,7 +136,8 @@ def _osts(lustre: DataFrame) -> DataFrame:
     )
 
 
-def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFrame:
+def transform(tables: dict[str, DataFrame], file_features: DataFrame, sconf) -> DataFrame:
+    """silver/job_features of the logs of `tables["jobs"]`; `sconf`: conf `suspect:` (the flags)."""
     jobs = tables["jobs"]
     ff = file_features.groupBy("log_id").agg(
         F.sum(((F.col("reads") + F.col("writes")) > 0).cast("long")).alias("file_count"),
@@ -135,11 +148,12 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFra
         F.array_sort(F.collect_set("tier")).alias("tiers"),
     )
     df = (
-        jobs.join(_counts(tables["posix"], tables["stdio"]), "log_id", "left")
+        jobs.join(_counts(tables["posix"], tables["stdio"], sconf.max_counter), "log_id", "left")
         .join(_rank_times(tables["posix"], tables["stdio"]), "log_id", "left")
         .join(_stripes(tables["lustre"], tables["posix"]), "log_id", "left")
         .join(_osts(tables["lustre"]), "log_id", "left")
         .join(ff, "log_id", "left")
+        .join(suspect.flags(tables, sconf), "log_id", "left")
     )
     read_t = _z("px_rt") + _z("st_rt")
     write_t = _z("px_wt") + _z("st_wt")
@@ -184,4 +198,6 @@ def transform(tables: dict[str, DataFrame], file_features: DataFrame) -> DataFra
         "interfaces",
         "tiers",
         F.col("ost_count").cast("long"),
+        F.coalesce(F.col("suspect"), F.lit(False)).alias("suspect"),
+        "suspect_reason",
     ).select(*[f.name for f in SILVER["job_features"].struct.fields])

@@ -94,6 +94,19 @@ class FeaturesConf:
 
 
 @dataclass(frozen=True)
+class SuspectConf:
+    """Implausible counters that flag a log `suspect` (`features/suspect.py`)."""
+
+    max_bytes_per_s_per_process: (
+        int  # a rank's bytes per second of the run time above this is not believed
+    )
+    max_counter: int  # a byte or operation counter at or above this has wrapped or is garbage
+    time_slack_s: (
+        float  # clock slack of the run time against timestamps and of negative time counters
+    )
+
+
+@dataclass(frozen=True)
 class TagsConf:
     """Thresholds of the bottleneck tags (`features/bottleneck_tags.py`).
 
@@ -265,6 +278,7 @@ class Config:
     ingest: IngestConf
     gates: GateConf
     features: FeaturesConf
+    suspect: SuspectConf
     tags: TagsConf
     mlflow: MlflowConf
     models: ModelsConf
@@ -418,6 +432,7 @@ def load_config(
         )
     _check_watch(conf.watch, origin)
     _check_advise(conf.advise, origin)
+    _check_suspect(conf.suspect, origin)
     return conf
 
 
@@ -469,6 +484,16 @@ def _check_advise(a: AdviseConf, origin: dict) -> None:
         raise bad("transfer_sizes", "needs at least one positive size in bytes")
     if a.min_speedup <= 0 or a.max_model_calls < 1 or a.lustre_osts < 0:
         raise bad("min_speedup", "needs min_speedup > 0, max_model_calls >= 1 and lustre_osts >= 0")
+
+
+def _check_suspect(s: SuspectConf, origin: dict) -> None:
+    """Positive limits: a zero limit would flag every log that moved a byte."""
+    bad = _section_error("suspect", origin)
+    for key in ("max_bytes_per_s_per_process", "max_counter"):
+        if getattr(s, key) < 1:
+            raise bad(key, f"must be >= 1, got {getattr(s, key)}")
+    if s.time_slack_s < 0:
+        raise bad("time_slack_s", f"must be >= 0, got {s.time_slack_s:g}")
 
 
 WATCH_KEY_PARTS = ("exe", "uid", "nprocs_bucket", "fs", "direction", "layout")

@@ -6,6 +6,8 @@ Reads:  silver/file_features, silver/job_features (whole: DCA-IO's run history),
 Writes: gold/tuning_advice, insert-only: every job not yet advised with the bandwidth champion's
         current version gets its rows once (anti-join on (log_id, advised_with)); a re-run adds
         nothing, a newly promoted version advises every job again.
+Suspect logs (silver/job_features.suspect): still advised (tags, what-if), but their throughput
+        is left out of the run history stripe advice reads and of the measured per-tier bandwidths.
 Logic:  features/advice.py (assembly), features/what_if.py (the model-based what-if, run on the
         executors), features/stripe_advice.py (DCA-IO). Settings: conf `advise:`. Without a
         champion the what-if and the gains are skipped; stripe and tag advice still come.
@@ -23,7 +25,7 @@ FF, JF, TAGS, OUT = (
     "silver/bottleneck_tags",
     "gold/tuning_advice",
 )
-SUMMARY = ("jobs", "what_if", "stripe", "tag")
+SUMMARY = ("jobs", "what_if", "stripe", "tag", "suspect")
 
 
 def champions(conf, echo=print):
@@ -45,12 +47,12 @@ def champions(conf, echo=print):
 def execute(ctx) -> dict:
     import pyspark.sql.functions as F
 
-    from features import advice
+    from features import advice, suspect
 
     conf, spark = ctx.conf, ctx.spark
     if not ctx.exists(JF):
         ctx.echo("[advise] no silver/job_features yet")
-        return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0}
+        return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0, "suspect": 0}
     bw_mv, pl_mv = champions(conf, ctx.echo)
     advised_with = str(bw_mv.version) if bw_mv else "none"
     done = ctx.read(OUT).where(F.col("advised_with") == advised_with).select("log_id").distinct()
@@ -60,15 +62,20 @@ def execute(ctx) -> dict:
     if not n:
         todo.unpersist()
         ctx.echo(f"[advise] every job already advised (advised_with {advised_with})")
-        return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0}
+        return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0, "suspect": 0}
+    # a suspect log's throughput (silver/job_features.suspect) is no evidence: not in DCA-IO's run
+    # history, nor in the lake's measured per-tier bandwidths
+    history = ctx.read(JF, whole=True)
+    bad = suspect.suspect_ids(history).cache()
+    n_bad = bad.count()
     rows = advice.assemble(
         spark,
         conf,
         todo,
         ctx.read(FF),
         ctx.read(TAGS),
-        ctx.read(JF, whole=True),
-        ctx.read(FF, whole=True),
+        suspect.plausible(history),
+        ctx.read(FF, whole=True).join(bad, "log_id", "left_anti"),
         bw_mv,
         pl_mv,
     )
@@ -78,15 +85,18 @@ def execute(ctx) -> dict:
         ctx.write(OUT, out)
     out.unpersist()
     todo.unpersist()
+    bad.unpersist()
     ctx.echo(
         f"[advise] {n:,} jobs advised with bandwidth model v{advised_with}: "
         + ", ".join(f"{counts.get(k, 0):,} {k}" for k in ("what_if", "stripe", "tag", "none"))
+        + (f"; {n_bad:,} suspect logs' throughput left out of the history" if n_bad else "")
     )
     return {
         "jobs": n,
         "what_if": counts.get("what_if", 0),
         "stripe": counts.get("stripe", 0),
         "tag": counts.get("tag", 0),
+        "suspect": n_bad,
     }
 
 

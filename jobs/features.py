@@ -20,6 +20,7 @@ from features import file_features, job_features
 from iolake.cli import entry_points
 from iolake.runner import commit_outputs, not_at_ingest, read_for
 
+SUMMARY = ("suspect",)  # facts `summarize` adds (0 when nothing was new)
 PATTERNS, OPS, ROLLUPS = "bronze/op_patterns", "bronze/io_ops", "bronze/file_rollups"
 FILE_ONLY = (
     "bronze/files",
@@ -46,7 +47,17 @@ def transform(inputs: dict, conf, to_roll: dict | None = None) -> dict:
         ids = rolled.select("log_id").distinct()
         to_roll = {t: inputs[t].join(ids, "log_id", "left_anti") for t in ROLLED if t in inputs}
     ff = file_features.transform({**tables, **_names(to_roll or {})}, conf.features, rolled)
-    return {"silver/file_features": ff, "silver/job_features": job_features.transform(tables, ff)}
+    return {
+        "silver/file_features": ff,
+        "silver/job_features": job_features.transform(tables, ff, conf.suspect),
+    }
+
+
+def summarize(outputs: dict) -> dict:
+    """How many of the new logs are suspect (features/suspect.py): kept, and left out of models,
+    watch and advice."""
+    jf = outputs.get("silver/job_features")
+    return {"suspect": jf.where("suspect").count() if jf is not None else 0}
 
 
 def execute(ctx) -> dict:
@@ -65,7 +76,7 @@ def execute(ctx) -> dict:
     inputs[OPS] = read_for(ctx, OPS, rest, n_rest)
     to_roll = {t: read_for(ctx, t, unrolled, n_unrolled) for t in ROLLED}
     try:
-        return commit_outputs(
+        summary = commit_outputs(
             sys.modules[__name__],
             ctx,
             transform(inputs, ctx.conf, to_roll),
@@ -76,6 +87,13 @@ def execute(ctx) -> dict:
                 "rollups_spark_pass": n_unrolled,
             },
         )
+        if summary.get("suspect"):
+            ctx.echo(
+                f"[{ctx.stage.name}] {summary['suspect']:,} of {ctx.n_todo:,} new logs suspect (counters that "
+                "cannot be true: silver/job_features.suspect_reason); their throughput is left out of "
+                "models, watch and advice"
+            )
+        return summary
     finally:
         rest.unpersist()
         unrolled.unpersist()

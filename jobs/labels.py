@@ -1,6 +1,7 @@
 """labels: silver/file_features (or a benchmark table) -> gold/placement_labels.
 
-Reads:  silver/file_features, bronze/logs (trace format, and the sweep run id in the file name);
+Reads:  silver/file_features, bronze/logs (trace format, and the sweep run id in the file name),
+        silver/job_features (its suspect logs' files label nothing: features/suspect.py);
         `models.benchmark_table` when set (CSV or Delta: features + per-tier bandwidth);
         `models.default_benchmark` when the lake yields too few two-tier label groups.
 Writes: gold/placement_labels, rewritten whole (labels aggregate every log). Skipped when the
@@ -18,6 +19,7 @@ from iolake.cli import entry_points
 from iolake.config import Config
 
 FF, LOGS, OUT = "silver/file_features", "bronze/logs", "gold/placement_labels"
+JF = "silver/job_features"
 
 
 def transform(ff, logs, conf: Config, source_version=None):
@@ -93,7 +95,14 @@ def execute(ctx) -> dict:
             if old.where(F.col("source_version") == version).limit(1).count():
                 echo(f"[labels] up to date with silver/file_features version {version}")
                 return {"groups": None}
-        out = transform(ctx.read(FF), ctx.read(LOGS), conf, version).cache()
+        from features import suspect
+
+        bad = suspect.suspect_ids(ctx.read(JF)).cache()
+        n_bad = bad.count()
+        if n_bad:
+            echo(f"[labels] {n_bad:,} suspect logs left out (their throughput cannot be true)")
+        ff = ctx.read(FF).join(bad, "log_id", "left_anti")
+        out = transform(ff, ctx.read(LOGS), conf, version).cache()
         n, n_bb = _counts(out)
         if (n < MIN_GROUPS or min(n_bb, n - n_bb) < MIN_PER_TIER) and m.default_benchmark:
             echo(

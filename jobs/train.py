@@ -1,6 +1,7 @@
 """train: placement and bandwidth models in MLflow, evaluated on grouped splits, refit on all labels.
 
-Reads:  gold/placement_labels, silver/file_features, silver/job_features, bronze/logs; the
+Reads:  gold/placement_labels, silver/file_features, silver/job_features, bronze/logs (suspect
+        logs' rows, silver/job_features.suspect, left out of the lake's bandwidth rows); the
         benchmark table (`models.benchmark_table`, else `models.default_benchmark` when the
         lake has no two-tier labels or bandwidths: `models/benchmarks/`).
 Writes: MLflow runs (experiments `iolake-placement`, `iolake-bandwidth`, `iolake-job-bandwidth`)
@@ -649,6 +650,7 @@ def _train_placement_stage(ctx, out: dict) -> None:
 def _train_bandwidth_stage(ctx, out: dict) -> None:
     import pyspark.sql.functions as F
 
+    from features import suspect
     from features.placement_labels import read_benchmark
     from models import benchmarks, evaluation, tracking
     from models.bandwidth import FILE_FEATURES, JOB_FEATURES, JOB_NUMERIC
@@ -661,7 +663,16 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(conf.lake.root))}@{ctx.version(ff_t)}"
     )
     logs = ctx.read("bronze/logs")
-    files, f_note = file_model_rows(ctx.read(ff_t), logs, m)
+    # a suspect log's throughput (silver/job_features.suspect, features/suspect.py) trains nothing
+    bad = (
+        suspect.suspect_ids(ctx.read(jf_t, whole=True)).cache()
+        if ctx.exists(jf_t)
+        else ctx.spark.createDataFrame([], "log_id string")
+    )
+    n_bad = bad.count()
+    if n_bad:
+        echo(f"[train] bandwidth: {n_bad:,} suspect logs left out of the lake's training rows")
+    files, f_note = file_model_rows(ctx.read(ff_t).join(bad, "log_id", "left_anti"), logs, m)
     if f_note:
         echo(f"[train] bandwidth/file: {f_note}")
     ok = logs.where(F.col("format").isin(list(m.label_formats))).select("log_id")
@@ -671,7 +682,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     )
     if ctx.exists(jf_t):
         job_df = (
-            ctx.read(jf_t)
+            suspect.plausible(ctx.read(jf_t))
             .join(ok, "log_id", "left_semi")
             .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
             .withColumn("tier", F.col("tiers")[0])

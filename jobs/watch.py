@@ -9,6 +9,9 @@ Writes: gold/app_runs, insert-only on (job_month, log_id): one row per job with 
 Logic:  `features/regressions.py` (the detectors, the same functions `iolake watch --history`
         runs on an external table). Thresholds: conf `watch:`; defaults measured on a year of
         Edison benchmark jobs by `python -m bench.watch_eval`.
+Suspect logs (silver/job_features.suspect, features/suspect.py) get no app_runs row: their
+        throughput cannot be true; the runner records them in ops/empty_logs, so they are not new
+        work again.
 Incremental: the logs of silver/job_features that gold/app_runs lacks; none -> nothing is
         written (a re-run adds no rows). The detectors run in the driver on the history
         (one row per job, a few numbers each: about 100 bytes a job).
@@ -18,7 +21,7 @@ from __future__ import annotations
 
 import sys
 
-from features import regressions
+from features import regressions, suspect
 from iolake.cli import entry_points
 
 JF, FF, RUNS, OUT = (
@@ -27,19 +30,28 @@ JF, FF, RUNS, OUT = (
     "gold/app_runs",
     "gold/regressions",
 )
-SUMMARY = ("runs", "apps", "regressions")
+SUMMARY = ("runs", "apps", "regressions", "suspect")
 
 
 def execute(ctx) -> dict:
     conf, echo = ctx.conf, ctx.echo
-    new = regressions.app_runs(ctx.read(JF), ctx.read(FF), conf.watch).cache()
+    jf = ctx.read(JF)
+    n_suspect = suspect.suspect_ids(jf).count()  # their throughput is no run of the history
+    new = regressions.app_runs(suspect.plausible(jf), ctx.read(FF), conf.watch).cache()
     n_new = new.count()
+    left = f"; {n_suspect:,} suspect logs left out" if n_suspect else ""
     if n_new:
         ctx.write(RUNS, new)
     new.unpersist()
     if not n_new and ctx.exists(OUT):
-        echo("[watch] no new job with a start time: regressions unchanged")
-        return {"logs": ctx.n_todo, "runs": 0, "apps": None, "regressions": None}
+        echo(f"[watch] no new job with a start time: regressions unchanged{left}")
+        return {
+            "logs": ctx.n_todo,
+            "runs": 0,
+            "apps": None,
+            "regressions": None,
+            "suspect": n_suspect,
+        }
     history = ctx.read(RUNS, whole=True).select(*regressions.history_columns(conf.watch))
     pdf = history.toPandas()
     flagged = regressions.find_regressions_conf(pdf, conf.watch)
@@ -49,9 +61,15 @@ def execute(ctx) -> dict:
     n_weather = int(flagged["weather"].fillna(False).astype(bool).sum()) if len(flagged) else 0
     echo(
         f"[watch] {n_new:,} new runs; {len(pdf):,} runs of {apps:,} applications; {len(flagged):,} regressions "
-        f"({n_weather:,} with file-system weather)"
+        f"({n_weather:,} with file-system weather){left}"
     )
-    return {"logs": ctx.n_todo, "runs": n_new, "apps": apps, "regressions": len(flagged)}
+    return {
+        "logs": ctx.n_todo,
+        "runs": n_new,
+        "apps": apps,
+        "regressions": len(flagged),
+        "suspect": n_suspect,
+    }
 
 
 run, main = entry_points("watch")

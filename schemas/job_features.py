@@ -5,6 +5,10 @@ of the files it alone opened, plus the slowest rank's time on each shared file; 
 bytes moved over that time. Counts are over POSIX records (the layer all I/O reaches), with
 STDIO added where POSIX is absent. `ost_count` is DCA-IO's StripeCount (Table I: the number of
 OSTs the job used); `stripe_count` / `stripe_size` the layout of its largest Lustre file.
+`suspect` is true when the log's counters cannot be true (a rank moving more bytes per second of
+the run than `suspect.max_bytes_per_s_per_process`, negative or overflowed counters, timestamps
+after the run); `suspect_reason` says which counter, its value and the limit (null when fine).
+A suspect log's row is kept, and its throughput is left out of models, watch and advice.
 """
 
 from pyspark.sql import types as T
@@ -50,6 +54,12 @@ SPEC = TableSpec(
             F(
                 "ost_count", T.LongType(), True
             ),  # DCA-IO's StripeCount: distinct OSTs of the job's Lustre files
+            F(
+                "suspect", T.BooleanType(), True
+            ),  # counters that cannot be true (features/suspect.py)
+            F(
+                "suspect_reason", T.StringType(), True
+            ),  # why, naming counter, value and limit; null when fine
         ]
     ),
     keys=("log_id",),
@@ -59,6 +69,7 @@ SPEC = TableSpec(
         Expectation("between", "nprocs", {"min": 1}),
         Expectation("between", "bytes_read", {"min": 0}),
         Expectation("between", "seq_pct", {"min": 0, "max": 100}),
+        Expectation("not_null", "suspect"),
     ),
     doc=__doc__,
 )

@@ -58,7 +58,7 @@ def test_job_features_io_time_is_the_slowest_process(spark):
     files = [{"record_id": i, "name": f"/p/f{i}"} for i in (1, 2, 3)]
     tables = bronze(spark, jobs=[JOB], posix=posix, files=files)
     ff = file_features.transform(tables, load_config("local").features)
-    j = job_features.transform(tables, ff).collect()[0]
+    j = job_features.transform(tables, ff, load_config("local").suspect).collect()[0]
     assert j.program == "ior" and j.nprocs == 2 and j.jobid == 42
     assert j.io_time_s == 3.0 + 2.0  # slowest own time (rank 1) + slowest time on the shared file
     assert j.fastest_rank_time_s == 1.0 + 0.5 and abs(j.rank_time_ratio - 5.0 / 1.5) < 1e-12
@@ -113,13 +113,15 @@ def test_job_features_ost_count_is_dca_io_stripe_count_beside_the_largest_files_
     files = [{"record_id": i, "name": f"/lus/f{i}"} for i in (1, 2)]
     tables = bronze(spark, jobs=[JOB], posix=posix, files=files, lustre=lustre)
     ff = file_features.transform(tables, load_config("local").features)
-    j = job_features.transform(tables, ff).collect()[0]
+    j = job_features.transform(tables, ff, load_config("local").suspect).collect()[0]
     assert j.ost_count == 6  # {3, 7, 8, 9, 10, 11}
     assert (j.stripe_count, j.stripe_size) == (4, 4 * M)  # file 2's first component
     other = {**JOB, "jobid": 43}
     bare = bronze(spark, jobs=[other], posix=posix, files=files)
     j2 = job_features.transform(
-        bare, file_features.transform(bare, load_config("local").features)
+        bare,
+        file_features.transform(bare, load_config("local").features),
+        load_config("local").suspect,
     ).collect()[0]
     assert j2.ost_count is None and j2.stripe_count is None
 
@@ -166,7 +168,7 @@ def test_job_features_negative_time_counters_count_as_zero(spark):
     files = [{"record_id": i, "name": f"/p/f{i}"} for i in (1, 2, 3)]
     tables = bronze(spark, jobs=[JOB], posix=posix, stdio=stdio, files=files)
     ff = file_features.transform(tables, load_config("local").features)
-    j = job_features.transform(tables, ff).collect()[0]
+    j = job_features.transform(tables, ff, load_config("local").suspect).collect()[0]
     assert j.meta_time_s == 0.0 and j.meta_time_share == 0.0
     assert abs(j.read_time_s - (0.749659 + 0.25)) < 1e-12
     assert abs(j.write_time_s - (0.137439 + 0.003052)) < 1e-12

@@ -275,3 +275,21 @@ def test_config_bad_advise_setting_names_file_and_key(tmp_path, text, key):
     with pytest.raises(ConfigError) as e:
         load_config("local", d)
     assert str(e.value).startswith(str(d / "local.yaml")) and key in str(e.value)
+
+
+@pytest.mark.parametrize(
+    "text, key",
+    [
+        (
+            "suspect:\n  max_bytes_per_s_per_process: 0\n",
+            "suspect.max_bytes_per_s_per_process: must be >= 1, got 0",
+        ),
+        ("suspect:\n  max_counter: 0\n", "suspect.max_counter: must be >= 1, got 0"),
+        ("suspect:\n  time_slack_s: -1\n", "suspect.time_slack_s: must be >= 0, got -1"),
+    ],
+)
+def test_config_bad_suspect_setting_names_file_and_key(tmp_path, text, key):
+    d = _conf_dir(tmp_path, text)
+    with pytest.raises(ConfigError) as e:
+        load_config("local", d)
+    assert str(e.value).startswith(str(d / "local.yaml")) and key in str(e.value)

@@ -152,7 +152,8 @@ def test_first_run_advises_every_job(spark, first_run):
         assert (
             moved or r.predicted_speedup >= 1.1
         )  # advise.min_speedup, unless the placement model moved it
-    lustre = jobs.where(F.col("stripe_count").isNotNull()).toPandas()
+    # a suspect log's throughput is no run history (features/suspect.py): DCA-IO sees the others
+    lustre = jobs.where(F.col("stripe_count").isNotNull() & ~F.col("suspect")).toPandas()
     striped = {r.log_id for r in adv.where("kind = 'stripe'").collect()}
     assert striped and striped <= set(lustre.log_id)
     for j in lustre[~lustre.log_id.isin(striped)].itertuples():

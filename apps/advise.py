@@ -21,7 +21,7 @@ def advise(spark, conf, paths) -> object:
     from apps.predict import bronze_frames
     from features import advice, bottleneck_tags, file_features, job_features
     from iolake.lake import read_or_empty, table_exists
-    from jobs.advise import champions
+    from jobs.advise import champions, say_provenance
     from schemas import SILVER
 
     ffs, jfs, tags = [], [], []
@@ -49,6 +49,7 @@ def advise(spark, conf, paths) -> object:
         )
         hist_jobs, hist_ff = lake_jf.unionByName(jf), lake_ff.unionByName(ff)
     bw_mv, pl_mv = champions(conf, print)
+    say_provenance(conf, [bw_mv, pl_mv], print)
     todo = jf.select("log_id", "job_month")
     rows = advice.assemble(spark, conf, todo, ff, tag, hist_jobs, hist_ff, bw_mv, pl_mv)
     out = advice.finish(rows, str(bw_mv.version) if bw_mv else "none").toPandas()

@@ -369,6 +369,19 @@ def model_provenance(rows: list[dict] | None) -> list[dict]:
     return sorted(out.values(), key=lambda p: (p["model_name"], p["model_version"]))
 
 
+def provenance_groups(provs: list[dict]) -> list[dict]:
+    """`model_provenance` entries alike in what they say (the same note) as one: their `labels`
+    joined ("iolake-bandwidth v1 (@champion) and iolake-placement v1 (@champion)"), the note,
+    `foreign` and the origin: a page says "trained on the shipped IOR sweep ..." once."""
+    out: dict[str, dict] = {}
+    for p in provs:
+        g = out.setdefault(p["note"], {**p, "labels": []})
+        g["labels"].append(p["label"])
+    for g in out.values():
+        g["label"] = " and ".join(g["labels"])
+    return list(out.values())
+
+
 def _when(sec) -> str:
     if sec is None:
         return "?"
@@ -1034,7 +1047,8 @@ def render(report: Report) -> str:
         evidence_cap=EVIDENCE_SHOWN,
         plan_groups=plan_groups(report.plan),
         advice_groups=advice_groups(report.advice),
-        advice_provenance=model_provenance(report.advice),
+        advice_provenance=provenance_groups(model_provenance(report.advice)),
+        plan_provenance=provenance_groups(report.plan_provenance),
     )
 
 

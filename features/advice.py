@@ -441,7 +441,7 @@ def what_if_advice(
             F.col("t.evidence"),
             F.array(
                 *(
-                    [F.lit(f"tier picked by {placement_prov.label()}: {placement_prov.note()}")]
+                    [F.lit(f"tier picked by {placement_prov.label()}, {placement_prov.short()}")]
                     if placement_prov is not None
                     else []
                 )

@@ -39,6 +39,10 @@ class Provenance:
     def note(self) -> str:
         return note(self.origin, self.trained_on)
 
+    def short(self) -> str:
+        """`trained on ...` alone, without what follows from it (for evidence lists)."""
+        return note(self.origin, self.trained_on).split(", not on ", 1)[0]
+
 
 def shipped_name(source: str) -> str | None:
     """The shipped benchmark a source text names (`benchmark iosweep (shipped: /...)`), or None."""

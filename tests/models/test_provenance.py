@@ -96,6 +96,7 @@ def test_of_version_reads_the_training_run_tags(tmp_path):
             "shipped_benchmark",
         )
         assert p.label() == "m-new v1 (@champion)" and "2-core VM" in p.note()
+        assert p.short() == "trained on the shipped IOR sweep of a 2-core VM (tmpfs vs ext4)"
         old_run = provenance.of_version(versions["m-old"])
         assert old_run.origin == "lake" and old_run.label() == "m-old v1"
         assert provenance.of_version(versions["m-label"]).origin == "benchmark"

@@ -21,7 +21,7 @@ def advise(spark, conf, paths) -> object:
     from apps.predict import bronze_frames
     from features import advice, bottleneck_tags, file_features, job_features, suspect
     from iolake.lake import read_or_empty, table_exists
-    from jobs.advise import champions
+    from jobs.advise import champions, say_provenance
     from schemas import SILVER
 
     ffs, jfs, tags = [], [], []
@@ -52,6 +52,7 @@ def advise(spark, conf, paths) -> object:
     hist_ff = hist_ff.join(suspect.suspect_ids(hist_jobs), "log_id", "left_anti")
     hist_jobs = suspect.plausible(hist_jobs)
     bw_mv, pl_mv = champions(conf, print)
+    say_provenance(conf, [bw_mv, pl_mv], print)
     todo = jf.select("log_id", "job_month")
     rows = advice.assemble(spark, conf, todo, ff, tag, hist_jobs, hist_ff, bw_mv, pl_mv)
     out = advice.finish(rows, str(bw_mv.version) if bw_mv else "none").toPandas()

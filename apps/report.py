@@ -80,6 +80,10 @@ class LakeReader:
         self.watch = getattr(
             conf, "watch", None
         )  # conf `watch:` (the UMAMI panel's metrics and windows)
+        site = getattr(
+            conf, "site", None
+        )  # conf `site:`: the profile the advice's commands came from
+        self.site = site.name if site is not None else None
         self._exists: dict[str, bool] = {}
 
     def exists(self, name: str) -> bool:
@@ -200,6 +204,10 @@ class Report:
     suspect: str | None = (
         None  # why the log's counters cannot be true (silver/job_features); None: fine
     )
+    plan_provenance: list[dict] = field(
+        default_factory=list
+    )  # `model_provenance` of the plan's rows
+    site: str | None = None  # the site profile's name (conf `site.name`): where commands come from
 
 
 SUSPECT_EXCLUDED = (
@@ -335,6 +343,52 @@ def advice_groups(advice: list[dict] | None) -> list[dict]:
             }
         )
     return out
+
+
+def model_provenance(rows: list[dict] | None) -> list[dict]:
+    """Each model that made `rows` (advice or prediction rows): name, version, alias, what it was
+    trained on, its origin and the plain sentence of what its figures are worth here
+    (`models.provenance.note`); `foreign` when it learnt from a benchmark, not this lake's jobs.
+    Rows from before provenance was recorded give origin `unknown` and say so."""
+    from models.provenance import note, origin_of
+
+    out: dict[tuple, dict] = {}
+    for r in rows or []:
+        if not r.get("model_name"):
+            continue
+        key = (r["model_name"], str(r.get("model_version")))
+        if key in out:
+            continue
+        trained_on = r.get("trained_on")
+        origin = r.get("training_origin") or (origin_of(trained_on) if trained_on else "unknown")
+        alias = r.get("model_alias")
+        out[key] = {
+            "model_name": key[0],
+            "model_version": key[1],
+            "model_alias": alias,
+            "label": f"{key[0]} v{key[1]}" + (f" (@{alias})" if alias else ""),
+            "trained_on": trained_on,
+            "training_origin": origin,
+            "note": note(origin, trained_on)
+            if trained_on
+            else "its training source was not recorded with these rows (scored before iolake "
+            "recorded it): see the model's run in MLflow",
+            "foreign": origin in ("benchmark", "shipped_benchmark"),
+        }
+    return sorted(out.values(), key=lambda p: (p["model_name"], p["model_version"]))
+
+
+def provenance_groups(provs: list[dict]) -> list[dict]:
+    """`model_provenance` entries alike in what they say (the same note) as one: their `labels`
+    joined ("iolake-bandwidth v1 (@champion) and iolake-placement v1 (@champion)"), the note,
+    `foreign` and the origin: a page says "trained on the shipped IOR sweep ..." once."""
+    out: dict[str, dict] = {}
+    for p in provs:
+        g = out.setdefault(p["note"], {**p, "labels": []})
+        g["labels"].append(p["label"])
+    for g in out.values():
+        g["label"] = " and ".join(g["labels"])
+    return list(out.values())
 
 
 def _when(sec) -> str:
@@ -644,9 +698,11 @@ def build(reader: LakeReader, log_id: str) -> Report:
         }  # null: a row from before the flag
 
     png, note = timeline(reader, log_id, f"job {job.get('jobid')} · log {log_id[:12]}")
-    plan, models, plan_tiers = placement_plan(
-        _rows(reader.read("placement_predictions", log_id=log_id)),
-        _rows(reader.read("bandwidth_predictions", log_id=log_id)),
+    place_rows = _rows(reader.read("placement_predictions", log_id=log_id))
+    bw_rows = _rows(reader.read("bandwidth_predictions", log_id=log_id))
+    plan, models, plan_tiers = placement_plan(place_rows, bw_rows)
+    plan_provenance = model_provenance(
+        [*_latest(place_rows), *_latest(bw_rows)] if plan is not None else []
     )
 
     umami_png = None
@@ -705,6 +761,8 @@ def build(reader: LakeReader, log_id: str) -> Report:
         umami_note=umami_note,
         advice=_advice(reader, log_id),
         suspect=(f.get("suspect_reason") or "flagged") if f.get("suspect") else None,
+        plan_provenance=plan_provenance,
+        site=reader.site,
     )
 
 
@@ -1000,6 +1058,8 @@ def render(report: Report) -> str:
         plan_groups=plan_groups(report.plan),
         advice_groups=advice_groups(report.advice),
         suspect_excluded=SUSPECT_EXCLUDED,
+        advice_provenance=provenance_groups(model_provenance(report.advice)),
+        plan_provenance=provenance_groups(report.plan_provenance),
     )
 
 
@@ -1094,16 +1154,22 @@ def to_json(report: Report) -> dict:
                         "measured_speedup",
                         "model_name",
                         "model_version",
+                        "model_alias",
+                        "trained_on",
+                        "training_origin",
                         "message",
                         "evidence",
                     )
                 }
                 for g in advice_groups(report.advice)
             ],
+            "advice_models": model_provenance(report.advice),
+            "site": report.site,
             "plan": None
             if report.plan is None
             else {
                 "models": report.plan_models,
+                "provenance": report.plan_provenance,
                 "groups": [
                     {k: v for k, v in g.items() if k not in group_keys}
                     for g in plan_groups(report.plan)
@@ -1193,6 +1259,8 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
     if groups:
         out.append("")
         out.append("ADVICE")
+        for p in model_provenance(report.advice):
+            out += wrap(f"model {p['label']}: {p['note']}", "  ", "    ")
         for g in groups:
             files = f" ({g['files']} files)" if g["files"] > 1 else ""
             speed = (
@@ -1205,6 +1273,8 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
     if plan:
         out.append("")
         out.append(f"PLACEMENT PLAN ({', '.join(report.plan_models)})")
+        for p in report.plan_provenance:
+            out += wrap(f"model {p['label']}: {p['note']}", "  ", "    ")
         for g in plan:
             best = g["predicted_tier"] or g["best_bw_tier"] or "-"
             out += wrap(
@@ -1275,6 +1345,7 @@ def main(conf, job: str, out: str | None = None, format: str = "html") -> int:
 __all__ = [
     "JobNotFound",
     "advice_groups",
+    "model_provenance",
     "plan_groups",
     "to_json",
     "to_text",

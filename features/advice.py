@@ -27,6 +27,7 @@ from schemas.bottleneck_tags import CATALOG
 from schemas.placement_labels import FEATURES
 
 OUT = GOLD["tuning_advice"]
+PROVENANCE = ("model_alias", "trained_on", "training_origin")  # models/provenance.py, per model row
 
 RECOMMENDATIONS = {tag: t.recommendation for tag, t in CATALOG.items() if tag != "no_issue"}
 TAG_DIMENSION = {
@@ -174,7 +175,7 @@ def _searcher(
             ):  # bounded memory: <= 84 candidate rows a file
                 pdf = batch.iloc[start : start + CHUNK_FILES]
                 answers = [
-                    _answer(res, space.min_speedup)
+                    _answer(res, space.min_speedup, space.tier_hints)
                     for res in what_if.search(pdf, predict, space, place)
                 ]
                 yield pd.concat(
@@ -188,8 +189,8 @@ def _searcher(
     return run
 
 
-def _answer(res: what_if.Result, min_speedup: float) -> dict:
-    """One search result in the `ANSWER` columns."""
+def _answer(res: what_if.Result, min_speedup: float, tier_hints=()) -> dict:
+    """One search result in the `ANSWER` columns; `tier_hints`: the site's words for tier moves."""
     import numpy as np
 
     ev = [
@@ -209,7 +210,7 @@ def _answer(res: what_if.Result, min_speedup: float) -> dict:
         "best": _f(res.bandwidth_best),
         "speedup": _f(res.speedup),
         "evidence": ev,
-        "message": what_if.message(res) if ok else "",
+        "message": what_if.message(res, tier_hints) if ok else "",
         "is_advice": ok,
         "alone": {d: float(s) for d, (_, s) in res.by_dimension.items() if np.isfinite(s)},
     }
@@ -230,12 +231,16 @@ def io_procs(ff: DataFrame) -> DataFrame:
     )
 
 
-def stripe_rows(spark, jobs: DataFrame, ff: DataFrame, todo: DataFrame, aconf) -> DataFrame:
+def stripe_rows(
+    spark, jobs: DataFrame, ff: DataFrame, todo: DataFrame, aconf, site=None
+) -> DataFrame:
     """DCA-IO's stripe setting for every job of `todo` that has Lustre files, from the history in `jobs`
-    (silver/job_features, whole) and `ff` (silver/file_features, whole)."""
+    (silver/job_features, whole) and `ff` (silver/file_features, whole); the command is the site
+    profile's (`site`, conf `site:`: the stripe template of the job's tier, `features/site.py`)."""
     import pandas as pd
 
     from features import stripe_advice
+    from features.site import stripe_command
 
     key = list(aconf.stripe_key)
     hist = (
@@ -248,6 +253,7 @@ def stripe_rows(spark, jobs: DataFrame, ff: DataFrame, todo: DataFrame, aconf) -
             "stripe_count",
             "stripe_size",
             "throughput_mib_s",
+            "tiers",
         )
         .join(io_procs(ff), "log_id", "left")
         .toPandas()
@@ -261,43 +267,46 @@ def stripe_rows(spark, jobs: DataFrame, ff: DataFrame, todo: DataFrame, aconf) -
     )
     wanted = {r.log_id for r in todo.select("log_id").collect()}
     adv = adv[adv.log_id.isin(wanted) & adv.current_count.notna()].merge(
-        hist[["log_id", "job_month"]], on="log_id"
+        hist[["log_id", "job_month", "tiers"]], on="log_id"
     )
     if adv.empty:
         return empty
     rows = []
     for a in adv.itertuples():
         now = (
-            f"-c {int(a.current_count)} -S {stripe_advice.size_text(int(a.current_size))}"
+            f"stripe count {int(a.current_count)}, stripe size "
+            f"{stripe_advice.size_text(int(a.current_size))}"
             if pd.notna(a.current_size)
-            else f"-c {int(a.current_count)}"
+            else f"stripe count {int(a.current_count)}"
         )
-        new = f"-c {int(a.stripe_count)} -S {stripe_advice.size_text(int(a.stripe_size))}"
+        size = stripe_advice.size_text(int(a.stripe_size))
+        new = f"stripe count {int(a.stripe_count)}, stripe size {size}"
         same = now == new
-        msg = f"DCA-IO ({a.phase} phase, run {a.run_number} of this application): " + (
-            f"keep {now}" if same else f"{a.command} (this run used {now})"
-        )
-        rows.append(
-            (
-                a.log_id,
-                a.job_month,
-                "stripe",
-                "job",
-                None,
-                None,
-                now,
-                new,
-                None,
-                None,
-                None,
-                None,
-                None,
-                None,
-                list(a.evidence),
-                msg,
+        tiers = list(a.tiers) if a.tiers is not None else []
+        command = stripe_command(site, int(a.stripe_count), size, tiers)
+        if command is None:  # the site names no stripe command: the setting in words
+            command = (
+                f"set {int(a.stripe_count)} stripes of {size} on the output directory (this "
+                "site's profile names no stripe command: conf site.tiers[].stripe)"
             )
+        msg = f"DCA-IO ({a.phase} phase, run {a.run_number} of this application): " + (
+            f"keep {now}" if same else f"{command} (this run used {now})"
         )
-    return spark.createDataFrame(rows, empty.schema)
+        row = dict.fromkeys(empty.schema.fieldNames())
+        row.update(
+            log_id=a.log_id,
+            job_month=a.job_month,
+            kind="stripe",
+            item="job",
+            current=now,
+            advised=new,
+            evidence=list(a.evidence),
+            message=msg,
+        )
+        rows.append(row)
+    return spark.createDataFrame(
+        [tuple(r[c] for c in empty.schema.fieldNames()) for r in rows], empty.schema
+    )
 
 
 def tag_rows(tags: DataFrame, what_ifs: DataFrame) -> DataFrame:
@@ -359,15 +368,30 @@ def tag_rows(tags: DataFrame, what_ifs: DataFrame) -> DataFrame:
         F.lit(None).cast("double").alias("measured_speedup"),
         F.lit(None).cast("string").alias("model_name"),
         F.lit(None).cast("string").alias("model_version"),
+        *[F.lit(None).cast("string").alias(c) for c in PROVENANCE],
         evidence.alias("evidence"),
         msg.alias("message"),
     )
 
 
-def what_if_advice(what_ifs: DataFrame, model_name: str, model_version: str) -> DataFrame:
+def fill_file(message, file_name):
+    """A message with a stage template's FILE / NAME (`features/site.py`) replaced by the file's path
+    and base name (Spark columns)."""
+    from features.site import FILE, NAME
+
+    base = F.regexp_extract(file_name, r"([^/]*)$", 1)
+    filled = F.replace(message, F.lit(FILE), F.coalesce(file_name, F.lit(FILE)))
+    return F.replace(filled, F.lit(NAME), F.coalesce(base, F.lit(NAME)))
+
+
+def what_if_advice(
+    what_ifs: DataFrame, model_name: str, model_version: str, prov=None, placement_prov=None
+) -> DataFrame:
     """The what-if rows worth telling, in the table's columns: files of a job given the same change
     (e.g. "tier bb; transfer size 1 MiB") make one row — a file-per-process job has thousands alike —
-    shown by its file moving the most bytes, with the number of files and bytes it covers."""
+    shown by its file moving the most bytes, with the number of files and bytes it covers; a staging
+    command's file is that file. `prov` (`models.provenance.Provenance` of the bandwidth model) fills
+    the provenance columns; `placement_prov`, of the placement model that picked tiers, is evidence."""
     w = what_ifs.where("is_advice")
     top = F.max_by(
         F.struct(
@@ -405,6 +429,9 @@ def what_if_advice(what_ifs: DataFrame, model_name: str, model_version: str) -> 
         F.lit(None).cast("double").alias("measured_speedup"),
         F.lit(model_name).alias("model_name"),
         F.lit(model_version).alias("model_version"),
+        F.lit(prov.alias if prov else None).cast("string").alias("model_alias"),
+        F.lit(prov.trained_on if prov else None).cast("string").alias("trained_on"),
+        F.lit(prov.origin if prov else None).cast("string").alias("training_origin"),
         F.concat(
             F.array(
                 F.format_string(
@@ -412,8 +439,20 @@ def what_if_advice(what_ifs: DataFrame, model_name: str, model_version: str) -> 
                 )
             ),
             F.col("t.evidence"),
+            F.array(
+                *(
+                    [F.lit(f"tier picked by {placement_prov.label()}, {placement_prov.short()}")]
+                    if placement_prov is not None
+                    else []
+                )
+            ).cast("array<string>"),
         ).alias("evidence"),
-        F.concat(F.col("t.message"), F.lit(" — "), F.col("t.file_name"), more).alias("message"),
+        F.concat(
+            fill_file(F.col("t.message"), F.col("t.file_name")),
+            F.lit(" — "),
+            F.col("t.file_name"),
+            more,
+        ).alias("message"),
     )
 
 
@@ -509,6 +548,7 @@ def none_rows(todo: DataFrame, advice: DataFrame) -> DataFrame:
                 "measured_speedup",
                 "model_name",
                 "model_version",
+                *PROVENANCE,
             )
         ],
         F.array().cast("array<string>").alias("evidence"),
@@ -534,14 +574,16 @@ def assemble(
     what-ifs of their data files in `ff` (with the bandwidth champion `bandwidth_mv`; the placement
     champion `placement_mv` picks tiers under `advise.tier_from: placement`), DCA-IO stripe rows from
     `history_jobs` / `history_ff` (the whole silver job and file features), the recommendations of
-    their `tags`, a `none` row for a job with nothing else. Shared by the advise stage and `iolake advise`."""
+    their `tags`, a `none` row for a job with nothing else. Shared by the advise stage and `iolake advise`.
+    Commands come from the site profile (conf `site:`); model rows name the model's provenance."""
     from features.placement_labels import data_files
+    from models import provenance
 
     parts = []
     if bandwidth_mv is not None:
         bw = ship_model(spark, f"models:/{bandwidth_mv.name}/{bandwidth_mv.version}")
         space = what_if.Space.from_conf(
-            conf.advise, model_tiers(bandwidth_mv) or what_if.Space().tiers
+            conf.advise, model_tiers(bandwidth_mv) or what_if.Space().tiers, conf.site
         )
         use_place = placement_mv is not None and conf.advise.tier_from == "placement"
         pl = (
@@ -553,14 +595,20 @@ def assemble(
             todo.select("log_id"), "log_id", "left_semi"
         )
         what_ifs = what_if_rows(files.where(F.col("transfer_size") > 0), space, bw, pl).cache()
+        alias = conf.models.alias
+        prov = provenance.of_version(bandwidth_mv, alias)
+        pl_prov = provenance.of_version(placement_mv, alias) if use_place else None
         parts.append(
             measured_gain(
-                what_if_advice(what_ifs, bandwidth_mv.name, str(bandwidth_mv.version)), history_ff
+                what_if_advice(
+                    what_ifs, bandwidth_mv.name, str(bandwidth_mv.version), prov, pl_prov
+                ),
+                history_ff,
             )
         )
     else:
         what_ifs = spark.createDataFrame([], WHAT_IF_SCHEMA)
-    parts.append(stripe_rows(spark, history_jobs, history_ff, todo, conf.advise))
+    parts.append(stripe_rows(spark, history_jobs, history_ff, todo, conf.advise, conf.site))
     parts.append(tag_rows(tags.join(todo.select("log_id"), "log_id", "left_semi"), what_ifs))
     rows = parts[0]
     for p in parts[1:]:

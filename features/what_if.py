@@ -7,7 +7,9 @@ study's adaptive loop (Kumar et al. §6: sample candidate settings, predict, run
 the search over the settings a user can change **without changing what the application
 computes** (the same bytes, the same processes):
 
-- `tier`             every tier the model was trained on (burst buffer, parallel file system);
+- `tier`             every tier the model was trained on (burst buffer, parallel file system); how a
+                     user reaches each comes from the site profile (`Space.tier_hints`,
+                     `features/site.py`), never from code;
 - `transfer_size`    the sizes in `space.transfer_sizes`; the bytes moved per open stay the same,
                      so the operations per open (`rw_per_open`) scale by old / new size;
 - `api`              POSIX, MPI-IO independent, MPI-IO collective (collective only on shared files);
@@ -39,7 +41,6 @@ KIB, MIB = 1 << 10, 1 << 20
 DIMENSIONS = ("tier", "transfer_size", "api", "layout")
 APIS = ("POSIX", "MPI-IO", "MPI-IO collective")
 LAYOUTS = ("file per process", "shared file")
-TIER_NAMES = {"bb": "the burst buffer", "pfs": "the parallel file system"}
 
 
 @dataclass(frozen=True)
@@ -55,10 +56,15 @@ class Space:
     cap_per_open: bool = (
         True  # no request larger than the bytes a rank moves per open (see `options`)
     )
+    tier_hints: tuple[tuple[str, str], ...] = ()  # (tier, how to move a file there): the site's
 
     @classmethod
-    def from_conf(cls, aconf, tiers) -> Space:
+    def from_conf(cls, aconf, tiers, site=None) -> Space:
+        """The search of conf `advise:` over `tiers`; `site` (conf `site:`) words the tier moves."""
+        from features.site import tier_hints
+
         return cls(
+            tier_hints=tier_hints(site, [str(t) for t in tiers]) if site is not None else (),
             tiers=tuple(str(t) for t in tiers),
             transfer_sizes=tuple(int(s) for s in aconf.transfer_sizes),
             dimensions=tuple(aconf.dimensions),
@@ -327,10 +333,7 @@ def describe(s: dict) -> str:
 
 HINTS_SHORT = {"tier": "tier", "transfer_size": "transfer size", "api": "API", "layout": "layout"}
 HINTS = {
-    "tier": lambda v: {
-        "bb": "stage the file on the burst buffer (e.g. `#DW jobdw …` and write under $DW_JOB_STRIPED)",
-        "pfs": "write the file to the parallel file system (scratch) instead of the burst buffer",
-    }.get(v, f"move the file to tier {v}"),
+    "tier": lambda v: f"move the file to tier {v}",  # the site's words: `message(..., tier_hints)`
     "transfer_size": lambda v: (
         f"issue {human_size(v)} requests (aggregate small writes in a buffer; MPI-IO: "
         f"romio_cb_buffer_size={int(v)}; HDF5: chunks of {human_size(v)})"
@@ -349,9 +352,15 @@ HINTS = {
 }
 
 
-def message(result: Result) -> str:
-    """What to set, in the user's terms, with the predicted gain."""
-    steps = "; ".join(HINTS[d](result.best[d]) for d in result.changes())
+def message(result: Result, tier_hints=()) -> str:
+    """What to set, in the user's terms, with the predicted gain; `tier_hints` ((tier, text) pairs:
+    `Space.tier_hints`, from the site profile) say how to move a file to each tier."""
+    hints = dict(tier_hints)
+
+    def hint(d: str, v) -> str:
+        return hints.get(v, HINTS[d](v)) if d == "tier" else HINTS[d](v)
+
+    steps = "; ".join(hint(d, result.best[d]) for d in result.changes())
     return (
         f"predicted {result.speedup:.2f}x faster ({result.bandwidth_now:,.1f} -> {result.bandwidth_best:,.1f} "
         f"MiB/s): {steps}"

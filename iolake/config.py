@@ -12,9 +12,10 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import string
 import types
 import typing
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
@@ -266,6 +267,28 @@ class AdviseConf:
     lustre_osts: int  # OSTs of the site's Lustre file system (0: not capped below Lustre's maximum)
 
 
+@dataclass(frozen=True)
+class SiteTier:
+    """One storage tier of the centre (`site.tiers`): what the lake calls it, what it is, where it is
+    mounted and how a user reaches it. Only `name` and `kind` are required."""
+
+    name: str  # the lake's tier label (features.tier_rules' `tier`; the tiers the models know)
+    kind: str  # burst_buffer | parallel_fs | node_local
+    label: str | None = None  # how the advice names it; null: from `kind`
+    mounts: list[str] = field(default_factory=list)  # path prefixes on this tier (tier rules first)
+    stage: str | None = None  # how a user puts a file there: a template of {file} {name} {mount}
+    stripe: str | None = None  # the stripe-setting command: a template of {count} {size} {dir}
+
+
+@dataclass(frozen=True)
+class SiteConf:
+    """The centre's storage tiers and how a user reaches each (`features/site.py`): the advice's
+    staging and stripe commands come from here, never from code."""
+
+    name: str  # the profile's name, shown beside the advice
+    tiers: list[SiteTier]
+
+
 # Delta's default delta.deletedFileRetentionDuration ("interval 1 week")
 DELTA_RETENTION_SAFETY_HOURS = 168.0
 
@@ -285,6 +308,7 @@ class Config:
     maintain: MaintainConf
     watch: WatchConf
     advise: AdviseConf
+    site: SiteConf
 
     def digest(self) -> str:
         blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
@@ -324,7 +348,8 @@ def _mark(origin: dict, key: str, value, src: str) -> None:
             _mark(origin, f"{key}.{k}", v, src)
 
 
-def _check(value, tp, key: str, origin: dict):
+def _check(value, tp, key: str, origin: dict, item: bool = False):
+    """`value` as type `tp`; `item`: an element of a list (its file is the one that set the list)."""
     src = origin.get(key, origin.get("", "conf/base.yaml"))
     org = typing.get_origin(tp)
     if dataclasses.is_dataclass(tp):
@@ -344,6 +369,9 @@ def _check(value, tp, key: str, origin: dict):
             if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         ]
         absent = [k for k in required if k not in value]
+        if absent and item:  # a list is set whole: the file that set it lacks the item's key
+            names = ", ".join(f"{key}.{k}" for k in absent)
+            raise ConfigError(f"{src}: {names}: missing (every item of {key} needs it)")
         if absent:
             names = ", ".join(f"{key}.{k}" if key else k for k in absent)
             raise ConfigError(
@@ -368,7 +396,7 @@ def _check(value, tp, key: str, origin: dict):
         if not isinstance(value, list):
             raise ConfigError(f"{src}: {key}: expected a list, got {type(value).__name__}")
         (inner,) = typing.get_args(tp)
-        return [_check(v, inner, key, origin) for v in value]
+        return [_check(v, inner, key, origin, item=True) for v in value]
     if tp is bool:
         if not isinstance(value, bool):
             raise ConfigError(f"{src}: {key}: expected true or false, got {value!r}")
@@ -433,7 +461,8 @@ def load_config(
     _check_watch(conf.watch, origin)
     _check_advise(conf.advise, origin)
     _check_suspect(conf.suspect, origin)
-    return conf
+    _check_site(conf.site, origin)
+    return _with_site_tier_rules(conf)
 
 
 def _check_maintain(m: MaintainConf, origin: dict) -> None:
@@ -494,6 +523,70 @@ def _check_suspect(s: SuspectConf, origin: dict) -> None:
             raise bad(key, f"must be >= 1, got {getattr(s, key)}")
     if s.time_slack_s < 0:
         raise bad("time_slack_s", f"must be >= 0, got {s.time_slack_s:g}")
+
+
+SITE_KINDS = ("burst_buffer", "parallel_fs", "node_local")
+SITE_PLACEHOLDERS = {"stage": ("file", "name", "mount"), "stripe": ("count", "size", "dir")}
+
+
+def _placeholders(template: str) -> list[str]:
+    """The `{names}` a `str.format` template uses (ValueError when its braces do not parse)."""
+    return [f for _, f, _, _ in string.Formatter().parse(template) if f is not None]
+
+
+def _check_site(s: SiteConf, origin: dict) -> None:
+    """Tiers named once, of a known kind, mounts as absolute path prefixes, templates that use only
+    their placeholders (and a `{mount}` only where the tier has one). Errors name the tier's key,
+    e.g. `site.tiers[1].stage`, and the file that set the tiers."""
+    src = origin.get("site.tiers", origin.get("site", origin.get("", "conf/base.yaml")))
+
+    def bad(key: str, msg: str) -> ConfigError:
+        return ConfigError(f"{src}: site.{key}: {msg}")
+
+    if not s.tiers:
+        raise bad("tiers", "needs at least one tier")
+    seen: set[str] = set()
+    for i, t in enumerate(s.tiers):
+        at = f"tiers[{i}]"
+        if not t.name.strip():
+            raise bad(f"{at}.name", "must not be empty")
+        if t.name in seen:
+            raise bad(f"{at}.name", f"tier {t.name!r} is named twice")
+        seen.add(t.name)
+        if t.kind not in SITE_KINDS:
+            raise bad(f"{at}.kind", f"must be one of {', '.join(SITE_KINDS)}, got {t.kind!r}")
+        for m in t.mounts:
+            if not m.startswith("/"):
+                raise bad(f"{at}.mounts", f"{m!r} is not an absolute path prefix (starts with /)")
+        for key, allowed in SITE_PLACEHOLDERS.items():
+            template = getattr(t, key)
+            if template is None:
+                continue
+            try:
+                used = _placeholders(template)
+            except ValueError as e:
+                raise bad(
+                    f"{at}.{key}", f"not a template ({e}; write a literal brace as {{{{ or }}}})"
+                ) from None
+            for name in used:
+                if name not in allowed:
+                    raise bad(
+                        f"{at}.{key}",
+                        f"unknown placeholder {{{name}}} (known: {', '.join('{' + a + '}' for a in allowed)})",
+                    )
+            if "mount" in used and not t.mounts:
+                raise bad(f"{at}.{key}", "uses {mount} but the tier has no mounts")
+            if key == "stripe" and "count" not in used:
+                raise bad(f"{at}.{key}", "must use {count} (the stripe count the advice sets)")
+
+
+def _with_site_tier_rules(conf: Config) -> Config:
+    """The site's mounts become path-prefix tier rules, checked before `features.tier_rules`."""
+    rules = [TierRule(tier=t.name, path_prefix=m) for t in conf.site.tiers for m in t.mounts]
+    if not rules:
+        return conf
+    features = dataclasses.replace(conf.features, tier_rules=[*rules, *conf.features.tier_rules])
+    return dataclasses.replace(conf, features=features)
 
 
 WATCH_KEY_PARTS = ("exe", "uid", "nprocs_bucket", "fs", "direction", "layout")

@@ -9,8 +9,10 @@ Writes: gold/tuning_advice, insert-only: every job not yet advised with the band
 Suspect logs (silver/job_features.suspect): still advised (tags, what-if), but their throughput
         is left out of the run history stripe advice reads and of the measured per-tier bandwidths.
 Logic:  features/advice.py (assembly), features/what_if.py (the model-based what-if, run on the
-        executors), features/stripe_advice.py (DCA-IO). Settings: conf `advise:`. Without a
-        champion the what-if and the gains are skipped; stripe and tag advice still come.
+        executors), features/stripe_advice.py (DCA-IO), features/site.py (the commands, from the site
+        profile, conf `site:`); rows name their model's provenance (models/provenance.py). Settings:
+        conf `advise:`. Without a champion the what-if and the gains are skipped; stripe and tag
+        advice still come.
 """
 
 from __future__ import annotations
@@ -44,6 +46,17 @@ def champions(conf, echo=print):
     return out
 
 
+def say_provenance(conf, versions, echo=print) -> None:
+    """One line per champion: what it was trained on (`models/provenance.py`), and the site profile."""
+    from models import provenance
+
+    for mv in versions:
+        if mv is not None:
+            p = provenance.of_version(mv, conf.models.alias)
+            echo(f"[advise] {p.label()}: {p.note()}")
+    echo(f"[advise] commands from the site profile {conf.site.name!r} (conf site.tiers)")
+
+
 def execute(ctx) -> dict:
     import pyspark.sql.functions as F
 
@@ -54,6 +67,7 @@ def execute(ctx) -> dict:
         ctx.echo("[advise] no silver/job_features yet")
         return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0, "suspect": 0}
     bw_mv, pl_mv = champions(conf, ctx.echo)
+    say_provenance(conf, [bw_mv, pl_mv], ctx.echo)
     advised_with = str(bw_mv.version) if bw_mv else "none"
     done = ctx.read(OUT).where(F.col("advised_with") == advised_with).select("log_id").distinct()
     jobs = ctx.read(JF)

@@ -9,7 +9,8 @@ Writes: gold/placement_predictions, gold/bandwidth_predictions (per file: its ti
         name, model version): every log not yet scored by that model version is scored once
         (anti-join on (log_id, model_version)), so a re-run scores nothing twice and a newly
         promoted version rescores everything.
-Models run in Spark through `mlflow.pyfunc.spark_udf`; every row names the model and version. The
+Models run in Spark through `mlflow.pyfunc.spark_udf`; every row names the model, version and alias
+and what it was trained on (`models/provenance.py`). The
 per-file models run once per distinct row of their signature columns, joined back to the files.
 """
 
@@ -77,8 +78,11 @@ RENAMES = {
 }
 
 
-def predict(spark, df, model_uri: str, name: str, version: str, spec, per_key: bool = True):
-    """Score `df` with the model in Spark; `spec`'s columns, with model name and version on every row.
+def predict(
+    spark, df, model_uri: str, name: str, version: str, spec, per_key: bool = True, prov=None
+):
+    """Score `df` with the model in Spark; `spec`'s columns, with model name and version on every row
+    and, given `prov` (`models.provenance.Provenance`), its alias and what it was trained on.
     A JSON {tier: value} output becomes a map column.
 
     `per_key` (the default): the model runs once per distinct row of its signature columns, and the
@@ -118,6 +122,12 @@ def predict(spark, df, model_uri: str, name: str, version: str, spec, per_key: b
     for f in spec.struct.fields:  # columns an older model version does not output
         if f.name not in scored.columns:
             scored = scored.withColumn(f.name, F.lit(None).cast(f.dataType))
+    if prov is not None:
+        scored = (
+            scored.withColumn("model_alias", F.lit(prov.alias))
+            .withColumn("trained_on", F.lit(prov.trained_on))
+            .withColumn("training_origin", F.lit(prov.origin))
+        )
     return (
         scored.withColumn("model_name", F.lit(name))
         .withColumn("model_version", F.lit(str(version)))
@@ -127,6 +137,7 @@ def predict(spark, df, model_uri: str, name: str, version: str, spec, per_key: b
 
 
 def _score_one(ctx, name, table, candidates, per_key: bool = True) -> int:
+    from models import provenance
     from models.registry import version_by_alias
 
     conf = ctx.conf
@@ -136,7 +147,8 @@ def _score_one(ctx, name, table, candidates, per_key: bool = True) -> int:
     new = todo(candidates, ctx.read(table), str(mv.version)).cache()
     n = new.count()
     if n:
-        ctx.write(table, predict(ctx.spark, new, uri, name, str(mv.version), spec, per_key))
+        prov = provenance.of_version(mv, conf.models.alias)
+        ctx.write(table, predict(ctx.spark, new, uri, name, str(mv.version), spec, per_key, prov))
     new.unpersist()
     what = "jobs" if table.endswith("job_bandwidth_predictions") else "files"
     ctx.echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} {what} scored")

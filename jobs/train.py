@@ -103,7 +103,7 @@ def train_placement(
     """Compare `models.classifiers` on grouped splits, refit the best on every label, register it."""
     import mlflow
 
-    from models import evaluation, placement, pyfunc, registry, tracking
+    from models import evaluation, placement, provenance, pyfunc, registry, tracking
     from schemas.placement_labels import FEATURES
 
     m = conf.models
@@ -166,6 +166,7 @@ def train_placement(
         "iolake.training_version": version,
         "iolake.label_source": source,
         "iolake.training_source": f"gold/placement_labels from {source_text or source}",
+        provenance.ORIGIN_TAG: provenance.origin_for(m, source != "lake"),
     }
     t = time.monotonic()
     kept, trail = placement.eliminate_features("decision_tree", X, y, folds, seed=m.seed)
@@ -300,7 +301,7 @@ def train_bandwidth(
     (`reference_*` metrics) beside the models; it never competes."""
     import mlflow
 
-    from models import bandwidth, evaluation, pyfunc, registry, tracking
+    from models import bandwidth, evaluation, provenance, pyfunc, registry, tracking
 
     m = conf.models
     X = rows[list(features)].reset_index(drop=True)
@@ -366,6 +367,7 @@ def train_bandwidth(
             **tracking.tags(info),
             "iolake.training_version": version,
             "iolake.training_source": source,
+            provenance.ORIGIN_TAG: provenance.origin_for(m, not source.startswith("silver/")),
         },
     ) as run:
         mlflow.log_params(

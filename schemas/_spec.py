@@ -18,6 +18,15 @@ LOG_ID = T.StructField("log_id", T.StringType(), nullable=False)
 JOB_MONTH = T.StructField("job_month", T.StringType(), nullable=False)
 INGEST_COLUMNS = ("log_id", "job_month")
 
+# Where a model's rows come from (`models/provenance.py`), on every table a registered model writes:
+# the alias it was loaded by, its training run's source, and whether that is this lake's own jobs.
+TRAINING_ORIGINS = ("lake", "benchmark", "shipped_benchmark", "unknown")
+PROVENANCE = (
+    T.StructField("model_alias", T.StringType(), True),
+    T.StructField("trained_on", T.StringType(), True),
+    T.StructField("training_origin", T.StringType(), True),
+)
+
 DEFAULT_PROPERTIES = {
     "delta.appendOnly": "false",
     "delta.autoOptimize.optimizeWrite": "true",

@@ -6,11 +6,14 @@ Written by `jobs/score.py` beside the measured `bandwidth_mib_s`; `model_name` a
 `speedup` are null when the file's tier is one the model was never trained on (a file system
 the benchmark did not measure): `bandwidth_by_tier` and `best_tier` still say what each known
 tier would give. Rows of model versions from before per-tier predictions leave the new columns null.
+`model_alias`, `trained_on` and `training_origin` say where the model came from
+(`models/provenance.py`: `lake`, `benchmark`, `shipped_benchmark`, `unknown`; null on rows
+scored before they were recorded).
 """
 
 from pyspark.sql import types as T
 
-from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import JOB_MONTH, LOG_ID, PROVENANCE, TRAINING_ORIGINS, Expectation, TableSpec
 
 F = T.StructField
 SPEC = TableSpec(
@@ -33,6 +36,7 @@ SPEC = TableSpec(
             F("speedup", T.DoubleType(), True),  # best / predicted on the file's tier
             F("model_name", T.StringType(), False),
             F("model_version", T.StringType(), False),
+            *PROVENANCE,
             F("scored_at", T.TimestampType(), False),
         ]
     ),
@@ -42,6 +46,7 @@ SPEC = TableSpec(
         Expectation("compound_unique", ("log_id", "record_id", "model_name", "model_version")),
         Expectation("between", "predicted_bandwidth_mib_s", {"min": 0}),
         Expectation("between", "speedup", {"min": 1}),
+        Expectation("in_set", "training_origin", {"values": list(TRAINING_ORIGINS)}),
     ),
     doc=__doc__,
 )

@@ -6,11 +6,14 @@ beside the measured `throughput_mib_s` (total bytes / slowest process's I/O time
 job's single tier (`mixed` when its files span several, `unknown` when none has one); a job on a
 tier the model never saw has a null `predicted_throughput_mib_s` and `speedup` and still gets
 `throughput_by_tier`.
+`model_alias`, `trained_on` and `training_origin` say where the model came from
+(`models/provenance.py`: `lake`, `benchmark`, `shipped_benchmark`, `unknown`; null on rows
+scored before they were recorded).
 """
 
 from pyspark.sql import types as T
 
-from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import JOB_MONTH, LOG_ID, PROVENANCE, TRAINING_ORIGINS, Expectation, TableSpec
 
 F = T.StructField
 SPEC = TableSpec(
@@ -30,6 +33,7 @@ SPEC = TableSpec(
             F("speedup", T.DoubleType(), True),
             F("model_name", T.StringType(), False),
             F("model_version", T.StringType(), False),
+            *PROVENANCE,
             F("scored_at", T.TimestampType(), False),
         ]
     ),
@@ -39,6 +43,7 @@ SPEC = TableSpec(
         Expectation("compound_unique", ("log_id", "model_name", "model_version")),
         Expectation("between", "predicted_throughput_mib_s", {"min": 0}),
         Expectation("between", "speedup", {"min": 1}),
+        Expectation("in_set", "training_origin", {"values": list(TRAINING_ORIGINS)}),
     ),
     doc=__doc__,
 )

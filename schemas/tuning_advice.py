@@ -18,12 +18,17 @@ one): a re-run adds nothing, a newly promoted version advises every job again.
 `measured_speedup`: for a what-if that moves a file to another tier and nothing else, the ratio of
 the lake's own mean file bandwidths of files with the same features on the two tiers, when the
 lake traced both (null otherwise). `current` / `advised` are readable settings; `model_name` /
-`model_version` are set on rows a model computed (null for DCA-IO's rules and tag texts).
+`model_version` are set on rows a model computed (null for DCA-IO's rules and tag texts), with
+the model's provenance (`models/provenance.py`): `model_alias` (the alias it was loaded by),
+`trained_on` (its training run's `iolake.training_source`) and `training_origin` (`lake`: this
+lake's own jobs; `benchmark`: a benchmark table given in conf; `shipped_benchmark`: a table
+shipped with iolake, another machine's; `unknown`). The commands in `message` (staging a file
+on a tier, setting stripes) come from the site profile, conf `site:` (`features/site.py`).
 """
 
 from pyspark.sql import types as T
 
-from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import JOB_MONTH, LOG_ID, PROVENANCE, TRAINING_ORIGINS, Expectation, TableSpec
 
 KINDS = ("what_if", "stripe", "tag", "none")
 
@@ -49,6 +54,7 @@ SPEC = TableSpec(
             ),  # where the lake measured both settings (tier moves)
             F("model_name", T.StringType(), True),
             F("model_version", T.StringType(), True),
+            *PROVENANCE,
             F("evidence", T.ArrayType(T.StringType()), False),
             F("message", T.StringType(), False),
             F("advised_with", T.StringType(), False),
@@ -63,6 +69,7 @@ SPEC = TableSpec(
         Expectation("compound_unique", ("log_id", "kind", "item", "advised_with")),
         Expectation("in_set", "kind", {"values": list(KINDS)}),
         Expectation("between", "predicted_speedup", {"min": 0}),
+        Expectation("in_set", "training_origin", {"values": list(TRAINING_ORIGINS)}),
     ),
     doc=__doc__,
 )

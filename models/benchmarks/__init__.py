@@ -16,6 +16,9 @@ import pandas as pd
 
 HERE = Path(__file__).resolve().parent
 SHIPPED = {"iosweep": HERE / "iosweep.csv"}
+ABOUT = {  # what each shipped table measured, in the words advice uses (models/provenance.py)
+    "iosweep": "the shipped IOR sweep of a 2-core VM (tmpfs vs ext4)",
+}
 TIERS = ("bb", "pfs")
 
 

@@ -206,6 +206,8 @@ def test_json_summary_holds_the_same_facts_machine_readable():
         "covering_set",
         "timeline",
         "advice",
+        "advice_models",
+        "site",
         "plan",
         "notes",
     }

@@ -141,7 +141,10 @@ def test_threshold_and_placement_model():
 
     (res,) = what_if.search(pd.DataFrame([file_row()]), flat, space(), place_bb)
     assert res.best["tier"] == "bb" and what_if.advised(res, 1.1)
-    assert "burst buffer" in what_if.message(res)
+    # without the site's words the tier's name, never a system's syntax; with them, the site's command
+    assert "move the file to tier bb" in what_if.message(res) and "#DW" not in what_if.message(res)
+    hints = (("bb", "move the file to the fast tier: stage-in <file>"), ("pfs", "unused"))
+    assert "move the file to the fast tier: stage-in <file>" in what_if.message(res, hints)
 
 
 def test_coordinate_descent_bounds_calls_and_agrees_on_a_separable_function():

@@ -293,3 +293,83 @@ def test_config_bad_suspect_setting_names_file_and_key(tmp_path, text, key):
     with pytest.raises(ConfigError) as e:
         load_config("local", d)
     assert str(e.value).startswith(str(d / "local.yaml")) and key in str(e.value)
+
+
+# ---- the site profile (conf `site:`) ----------------------------------------------------------
+SITE = "site:\n  name: lab\n  tiers:\n"
+BB = "    - {name: bb, kind: burst_buffer, mounts: [/bb/]}\n"
+
+
+@pytest.mark.parametrize(
+    "tiers, key",
+    [
+        (
+            "    - {name: bb, kind: tape}\n",
+            "site.tiers[0].kind: must be one of burst_buffer, parallel_fs, node_local, got 'tape'",
+        ),
+        (
+            BB
+            + "    - {name: pfs, kind: parallel_fs, stripe: 'lfs setstripe -c {count} -S {stripes}'}\n",
+            "site.tiers[1].stripe: unknown placeholder {stripes}",
+        ),
+        (
+            "    - {name: bb, kind: burst_buffer, stage: 'cp {file} {mount}/'}\n",
+            "site.tiers[0].stage: uses {mount} but the tier has no mounts",
+        ),
+        (
+            BB + "    - {name: bb, kind: node_local}\n",
+            "site.tiers[1].name: tier 'bb' is named twice",
+        ),
+        (
+            "    - {name: bb, kind: burst_buffer, mounts: [bb/]}\n",
+            "site.tiers[0].mounts: 'bb/' is not an absolute path prefix",
+        ),
+        (
+            BB + "    - {name: pfs, kind: parallel_fs, stripe: 'lfs setstripe -S {size} {dir}'}\n",
+            "site.tiers[1].stripe: must use {count}",
+        ),
+        (
+            "    - {name: bb, kind: burst_buffer, stage: 'cp {file ${DW}/'}\n",
+            "site.tiers[0].stage: not a template",
+        ),
+        ("    - {name: bb, kind: burst_buffer, stge: 'cp'}\n", "site.tiers.stge: unknown key"),
+        ("    - {kind: burst_buffer}\n", "site.tiers.name: missing"),
+        ("    []\n", "site.tiers: needs at least one tier"),
+    ],
+)
+def test_config_bad_site_profile_names_file_and_key(tmp_path, tiers, key):
+    d = _conf_dir(tmp_path, SITE + tiers)
+    with pytest.raises(ConfigError) as e:
+        load_config("local", d)
+    assert key in str(e.value)
+    assert str(e.value).startswith(str(d / "local.yaml")), str(e.value)  # the file that set them
+
+
+def test_config_shipped_site_profile_is_generic():
+    """The default names no system's syntax (no Cray DataWarp `#DW jobdw`), and its mounts add no
+    tier rule: features.tier_rules alone decide a file's tier."""
+    text = (CONF_DIR / "base.yaml").read_text()
+    section = text[text.index("\nsite:") :]
+    for word in ("#DW", "jobdw", "DW_JOB", "datawarp"):
+        assert word not in section
+    conf = load_config("local")
+    assert conf.site.name == BASE["site"]["name"] == "generic"
+    assert [t.name for t in conf.site.tiers] == ["bb", "pfs"]
+    assert all(not t.stage for t in conf.site.tiers)  # no staging command at all
+    assert len(conf.features.tier_rules) == len(BASE["features"]["tier_rules"])
+
+
+def test_config_site_mounts_are_tier_rules_before_the_features_rules(tmp_path):
+    d = _conf_dir(
+        tmp_path,
+        SITE + BB + "    - {name: pfs, kind: parallel_fs, mounts: [/lus/scratch/, /lus/proj/]}\n",
+    )
+    conf = load_config("local", d)
+    rules = conf.features.tier_rules
+    assert [(r.tier, r.path_prefix) for r in rules[:3]] == [
+        ("bb", "/bb/"),
+        ("pfs", "/lus/scratch/"),
+        ("pfs", "/lus/proj/"),
+    ]
+    assert len(rules) == 3 + len(BASE["features"]["tier_rules"])
+    assert conf.site.tiers[1].stage is None and conf.site.tiers[1].stripe is None

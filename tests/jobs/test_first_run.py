@@ -126,6 +126,9 @@ def test_first_run_report_shows_bandwidth_per_tier(spark, first_run, tmp_path):
     text = html.read_text()
     assert "predicted MiB/s on bb" in text and "predicted MiB/s on pfs" in text
     assert "iolake-bandwidth v1" in text and "iolake-placement v1" in text
+    # the plan says what its models learnt from, plainly: another machine's benchmark
+    assert "trained on the shipped IOR sweep of a 2-core VM (tmpfs vs ext4)" in text
+    assert 'class="provenance foreign"' in text
 
 
 def test_first_run_advises_every_job(spark, first_run):
@@ -144,6 +147,9 @@ def test_first_run_advises_every_job(spark, first_run):
     assert what_ifs, "the sample logs' data files get what-if advice"
     for r in what_ifs:
         assert (r.model_name, r.model_version) == ("iolake-bandwidth", "1")
+        # the first run trains on the shipped IOR sweep, and every row says so
+        assert (r.model_alias, r.training_origin) == ("champion", "shipped_benchmark")
+        assert r.trained_on.startswith("benchmark iosweep (shipped: ")
         assert r.current != r.advised and r.message.startswith("predicted ")
         moved = (
             "placement model: " in " ".join(r.evidence)
@@ -163,7 +169,8 @@ def test_first_run_advises_every_job(spark, first_run):
         assert not len(earlier[earlier.program == j.program])
         assert not len(earlier[(earlier.program != j.program) & (earlier.nprocs == j.nprocs)])
     for r in adv.where("kind = 'stripe'").collect():
-        assert r.message.startswith("DCA-IO (") and r.advised.startswith("-c ")
+        assert r.message.startswith("DCA-IO (") and r.advised.startswith("stripe count ")
+        assert "#DW" not in r.message and "lfs setstripe" in r.message  # the shipped site profile
     fired = _table(spark, lake, "silver/bottleneck_tags").where("tag != 'no_issue'")
     assert adv.where("kind = 'tag'").count() == fired.count()
 

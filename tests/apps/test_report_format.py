@@ -208,6 +208,7 @@ def test_json_summary_holds_the_same_facts_machine_readable():
         "advice",
         "advice_models",
         "site",
+        "suspect",
         "plan",
         "notes",
     }

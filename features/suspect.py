@@ -61,7 +61,7 @@ def _counter_checks(df: DataFrame, m: str, s) -> DataFrame:
             F.when(
                 F.col(f"min_{c}") < -1,
                 F.format_string(
-                    f"{c} = %d is negative (a count cannot be; -1 alone means not recorded)",
+                    f"{c} = %d is negative (a count cannot be, and -1 alone means not recorded)",
                     F.col(f"min_{c}"),
                 ),
             )

@@ -11,7 +11,7 @@ import pytest
 
 from features.covering_sets import intervals, iominer_greedy, minimum_cover, untraced_items
 from iolake.config import load_config
-from iolake.lake import read_table, table_version
+from iolake.lake import read_or_empty, read_table, table_version
 from jobs import covering
 from schemas import BRONZE, SILVER
 from tests.support.covering import dxt_union_s, union
@@ -125,7 +125,10 @@ def bronze(spark):
                 **_ts("posix", "K", 60, 0, read=(0.5, 5.5)),
                 **_times("posix", "K", 60, 0, 0.6, 0.2, 9.0),
             },
-            {**_ts("posix", "K", 61, 1, write=(4.5, 5.75)), **_times("posix", "K", 61, 1, 0.0, 1.1)},
+            {
+                **_ts("posix", "K", 61, 1, write=(4.5, 5.75)),
+                **_times("posix", "K", 61, 1, 0.0, 1.1),
+            },
             {
                 **_ts("posix", "K", 62, -1, read=(1.5, 4.2)),
                 **_times(
@@ -159,7 +162,10 @@ def bronze(spark):
             _ts("stdio", "B", 6, 0, read=(3.0, 4.0)),
             _ts("stdio", "B", 7, 0, write=(0.1, 99.0)),
             _ts("stdio", "E", 21, 0, write=(0.5, 5.0)),  # ior.json: header at 0.5, summary at 5
-            {**_ts("stdio", "K", 63, 0, write=(1.2, 1.7)), **_times("stdio", "K", 63, 0, 0.0, 0.25)},
+            {
+                **_ts("stdio", "K", 63, 0, write=(1.2, 1.7)),
+                **_times("stdio", "K", 63, 0, 0.0, 0.25),
+            },
             {
                 **_ts("stdio", "F", 31, 0),
                 "STDIO_F_OPEN_START_TIMESTAMP": 1.0,
@@ -715,7 +721,7 @@ def _spark_pass(spark, lake: Path):
     """The covering stage's own Spark pass over every log of the lake's bronze."""
     return covering.transform(
         {
-            f"bronze/{t}": read_table(spark, BRONZE[t], str(lake))
+            f"bronze/{t}": read_or_empty(spark, BRONZE[t], str(lake))
             for t in ("io_ops", "posix", "mpiio", "stdio", "files", "heatmap")
         },
         None,
@@ -1044,3 +1050,193 @@ def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(
     )
     assert [r.log_id for r in todo.collect()] == [log_id]
     assert OPS["empty_logs"].path(str(lake)).endswith("ops/empty_logs")
+
+
+# -- bounds without DXT on written logs: HEATMAP, counters, an older lake -------------------------
+
+
+def _k_log(path: Path, heatmap: bool = True) -> None:
+    """Log K of the `bronze` fixture written as a Darshan log (`tests/support/darshan_writer.py`):
+    POSIX files a.dat (rank 0, read span [0.5, 5.5], 0.8 s of reads and writes), b.dat (rank 1, write
+    span [4.5, 5.75], 1.1 s) and a shared file (read span [1.5, 4.2], slowest rank 1 with 2.0 s of
+    which at most 0.5 s metadata); STDIO c.txt (rank 0, [1.2, 1.7], 0.25 s); with `heatmap`, HEATMAP
+    records: rank 0 at 1 s bins with bytes in [1, 2] and [4, 5], rank 1 at 2 s bins with bytes in [4, 6]."""
+    import io
+
+    from tests.support import darshan_writer as w
+
+    names = {
+        0xA0: "/scratch/a.dat",
+        0xA1: "/scratch/b.dat",
+        0xA2: "/scratch/shared.dat",
+        0xA3: "/scratch/c.txt",
+        0xB0: "heatmap:POSIX",
+    }
+    posix = [
+        w.counter_record(
+            "posix",
+            0xA0,
+            0,
+            POSIX_READS=1,
+            POSIX_BYTES_READ=5,
+            POSIX_F_READ_START_TIMESTAMP=0.5,
+            POSIX_F_READ_END_TIMESTAMP=5.5,
+            POSIX_F_READ_TIME=0.6,
+            POSIX_F_WRITE_TIME=0.2,
+            POSIX_F_META_TIME=9.0,
+        ),
+        w.counter_record(
+            "posix",
+            0xA1,
+            1,
+            POSIX_WRITES=1,
+            POSIX_BYTES_WRITTEN=10,
+            POSIX_F_WRITE_START_TIMESTAMP=4.5,
+            POSIX_F_WRITE_END_TIMESTAMP=5.75,
+            POSIX_F_WRITE_TIME=1.1,
+        ),
+        w.counter_record(
+            "posix",
+            0xA2,
+            -1,
+            POSIX_READS=2,
+            POSIX_SLOWEST_RANK=1,
+            POSIX_F_READ_START_TIMESTAMP=1.5,
+            POSIX_F_READ_END_TIMESTAMP=4.2,
+            POSIX_F_READ_TIME=9.0,
+            POSIX_F_WRITE_TIME=9.0,
+            POSIX_F_META_TIME=0.5,
+            POSIX_F_SLOWEST_RANK_TIME=2.0,
+        ),
+    ]
+    stdio = [
+        w.counter_record(
+            "stdio",
+            0xA3,
+            0,
+            STDIO_WRITES=1,
+            STDIO_F_WRITE_START_TIMESTAMP=1.2,
+            STDIO_F_WRITE_END_TIMESTAMP=1.7,
+            STDIO_F_WRITE_TIME=0.25,
+        )
+    ]
+    regions = {w.POSIX: posix, w.STDIO: stdio}
+    if heatmap:
+        regions[w.HEATMAP] = [
+            w.heatmap_record(0xB0, 0, 1.0, [0, 0, 0, 0, 7, 0], [0, 5, 0, 0, 0, 0]),
+            w.heatmap_record(0xB0, 1, 2.0, [0, 0, 3], [0, 0, 0]),
+        ]
+    fh = io.BytesIO()
+    w.write_log(fh, regions, w.VERSIONS, names=names, nprocs=2)
+    path.write_bytes(fh.getvalue())
+
+
+@pytest.fixture(scope="module")
+def written_lake(spark, tmp_path_factory):
+    """Log K with and without its HEATMAP, ingested and covered."""
+    tmp = tmp_path_factory.mktemp("covering_written")
+    logs = tmp / "logs"
+    logs.mkdir()
+    _k_log(logs / "k_heatmap.darshan")
+    _k_log(logs / "k_counters.darshan", heatmap=False)
+    lake = tmp / "lake"
+    _ingest(spark, lake, [str(logs)])
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
+    return lake, covering.run(spark, conf, echo=lambda *_: None)
+
+
+def _by_file(spark, lake: Path) -> dict:
+    """{log file name: its covering-set rows (dicts), by start}."""
+    led = read_table(spark, BRONZE["logs"], str(lake)).collect()
+    name = {r.log_id: Path(r.source_uri).name for r in led}
+    out: dict = {}
+    for r in read_table(spark, SPEC, str(lake)).collect():
+        out.setdefault(name[r.log_id], []).append(r.asDict())
+    return {k: sorted(v, key=lambda r: r["start_s"]) for k, v in out.items()}
+
+
+@pytest.mark.slow
+def test_written_log_without_dxt_is_bounded_by_its_heatmap_bins(spark, written_lake):
+    """The hand-derived figures of `test_log_members_bound_a_log_without_dxt_by_its_heatmap_bins`,
+    through the decoder, ingest and the covering stage: at most 2.75 s (the spans whole: 5.25 s),
+    at least 2.6 s; with no HEATMAP the spans stand, at most 5.25 s."""
+    lake, summary = written_lake
+    assert summary["covered"] == 2 and summary["spark_pass"] == 0
+    got = _by_file(spark, lake)
+    k = got["k_heatmap.darshan"]
+    assert [(r["rank"], r["start_s"], r["end_s"], r["share_s"]) for r in k] == [
+        (0, 1.0, 5.5, 2.5),
+        (1, 4.5, 5.75, 0.25),
+    ]
+    assert {
+        (r["time_source"], r["exact"], r["pure_io_time_s"], r["pure_io_time_min_s"]) for r in k
+    } == {("heatmap", False, 2.75, 2.6)}
+    c = got["k_counters.darshan"]
+    assert {
+        (r["time_source"], r["exact"], r["pure_io_time_s"], r["pure_io_time_min_s"]) for r in c
+    } == {("counters", False, 5.25, 2.6)}
+    # the U of the oracle: the union of non-empty bins after re-binning to the widest width
+    heat = read_table(spark, BRONZE["heatmap"], str(lake)).toPandas()
+    assert _binned_union_s(heat) == 4.0 and k[0]["pure_io_time_s"] <= 4.0
+    assert _cover_rows(read_table(spark, SPEC, str(lake)).collect()) == _cover_rows(
+        _spark_pass(spark, lake).collect()
+    )
+
+
+def _binned_union_s(heat) -> float:
+    """The oracle's bound: seconds of the bins with bytes once every HEATMAP row of one log is
+    re-binned to the widest width (`apps/analysis/timeline.py`, as pydarshan's heat map does)."""
+    import numpy as np
+
+    from apps.analysis.timeline import common_bins, rebin
+
+    width, nbins = common_bins(heat)
+    total = np.zeros(nbins, dtype="int64")
+    for r in heat.itertuples():
+        both = np.asarray(r.read_bytes, "int64") + np.asarray(r.write_bytes, "int64")
+        total += rebin(both, float(r.bin_width_s), width, nbins)
+    return float(np.count_nonzero(total) * width)
+
+
+@pytest.mark.slow
+def test_covering_recomputes_covers_ingested_before_the_bounds(spark, tmp_path):
+    """An older lake: bronze/covers and silver/covering_sets without the bound columns. The covering
+    stage recomputes those logs in its Spark pass, and silver/covering_sets evolves (its old rows
+    read null)."""
+    import pyspark.sql.functions as F
+
+    from features.covering_sets import BOUND_COLS
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _k_log(logs / "k_heatmap.darshan")
+    lake = tmp_path / "lake"
+    _ingest(spark, lake, [str(logs)])
+    old = [c for c in SPEC.columns if c not in BOUND_COLS]
+    covers = read_table(spark, BRONZE["covers"], str(lake)).select(*old).collect()
+    assert covers
+    (
+        spark.createDataFrame(
+            covers, read_table(spark, BRONZE["covers"], str(lake)).select(*old).schema
+        )
+        .write.format("delta")
+        .mode("overwrite")
+        .option("overwriteSchema", "true")
+        .partitionBy("job_month")
+        .save(BRONZE["covers"].path(str(lake)))
+    )
+    stale = (
+        read_table(spark, BRONZE["covers"], str(lake)).limit(1).withColumn("log_id", F.lit("old"))
+    )
+    stale.write.format("delta").partitionBy("job_month").save(SPEC.path(str(lake)))
+    assert "time_source" not in read_table(spark, SPEC, str(lake)).columns
+    summary = covering.run(
+        spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None
+    )
+    assert summary["spark_pass"] == 1 and summary["from_ingest"] == 0
+    rows = {r.log_id: r for r in read_table(spark, SPEC, str(lake)).collect()}
+    assert rows["old"].time_source is None and rows["old"].exact is None
+    new = [r for k, r in rows.items() if k != "old"]
+    assert {(r.time_source, r.pure_io_time_s, r.pure_io_time_min_s) for r in new} == {
+        ("heatmap", 2.75, 2.6)
+    }

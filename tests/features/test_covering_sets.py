@@ -462,3 +462,118 @@ def test_log_members_with_traced_ops_are_exact_whatever_the_heatmap():
     # the ops lie outside the HEATMAP bins: DXT's times stand, exact, lower bound = the figure
     assert source == "dxt" and untraced == 2 and bound == ("dxt", True, 0.75)
     assert HEATMAP_BIN not in m["record_id"]
+
+
+def _manifest_logs(want_dxt: bool) -> list:
+    """The shared Darshan logs pydarshan 3.5.0 can open, with HEATMAP and without DXT (or with DXT)."""
+    import csv
+
+    from tests.support.data import shared_path
+
+    root = shared_path("darshan")
+    with open(root / "MANIFEST.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    return [
+        root / r["path"]
+        for r in rows
+        if ("DXT" in r["modules"]) == want_dxt
+        and (want_dxt or "HEATMAP" in r["modules"])
+        and not r["pydarshan_error"]
+    ]
+
+
+def _slowest_by_pydarshan(path) -> float:
+    """The oracle's slowest process's read and write time, from pydarshan's records: per rank
+    max(POSIX, MPI-IO) + STDIO, a rank's own records' READ_TIME + WRITE_TIME and, for a shared
+    record, F_SLOWEST_RANK_TIME - META_TIME (at least 0) given to its SLOWEST_RANK; the standard
+    streams are not storage I/O."""
+    import darshan
+
+    report = darshan.DarshanReport(str(path), read_all=False)
+    report.read_name_records()
+    streams = {
+        k for k, v in report.name_records.items() if v in ("<STDIN>", "<STDOUT>", "<STDERR>")
+    }
+    per: dict = {}
+    for mod, p in (("POSIX", "POSIX"), ("MPI-IO", "MPIIO"), ("STDIO", "STDIO")):
+        if mod not in report.modules:
+            continue
+        report.mod_read_all_records(mod)
+        df = report.records[mod].to_df()
+        c, f = df["counters"], df["fcounters"]
+        for k in range(len(c)):
+            if int(c["id"].iloc[k]) in streams:
+                continue
+            rank = int(c["rank"].iloc[k])
+            if rank >= 0:
+                secs = f[f"{p}_F_READ_TIME"].iloc[k] + f[f"{p}_F_WRITE_TIME"].iloc[k]
+            else:
+                rank = int(c[f"{p}_SLOWEST_RANK"].iloc[k])
+                secs = f[f"{p}_F_SLOWEST_RANK_TIME"].iloc[k] - f[f"{p}_F_META_TIME"].iloc[k]
+            per.setdefault(rank, {}).setdefault(p, 0.0)
+            per[rank][p] += max(float(secs), 0.0)
+    return max(
+        (max(t.get("POSIX", 0.0), t.get("MPIIO", 0.0)) + t.get("STDIO", 0.0) for t in per.values()),
+        default=0.0,
+    )
+
+
+@pytest.mark.slow
+def test_real_logs_with_heatmap_and_no_dxt_are_bounded_between_slowest_process_and_bins():
+    """Every shared log with HEATMAP and no DXT (pydarshan's example logs, darshan-logs' dlio and
+    e3sm_io_heatmap_only, whose ranks hold bins of two widths): lower <= pure I/O time <= the union
+    of non-empty bins re-binned to the widest width (`rebin`), the lower bound is pydarshan's slowest
+    process (kept at most the upper), and no figure is longer than the counter spans gave."""
+    import numpy as np
+
+    from apps.analysis.timeline import common_bins, rebin
+    from features.covering_sets import COUNTER_SPAN, HEATMAP_BIN, log_covers, log_rows
+    from readers.darshan import decode_darshan
+
+    logs = _manifest_logs(want_dxt=False)
+    assert len(logs) >= 40
+    seen = {}
+    for path in logs:
+        t = decode_darshan(str(path))
+        rows = log_covers(t).to_pylist()
+        if not rows:
+            continue
+        r = rows[0]
+        heat = t["heatmap"].to_pandas()
+        width, nbins = common_bins(heat)
+        total = np.zeros(nbins, dtype="int64")
+        for h in heat.itertuples():
+            both = np.asarray(h.read_bytes, "int64") + np.asarray(h.write_bytes, "int64")
+            total += rebin(both, float(h.bin_width_s), width, nbins)
+        bins_s = float(np.count_nonzero(total) * width)
+        assert r["time_source"] == "heatmap" and r["exact"] is False, path.name
+        assert r["pure_io_time_min_s"] <= r["pure_io_time_s"] <= bins_s + 1e-9, path.name
+        assert r["pure_io_time_min_s"] == pytest.approx(
+            min(_slowest_by_pydarshan(path), r["pure_io_time_s"]), rel=1e-9, abs=1e-12
+        ), path.name
+        # the counter spans alone (no bins) never give less
+        kind, *rest = log_rows(t)
+        whole = union_measure(
+            [(a, b) for k, a, b in zip(kind, rest[2], rest[3]) if k == COUNTER_SPAN]
+        )
+        assert r["pure_io_time_s"] <= whole + 1e-9, path.name
+        assert (kind == HEATMAP_BIN).any()
+        seen[path.name] = (r["pure_io_time_s"], r["pure_io_time_min_s"], bins_s)
+    assert len(seen) >= 30
+    e3sm = seen["e3sm_io_heatmap_only.darshan"]  # 512 ranks, bins of 0.1 s and 6.4 s
+    assert e3sm[1] > 600 and e3sm[0] < e3sm[2] <= 720
+
+
+@pytest.mark.slow
+def test_real_logs_with_dxt_stay_exact():
+    from features.covering_sets import log_covers
+    from readers.darshan import decode_darshan
+
+    n = 0
+    for path in _manifest_logs(want_dxt=True):
+        rows = log_covers(decode_darshan(str(path))).to_pylist()
+        if rows:
+            assert {(r["time_source"], r["exact"]) for r in rows} == {("dxt", True)}, path.name
+            assert rows[0]["pure_io_time_min_s"] == rows[0]["pure_io_time_s"], path.name
+            n += 1
+    assert n >= 15

@@ -706,10 +706,12 @@ def test_covering_over_every_shared_log_matches_pure_io_time(spark, corpus_lake)
     f = _check_lake(spark, lake)
     print(
         f"\n[covering] {summary['logs']} logs, {f['jobs']} with intervals ({f['per_op']} from DXT or Recorder "
-        f"ops, {f['gapped']} with a member whose ops leave gaps), {f['members']} members; mean cover "
+        f"ops, {f['gapped']} with a member whose ops leave gaps, {f['heatmap']} bounded by HEATMAP), "
+        f"{f['members']} members; mean cover "
         f"{f['cover'] / f['jobs']:.2f}; proven minimum on {f['proven']}; brute-forced on {f['brute_forced']}"
     )
     assert f["jobs"] > 50 and f["brute_forced"] > 0 and f["per_op"] > 0 and f["gapped"] > 0
+    assert f["heatmap"] >= 30  # the logs with HEATMAP and no DXT (bench.heatmap_bounds: 42)
     sources = {
         r.interval_source
         for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()

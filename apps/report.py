@@ -416,6 +416,25 @@ def secs(x) -> str:
     return f"{x:.3g} s" if x < 10 else f"{x:,.1f} s"
 
 
+def time_bound(row: dict) -> str:
+    """What a covering-set row's pure I/O time is (silver/covering_sets `time_source`, `exact`,
+    `pure_io_time_min_s`): exact, or the bounds and where each comes from."""
+    source = row.get("time_source")
+    if row.get("exact") or (source is None and row.get("interval_source") in ("dxt", "recorder")):
+        ops = (
+            "Recorder calls" if (source or row.get("interval_source")) == "recorder" else "DXT ops"
+        )
+        return f"exact: the union of the traced {ops}"
+    where = {
+        "heatmap": "the READ/WRITE START/END counters cut to the log's non-empty HEATMAP bins",
+        "counters": "the READ/WRITE START/END counters (no DXT, no HEATMAP)",
+    }.get(source, "the READ/WRITE START/END counters (a row from before bounds were recorded)")
+    text = f"an upper bound: at most {secs(row.get('pure_io_time_s'))}, from {where}"
+    if row.get("pure_io_time_min_s") is not None:
+        text += f"; at least {secs(row['pure_io_time_min_s'])}, the slowest process's read and write time"
+    return text
+
+
 def num(x, digits: int = 3) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
@@ -695,6 +714,10 @@ def build(reader: LakeReader, log_id: str) -> Report:
             "n_intervals": first["n_intervals"],
             "pure_io_time_s": first["pure_io_time_s"],
             "proven": first.get("cover_proven_minimum") is not False,
+            "time_source": first.get("time_source"),
+            "exact": first.get("exact"),
+            "pure_io_time_min_s": first.get("pure_io_time_min_s"),
+            "time_note": time_bound(first),
         }  # null: a row from before the flag
 
     png, note = timeline(reader, log_id, f"job {job.get('jobid')} · log {log_id[:12]}")
@@ -1121,6 +1144,10 @@ def to_json(report: Report) -> dict:
                 "cover_size": cover["cover_size"],
                 "n_intervals": cover["n_intervals"],
                 "pure_io_time_s": cover["pure_io_time_s"],
+                "time_source": cover.get("time_source"),
+                "exact": cover.get("exact"),
+                "pure_io_time_min_s": cover.get("pure_io_time_min_s"),
+                "time_note": cover.get("time_note"),
                 "proven_minimum": cover["proven"],
                 "members": [
                     {
@@ -1255,6 +1282,8 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
             "",
             "  ",
         )
+        if cover.get("time_note"):
+            out += wrap(f"pure I/O time: {cover['time_note']}", "  ", "  ")
     groups = advice_groups(report.advice)
     if groups:
         out.append("")

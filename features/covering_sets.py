@@ -29,6 +29,26 @@ touching ones join; an isolated zero-length op is a zero-time component of its o
 or Recorder it is exactly the union of the ops' intervals, so gaps between one rank's ops on a
 file are not I/O time.
 
+Bounds without DXT. Without traced ops the true pure I/O time (the measure of the time some
+process is in a read or write) is not known; each job's rows say what is (`time_source`, `exact`,
+`pure_io_time_min_s`):
+- `heatmap`: the log has non-empty HEATMAP bins (bronze/heatmap: Darshan 3.4's per-rank bytes
+  per time bin). Darshan's runtime adds each read's and write's bytes to the bins its call spans
+  (darshan-runtime/lib/darshan-heatmap.c `heatmap_update`), so every such call lies in the union U
+  of the non-empty bins [i * w, (i + 1) * w] (read + write bytes > 0, every module's records, each
+  at its own width w). Each member's counter span is cut to U (`clip_to`: a span that falls in
+  several components of U gives a member with several intervals; a member with nothing inside U
+  drops out) and the cover is taken over the pieces. `pure_io_time_s`, the measure of the pieces'
+  union, is an upper bound that is never longer than U, and U is never longer than the union
+  after re-binning every row to the widest width (`apps/analysis/timeline.py` `rebin`, as
+  pydarshan's heatmap handling does): a bin lies inside the wider bin it re-bins into.
+- `counters`: no HEATMAP bin either: the spans whole, an upper bound (often the whole run).
+- `pure_io_time_min_s`: the slowest process's read and write time (`slowest_process_s`), a lower
+  bound whatever the source, kept at most `pure_io_time_s` (counters that disagree cannot raise
+  the lower bound past the upper); equal to `pure_io_time_s` when `exact` (`dxt`, `recorder`).
+Bytes moved by a call of zero bytes or rounded out of a bin leave no trace in U: the bound rests
+on the HEATMAP's bytes.
+
 Cover. The minimum covering set is the fewest members whose intervals together equal that
 union. With one interval per member (counters, or a member whose ops merge into one interval)
 this is interval cover, and the classic greedy (`minimum_cover`) is optimal: start with the item
@@ -639,10 +659,11 @@ def member_arrays(rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.nd
 
 def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
     """The covering-set rows of one log (a pandas frame of its `intervals` rows), without
-    `n_untraced_items`: `member_arrays` beside the log's log_id, job_month and interval_source."""
+    `n_untraced_items` and the bound columns: `member_arrays` beside the log's log_id, job_month and
+    interval_source."""
     from schemas.covering_sets import SPEC
 
-    cols = [c for c in SPEC.columns if c != "n_untraced_items"]
+    cols = [c for c in SPEC.columns if c not in ("n_untraced_items", *BOUND_COLS)]
     if rows.empty:
         return pd.DataFrame({c: pd.Series(dtype=object) for c in cols})
     out = pd.DataFrame(
@@ -663,18 +684,86 @@ def cover_frame(rows: pd.DataFrame) -> pd.DataFrame:
 # facts back in Spark (source, untraced count, log ids numbered by a global window) has Spark scan
 # io_ops four times and posix/mpiio/stdio many more, which does not scale to large lakes.
 OP_DXT, OP_RECORDER, COUNTER_SPAN, STREAM = 0, 1, 2, 3  # `kind` of a row sent to the workers
+HEATMAP_BIN = 4  # a non-empty HEATMAP bin of one record: [i * width, (i + 1) * width]
+IO_TIME = {"posix": 5, "mpiio": 6, "stdio": 7}  # a counter record's read+write seconds (`_io_time`)
 ROW_COLS = ["log_id", "job_month", "kind", "record_id", "rank", "start_s", "end_s"]
+
+
+def bin_union(start: np.ndarray, end: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The union of closed intervals (HEATMAP bins) as sorted disjoint components (starts, ends)."""
+    o = np.lexsort((end, start))
+    _, a, b = _merge_runs(np.zeros(len(o), dtype=np.int64), start[o], end[o])
+    return a, b
+
+
+def clip_to(
+    rows: np.ndarray, start: np.ndarray, end: np.ndarray, comp_s: np.ndarray, comp_e: np.ndarray
+):
+    """Each interval [start, end] cut to the components [comp_s, comp_e] (sorted, disjoint): (the
+    input row of each piece, piece start, piece end). A piece of positive length is kept; a
+    zero-length interval is kept where it lies inside a component; one that touches a component
+    only at its edge gives nothing."""
+    j0 = np.searchsorted(comp_e, start, side="left")  # first component ending at or after start
+    j1 = np.searchsorted(comp_s, end, side="right")  # components starting at or before end
+    n = np.maximum(j1 - j0, 0)
+    at = np.repeat(np.arange(len(start)), n)
+    j = np.repeat(j0 - np.r_[0, np.cumsum(n)[:-1]], n) + np.arange(int(n.sum()))
+    lo, hi = np.maximum(start[at], comp_s[j]), np.minimum(end[at], comp_e[j])
+    ok = (hi > lo) | ((start[at] == end[at]) & (lo <= hi))
+    return rows[at[ok]], lo[ok], hi[ok]
+
+
+def slowest_process_s(kind: np.ndarray, rk: np.ndarray, secs: np.ndarray) -> float:
+    """The slowest process's read and write time: max over ranks of max(POSIX, MPI-IO) + STDIO,
+    each the sum of the rank's `IO_TIME` rows of that module (`_io_time`: non-finite values are 0,
+    negative ones 0). MPI-IO calls wrap the POSIX calls beneath them, so the two are not added;
+    STDIO calls are separate calls. One process's calls do not overlap, so the time is a lower
+    bound on the time during which any process is in a read or write.
+
+    darshan-util's accumulator (darshan-util/darshan-logutils-accumulator.c,
+    `darshan_accumulator_inject`, with each module's `log_record_metrics`, e.g.
+    darshan-posix-logutils.c) sums per rank `io_total_time` = READ_TIME + WRITE_TIME + META_TIME
+    of the rank's own records, and `rw_only_time` = READ_TIME + WRITE_TIME; a shared record (rank -1)
+    contributes F_SLOWEST_RANK_TIME to `shared_io_total_time_by_slowest`; `agg_time_by_slowest` is
+    the slowest rank's unique-file time plus that sum. Here metadata time is left out (pure I/O time
+    counts reads and writes only, and open, stat and close calls leave no HEATMAP bytes), and a shared
+    record gives its slowest rank (SLOWEST_RANK) F_SLOWEST_RANK_TIME - META_TIME, a lower bound on
+    that rank's read and write time in it (META_TIME sums every rank's metadata time), rather than
+    adding every shared file's slowest time to one rank. Sums go in sorted order, so the figure does
+    not depend on the order of the rows."""
+    pick = np.isin(kind, list(IO_TIME.values()))
+    if not pick.any():
+        return 0.0
+    k, r, v = kind[pick], rk[pick], secs[pick]
+    v = np.where(np.isfinite(v), np.maximum(v, 0.0), 0.0)
+    o = np.lexsort((v, r, k))
+    k, r, v = k[o], r[o], v[o]
+    first = np.r_[True, (k[1:] != k[:-1]) | (r[1:] != r[:-1])]
+    at = np.flatnonzero(first)
+    total = np.add.reduceat(v, at)
+    gk, gr = k[at], r[at]
+    ranks = np.unique(gr)
+    per = {}
+    for m, code in IO_TIME.items():
+        x = np.zeros(len(ranks))
+        sel = gk == code
+        x[np.searchsorted(ranks, gr[sel])] = total[sel]
+        per[m] = x
+    return float(np.max(np.maximum(per["posix"], per["mpiio"]) + per["stdio"]))
 
 
 def log_members(
     kind: np.ndarray, rec: np.ndarray, rk: np.ndarray, start: np.ndarray, end: np.ndarray
 ):
-    """(interval_source, n_untraced_items, member arrays) of one log from its rows, or None when it
-    has no interval. Rows: traced read/write ops (`OP_DXT`, `OP_RECORDER`), counter spans per
-    (record, rank) (`COUNTER_SPAN`) and the records of standard streams (`STREAM`, times unused),
-    all already valid. The rules are `intervals` and `untraced_items`: streams go; a log with ops
-    takes its ops and counts the counter items of records without an op; any other log takes its
-    counter spans."""
+    """(interval_source, n_untraced_items, member arrays, (time_source, exact, pure_io_time_min_s))
+    of one log from its rows, or None when it has no interval. Rows: traced read/write ops
+    (`OP_DXT`, `OP_RECORDER`), counter spans per (record, rank) (`COUNTER_SPAN`), the records of
+    standard streams (`STREAM`, times unused), non-empty HEATMAP bins (`HEATMAP_BIN`) and counter
+    records' read+write seconds (`IO_TIME`, the seconds in start_s), all already valid. The rules
+    are `intervals` and `untraced_items`: streams go; a log with ops takes its ops (exact) and counts
+    the counter items of records without an op; any other log takes its counter spans, cut to the
+    union of its non-empty HEATMAP bins when it has one (`heatmap`: an upper bound), else whole
+    (`counters`: an upper bound). See the module docstring, "Bounds without DXT"."""
     keep = kind != STREAM
     if not keep.all():
         keep &= ~np.isin(rec, rec[~keep])
@@ -682,12 +771,24 @@ def log_members(
     if traced.any():
         source = "recorder" if (kind[traced] == OP_RECORDER).any() else "dxt"
         untraced = int(np.count_nonzero(keep & (kind == COUNTER_SPAN) & ~np.isin(rec, rec[traced])))
-        sel = traced
-    else:
-        source, untraced, sel = "counters", 0, keep
+        m = member_arrays(rec[traced], rk[traced], start[traced], end[traced])
+        return source, untraced, m, (source, True, float(m["pure_io_time_s"][0]))
+    sel = keep & (kind == COUNTER_SPAN)
     if not sel.any():
         return None
-    return source, untraced, member_arrays(rec[sel], rk[sel], start[sel], end[sel])
+    r, k, s, e = rec[sel], rk[sel], start[sel], end[sel]
+    bins = keep & (kind == HEATMAP_BIN)
+    time_source = "counters"
+    if bins.any():
+        cs, ce = bin_union(start[bins], end[bins])
+        at, s, e = clip_to(np.arange(len(r)), s, e, cs, ce)
+        r, k = r[at], k[at]
+        time_source = "heatmap"
+        if not len(r):
+            return None
+    m = member_arrays(r, k, s, e)
+    lower = slowest_process_s(kind[keep], rk[keep], start[keep])
+    return "counters", 0, m, (time_source, False, min(lower, float(m["pure_io_time_s"][0])))
 
 
 def cover_batches(batches):
@@ -737,7 +838,8 @@ def cover_batches(batches):
         yield _covers_of([(key, [np.concatenate(c) for c in zip(*pieces)])])
 
 
-OUT_COLS = ["log_id", "job_month", "interval_source", *MEMBER_COLS, "n_untraced_items"]
+BOUND_COLS = ["time_source", "exact", "pure_io_time_min_s"]  # the log's, on each of its rows
+OUT_COLS = ["log_id", "job_month", "interval_source", *MEMBER_COLS, "n_untraced_items", *BOUND_COLS]
 
 
 def _cover_parts(logs) -> tuple[list[dict], list[tuple]]:
@@ -747,9 +849,9 @@ def _cover_parts(logs) -> tuple[list[dict], list[tuple]]:
     for (log_id, month), cols in logs:
         got = log_members(*cols)
         if got is not None:
-            source, untraced, m = got
+            source, untraced, m, bound = got
             parts.append(m)
-            meta.append((log_id, month, source, untraced, len(m["rank"])))
+            meta.append((log_id, month, source, untraced, *bound, len(m["rank"])))
     return parts, meta
 
 
@@ -773,6 +875,9 @@ def _cover_columns(parts: list[dict], meta: list[tuple]) -> dict:
     }
     out.update({c: np.concatenate([p[c] for p in parts]) for c in MEMBER_COLS})
     out["n_untraced_items"] = np.repeat(np.array([x[3] for x in meta], dtype=np.int64), count)
+    out["time_source"] = np.repeat(np.array([x[4] for x in meta], dtype=object), count)
+    out["exact"] = np.repeat(np.array([x[5] for x in meta], dtype=bool), count)
+    out["pure_io_time_min_s"] = np.repeat(np.array([x[6] for x in meta], dtype=np.float64), count)
     return out
 
 
@@ -785,8 +890,64 @@ def _arrow_type(col: str):
     return to_arrow_type(SPEC.struct[col].dataType)
 
 
-def _rows(io_ops, posix, mpiio, stdio, files=None):
-    """ROW_COLS rows: valid read/write ops, counter spans per (record, rank), stream records."""
+def _heatmap_bins(heatmap):
+    """HEATMAP_BIN rows: one per non-empty bin (read + write bytes > 0) of each bronze/heatmap row,
+    [i * bin_width_s, (i + 1) * bin_width_s]; a missing byte count is 0."""
+    import pyspark.sql.functions as F
+
+    both = F.zip_with(
+        "read_bytes", "write_bytes", lambda r, w: F.coalesce(r, F.lit(0)) + F.coalesce(w, F.lit(0))
+    )
+    return (
+        heatmap.select(
+            "log_id",
+            "job_month",
+            "record_id",
+            "rank",
+            "bin_width_s",
+            F.posexplode(both).alias("i", "b"),
+        )
+        .where(F.col("b") > 0)
+        .select(
+            "log_id",
+            "job_month",
+            F.lit(HEATMAP_BIN).cast("byte").alias("kind"),
+            "record_id",
+            "rank",
+            (F.col("i").cast("double") * F.col("bin_width_s")).alias("start_s"),
+            ((F.col("i") + 1).cast("double") * F.col("bin_width_s")).alias("end_s"),
+        )
+    )
+
+
+def _io_time(df, module: str):
+    """IO_TIME rows of one module's counter records (`slowest_process_s`): a rank's own record gives
+    READ_TIME + WRITE_TIME to its rank; a shared record (rank -1) gives F_SLOWEST_RANK_TIME -
+    META_TIME to its SLOWEST_RANK (-1 when absent). The seconds go in start_s and end_s."""
+    import pyspark.sql.functions as F
+
+    p = COUNTER_MODULES[module]
+    own = F.col("rank") >= 0
+    secs = F.when(own, F.col(f"{p}_F_READ_TIME") + F.col(f"{p}_F_WRITE_TIME")).otherwise(
+        F.col(f"{p}_F_SLOWEST_RANK_TIME") - F.col(f"{p}_F_META_TIME")
+    )
+    return df.select(
+        "log_id",
+        "job_month",
+        F.lit(IO_TIME[module]).cast("byte").alias("kind"),
+        "record_id",
+        F.when(own, F.col("rank"))
+        .otherwise(F.coalesce(F.col(f"{p}_SLOWEST_RANK"), F.lit(-1)))
+        .cast("long")
+        .alias("rank"),
+        secs.alias("start_s"),
+        secs.alias("end_s"),
+    )
+
+
+def _rows(io_ops, posix, mpiio, stdio, files=None, heatmap=None):
+    """ROW_COLS rows: valid read/write ops, counter spans per (record, rank), stream records,
+    non-empty HEATMAP bins and the counter records' read and write seconds."""
     import pyspark.sql.functions as F
 
     ops = _valid_ops(io_ops).select(
@@ -822,10 +983,14 @@ def _rows(io_ops, posix, mpiio, stdio, files=None):
             F.lit(0.0).alias("end_s"),
         )
         rows = rows.unionByName(streams)
+    for m, df in (("posix", posix), ("mpiio", mpiio), ("stdio", stdio)):
+        rows = rows.unionByName(_io_time(df, m))
+    if heatmap is not None:
+        rows = rows.unionByName(_heatmap_bins(heatmap))
     return rows
 
 
-def covering_sets(io_ops, posix, mpiio, stdio, files=None):
+def covering_sets(io_ops, posix, mpiio, stdio, files=None, heatmap=None):
     """silver/covering_sets rows (one per member of each log's minimum covering set).
 
     One scan of each input and one shuffle: every row a log needs goes to one partition, sorted
@@ -836,7 +1001,7 @@ def covering_sets(io_ops, posix, mpiio, stdio, files=None):
 
     from schemas.covering_sets import SPEC
 
-    rows = _rows(io_ops, posix, mpiio, stdio, files).withColumn(
+    rows = _rows(io_ops, posix, mpiio, stdio, files, heatmap).withColumn(
         "_h", F.xxhash64("log_id", "job_month")
     )
     fields = {f.name: f for f in SPEC.struct.fields}
@@ -969,12 +1134,76 @@ def _stream_rows(files, log: np.ndarray):
     )
 
 
-INPUTS = ("io_ops", "posix", "mpiio", "stdio", "files")
+def _io_time_rows(tables, log_of):
+    """`_io_time` on posix, mpiio and stdio rows, as Spark computes it (null -> NaN)."""
+    import pyarrow.compute as pc
+
+    parts = []
+    for module, p in COUNTER_MODULES.items():
+        t = tables.get(module)
+        if t is None or not t.num_rows:
+            continue
+        rank = t.column("rank").to_numpy(zero_copy_only=False)
+        own = rank >= 0
+        secs = np.where(
+            own,
+            _floats(t.column(f"{p}_F_READ_TIME")) + _floats(t.column(f"{p}_F_WRITE_TIME")),
+            _floats(t.column(f"{p}_F_SLOWEST_RANK_TIME")) - _floats(t.column(f"{p}_F_META_TIME")),
+        )
+        slowest = pc.fill_null(t.column(f"{p}_SLOWEST_RANK"), -1).to_numpy(zero_copy_only=False)
+        parts.append(
+            (
+                log_of(module),
+                np.full(t.num_rows, IO_TIME[module], dtype=np.int8),
+                t.column("record_id").to_numpy(zero_copy_only=False),
+                np.where(own, rank, slowest).astype(np.int64),
+                secs,
+                secs,
+            )
+        )
+    return parts
+
+
+def _heatmap_rows(heat, log: np.ndarray):
+    """`_heatmap_bins` on bronze/heatmap rows: one row per non-empty bin, [i * w, (i + 1) * w]."""
+    import pyarrow.compute as pc
+
+    def values(col):
+        c = heat.column(col).combine_chunks()
+        return (
+            pc.fill_null(c.flatten(), 0).to_numpy(zero_copy_only=False).astype(np.int64),
+            np.asarray(pc.fill_null(pc.list_value_length(c), 0).to_numpy(zero_copy_only=False)),
+        )
+
+    rv, rn = values("read_bytes")
+    wv, wn = values("write_bytes")
+    n = np.maximum(rn, wn)  # zip_with pads the shorter array with null (0 here)
+    row = np.repeat(np.arange(heat.num_rows), n)
+    i = np.arange(int(n.sum())) - np.repeat(np.r_[0, np.cumsum(n)[:-1]], n)
+    b = np.zeros(len(row), dtype=np.int64)
+    for v, ln in ((rv, rn), (wv, wn)):
+        src = np.repeat(np.r_[0, np.cumsum(ln)[:-1]], n) + i
+        ok = i < np.repeat(ln, n)
+        b[ok] += v[src[ok]]
+    nz = b > 0
+    row, i = row[nz], i[nz].astype(np.float64)
+    w = _floats(heat.column("bin_width_s"))[row]
+    return (
+        log[row],
+        np.full(len(row), HEATMAP_BIN, dtype=np.int8),
+        heat.column("record_id").to_numpy(zero_copy_only=False)[row],
+        heat.column("rank").to_numpy(zero_copy_only=False)[row],
+        i * w,
+        (i + 1) * w,
+    )
+
+
+INPUTS = ("io_ops", "posix", "mpiio", "stdio", "files", "heatmap")
 
 
 def stacked_rows(tables: dict, logs: dict | None = None) -> list[np.ndarray] | None:
     """The rows `_rows` builds in Spark, from decoded Arrow tables (`io_ops`, `posix`, `mpiio`, `stdio`,
-    `files`; any may be absent) of one log or, with `logs` ({table: whose each row is}), of many
+    `files`, `heatmap`; any may be absent) of one log or, with `logs` ({table: whose each row is}), of many
     stacked: [log, kind, record_id, rank, start_s, end_s] arrays, or None when there are none. Order
     does not matter: `log_members` orders a log's rows itself."""
 
@@ -996,6 +1225,9 @@ def stacked_rows(tables: dict, logs: dict | None = None) -> list[np.ndarray] | N
         parts.append(spans)
     if has("files"):
         parts.append(_stream_rows(tables["files"], log_of("files")))
+    parts.extend(_io_time_rows(tables, log_of))
+    if has("heatmap"):
+        parts.append(_heatmap_rows(tables["heatmap"], log_of("heatmap")))
     parts = [p for p in parts if len(p[0])]
     if not parts:
         return None

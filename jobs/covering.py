@@ -2,7 +2,8 @@
 
 Reads:  bronze/jobs (which logs exist), bronze/logs (which of them ingest covered), bronze/covers
         (the covers ingest computed as it decoded), io_ops, posix, mpiio, stdio, files (standard
-        streams are not storage I/O); a table no run has written yet reads as empty.
+        streams are not storage I/O), heatmap (bounds without DXT); a table no run has written yet
+        reads as empty.
 Writes: silver/covering_sets, insert-only on (job_month, log_id).
 Logic:  `features/covering_sets.py`. Incremental: only logs silver/covering_sets lacks are
         computed. A log ingest covered (its ledger row counts `covers`, 0 included) takes its rows
@@ -10,8 +11,9 @@ Logic:  `features/covering_sets.py`. Incremental: only logs silver/covering_sets
         lake ingested before bronze/covers, `ingest.covers: false`) are covered here in one Spark
         pass over their segments (`transform`), which is not run when there are none; so is
         every new log when bronze/covers does not exist (delete it, and silver/covering_sets, to
-        recompute every cover with this version's code). A log without any timed read or write
-        has no row; `ops/empty_logs` records it.
+        recompute every cover with this version's code), and every log whose bronze/covers rows
+        have no `time_source` (ingested before bounds without DXT). A log without any timed read or
+        write has no row; `ops/empty_logs` records it.
 """
 
 from __future__ import annotations
@@ -24,19 +26,43 @@ from iolake.runner import commit_outputs, not_at_ingest, read_for
 
 OUT = "silver/covering_sets"
 LEDGER, COVERS = "bronze/logs", "bronze/covers"
-SEGMENT_INPUTS = ("bronze/io_ops", "bronze/posix", "bronze/mpiio", "bronze/stdio", "bronze/files")
+SEGMENT_INPUTS = (
+    "bronze/io_ops",
+    "bronze/posix",
+    "bronze/mpiio",
+    "bronze/stdio",
+    "bronze/files",
+    "bronze/heatmap",
+)
+BOUND = "time_source"  # a bronze/covers row without it was computed before bounds without DXT
 
 
 def transform(inputs: dict, conf) -> dict:
     """silver/covering_sets rows computed from bronze segments and counters (the Spark pass); no I/O, no action."""
     t = {name.split("/", 1)[1]: df for name, df in inputs.items()}
-    return {OUT: covering_sets(t["io_ops"], t["posix"], t["mpiio"], t["stdio"], t.get("files"))}
+    return {
+        OUT: covering_sets(
+            t["io_ops"], t["posix"], t["mpiio"], t["stdio"], t.get("files"), t.get("heatmap")
+        )
+    }
 
 
 def execute(ctx) -> dict:
-    """The new logs' rows: bronze/covers' for the logs ingest covered, the Spark pass's for the rest."""
+    """The new logs' rows: bronze/covers' for the logs ingest covered, the Spark pass's for the rest
+    (and for the logs whose bronze/covers rows predate `time_source`: their figure may be a bound)."""
+    import pyspark.sql.functions as F
+
+    from schemas import SILVER
+
     out = ctx.read(COVERS)  # silver/covering_sets' columns, in its order (schemas/covers.py)
-    rest, n_rest = not_at_ingest(ctx, COVERS, LEDGER)
+    current = F.col(BOUND).isNotNull() if BOUND in out.columns else F.lit(False)
+    out = out.where(current).select(
+        *[
+            F.col(f.name) if f.name in out.columns else F.lit(None).cast(f.dataType).alias(f.name)
+            for f in SILVER["covering_sets"].struct.fields
+        ]
+    )
+    rest, n_rest = not_at_ingest(ctx, COVERS, LEDGER, where=current)
     if n_rest:
         ctx.echo(
             f"[covering] {n_rest:,} of {ctx.n_todo:,} new logs were not covered at ingest: "

@@ -234,7 +234,7 @@ def derivers(conf) -> dict:
     ic, out = conf.ingest, {}
     if ic.covers:
         out["covers"] = Deriver(
-            _covers_of, _covers_stacked, ("io_ops", "posix", "mpiio", "stdio", "files")
+            _covers_of, _covers_stacked, ("io_ops", "posix", "mpiio", "stdio", "files", "heatmap")
         )
     if ic.patterns:
         out["op_patterns"] = Deriver(_patterns_of, _patterns_stacked, ("io_ops",))

@@ -18,9 +18,22 @@ IOMiner; computed minimum rather than IOMiner's longest-interval greedy).
   interval per member); false when a job too large for the exact search kept a greedy part.
 - `n_untraced_items`: in a log with traced ops, the (rank, file) counter items whose file has
   no traced op (e.g. STDIO's `ior.json`: DXT does not trace STDIO), left out of the cover; 0
-  otherwise. The last two columns are nullable only so older tables evolve (their rows read
-  null); the gates require them on every new row.
-A job with no interval (no read or write with a timestamp) has no row.
+  otherwise.
+- `time_source`: where the job's pure I/O time comes from: `dxt` | `recorder` (the traced ops:
+  exact), `heatmap` (no traced ops, HEATMAP present: the members' counter spans cut to the union of
+  the log's non-empty HEATMAP bins, an upper bound) or `counters` (neither: the counter spans
+  whole, an upper bound).
+- `exact`: true when `pure_io_time_s` is the measure of the traced ops (`dxt`, `recorder`);
+  false when it is an upper bound (`heatmap`, `counters`).
+- `pure_io_time_min_s`: a lower bound on the pure I/O time: the slowest process's read and write
+  time from the POSIX, MPI-IO and STDIO counters (`slowest_process_s`, after darshan-util's
+  per-rank I/O time), kept at most `pure_io_time_s`; equal to it when `exact`. A job's true pure I/O
+  time lies in [`pure_io_time_min_s`, `pure_io_time_s`].
+`cover_proven_minimum`, `n_untraced_items` and the last three columns are nullable only so older
+tables evolve (their rows read null: covers computed before the column); the gates require them on
+every new row.
+A job with no interval (no read or write with a timestamp, or, with HEATMAP, none inside a
+non-empty bin) has no row.
 """
 
 from pyspark.sql import types as T
@@ -28,6 +41,7 @@ from pyspark.sql import types as T
 from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
 
 INTERVAL_SOURCES = ("dxt", "recorder", "counters")
+TIME_SOURCES = ("dxt", "recorder", "heatmap", "counters")
 
 F = T.StructField
 SPEC = TableSpec(
@@ -48,6 +62,9 @@ SPEC = TableSpec(
             F("cover_size", T.LongType(), False),
             F("cover_proven_minimum", T.BooleanType(), True),
             F("n_untraced_items", T.LongType(), True),
+            F("time_source", T.StringType(), True),
+            F("exact", T.BooleanType(), True),
+            F("pure_io_time_min_s", T.DoubleType(), True),
         ]
     ),
     keys=("log_id", "record_id", "rank"),
@@ -67,6 +84,11 @@ SPEC = TableSpec(
         Expectation("not_null", "cover_proven_minimum"),
         Expectation("not_null", "n_untraced_items"),
         Expectation("between", "n_untraced_items", {"min": 0}),
+        Expectation("not_null", "time_source"),
+        Expectation("in_set", "time_source", {"values": list(TIME_SOURCES)}),
+        Expectation("not_null", "exact"),
+        Expectation("not_null", "pure_io_time_min_s"),
+        Expectation("between", "pure_io_time_min_s", {"min": 0}),
     ),
     doc=__doc__,
 )

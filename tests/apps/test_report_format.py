@@ -219,3 +219,46 @@ def test_json_summary_holds_the_same_facts_machine_readable():
     assert [g["files"] for g in data["plan"]["groups"]] == [2048, 1]
     assert len(data["plan"]["groups"][0]["file_names"]) == 2048
     assert [g["files"] for g in data["advice"]] == [4, 1, 1]
+
+
+def test_covering_set_says_whether_pure_io_time_is_exact_or_bounded_and_from_what():
+    from apps.report import time_bound
+
+    heat = {
+        "time_source": "heatmap",
+        "exact": False,
+        "pure_io_time_s": 727.4,
+        "pure_io_time_min_s": 41.25,
+        "interval_source": "counters",
+    }
+    note = time_bound(heat)
+    assert note == (
+        "an upper bound: at most 727.4 s, from the READ/WRITE START/END counters cut to the log's "
+        "non-empty HEATMAP bins; at least 41.2 s, the slowest process's read and write time"
+    )
+    counters = time_bound({**heat, "time_source": "counters", "pure_io_time_s": 41731.0})
+    assert counters.startswith("an upper bound: at most 41,731.0 s (11.59 h), from the READ/WRITE")
+    assert "(no DXT, no HEATMAP)" in counters
+    assert time_bound({"time_source": "dxt", "exact": True, "pure_io_time_s": 3.0}) == (
+        "exact: the union of the traced DXT ops"
+    )
+    # rows from before the bound columns: DXT stays exact, counters are an upper bound
+    assert time_bound({"interval_source": "recorder"}).startswith(
+        "exact: the union of the traced Recorder"
+    )
+    old = time_bound({"interval_source": "counters", "pure_io_time_s": 5.0})
+    assert "a row from before bounds were recorded" in old and "at least" not in old
+    # the page, the terminal and the JSON all say it
+    report = _report()
+    report.covering.update(heat, time_note=note)
+    assert f'<p class="bound">Pure I/O time is {escape(note)}.</p>' in render(report)
+    text = to_text(report)
+    assert "pure I/O time: an upper bound: at most 727.4 s, from the READ/WRITE START/END" in text
+    assert max(len(line) for line in text.splitlines()) <= 100
+    data = json.loads(json.dumps(to_json(report)))["covering_set"]
+    assert (data["time_source"], data["exact"], data["pure_io_time_min_s"]) == (
+        "heatmap",
+        False,
+        41.25,
+    )
+    assert data["time_note"] == note

@@ -343,3 +343,237 @@ def test_cover_batches_keeps_each_log_whole_across_batch_boundaries():
             ("c", "m1", "counters", 1, 0, 10.0, 10.0, 1, 2, 0),
             ("c", "m2", "recorder", 3, 2, 1.0, 1.0, 1, 1, 0),
         ], cuts
+
+
+# -- bounds without DXT: HEATMAP bins and the slowest process ----------------------------------
+
+
+def test_clip_to_keeps_the_parts_of_each_interval_inside_the_components():
+    import numpy as np
+
+    from features.covering_sets import clip_to
+
+    comp_s, comp_e = np.array([1.0, 4.0]), np.array([2.0, 6.0])
+    spans = [(0.5, 5.5), (2.0, 4.0), (1.5, 1.5), (3.0, 3.0), (7.0, 8.0), (0.0, 1.0)]
+    s, e = (np.array(c) for c in zip(*spans))
+    rows, lo, hi = clip_to(np.arange(len(spans)), s, e, comp_s, comp_e)
+    got = list(zip(rows.tolist(), lo.tolist(), hi.tolist()))
+    # [0.5, 5.5] -> [1, 2] and [4, 5.5]; [2, 4] touches both components only at their edges;
+    # the point 1.5 lies inside [1, 2], the point 3 in a gap; [7, 8] is past U; [0, 1] touches it
+    assert got == [(0, 1.0, 2.0), (0, 4.0, 5.5), (2, 1.5, 1.5)]
+
+
+def test_slowest_process_is_max_of_posix_or_mpiio_plus_stdio_per_rank():
+    """Hand-derived: rank 0 spends max(POSIX 0.8, MPI-IO 1.0) + STDIO 0.25 = 1.25 s in reads and
+    writes; rank 1 spends 1.1 s on its own file and, as the slowest rank of a shared file, 2.0 - 0.5
+    s there: 2.6 s. NaN and negative contributions count 0."""
+    import numpy as np
+
+    from features.covering_sets import IO_TIME, slowest_process_s
+
+    P, M, S = IO_TIME["posix"], IO_TIME["mpiio"], IO_TIME["stdio"]
+    rows = [
+        (P, 0, 0.8),
+        (M, 0, 1.0),
+        (S, 0, 0.25),
+        (P, 1, 1.1),
+        (P, 1, 1.5),  # the shared record's F_SLOWEST_RANK_TIME - META_TIME, given to rank 1
+        (S, 1, float("nan")),
+        (P, 2, -3.0),
+        (2, 3, 99.0),  # a counter span, not a time
+    ]
+    kind, rk, secs = (np.array(c) for c in zip(*rows))
+    assert slowest_process_s(kind, rk, secs) == 2.6
+    # the order of the rows does not change a bit of it
+    for perm in ([7, 6, 5, 4, 3, 2, 1, 0], [4, 0, 3, 1, 7, 2, 6, 5]):
+        assert slowest_process_s(kind[perm], rk[perm], secs[perm]) == 2.6
+    assert slowest_process_s(kind[:0], rk[:0], secs[:0]) == 0.0
+
+
+def _heatmap_log():
+    """One log's worker rows without traced ops (the log `K` of tests/jobs/test_covering.py):
+    HEATMAP rank 0 at 1 s bins, non-empty [1, 2] and [4, 5]; rank 1 at 2 s bins, non-empty [4, 6]:
+    U = [1, 2] u [4, 6], 3 s. Counter spans: (60, 0) [0.5, 5.5], (61, 1) [4.5, 5.75], shared (62, -1)
+    [1.5, 4.2], STDIO (63, 0) [1.2, 1.7]."""
+    from features.covering_sets import COUNTER_SPAN, HEATMAP_BIN, IO_TIME
+
+    P, S = IO_TIME["posix"], IO_TIME["stdio"]
+    return [
+        (COUNTER_SPAN, 60, 0, 0.5, 5.5),
+        (COUNTER_SPAN, 61, 1, 4.5, 5.75),
+        (COUNTER_SPAN, 62, -1, 1.5, 4.2),
+        (COUNTER_SPAN, 63, 0, 1.2, 1.7),
+        (HEATMAP_BIN, 900, 0, 1.0, 2.0),
+        (HEATMAP_BIN, 900, 0, 4.0, 5.0),
+        (HEATMAP_BIN, 900, 1, 4.0, 6.0),
+        (P, 60, 0, 0.8, 0.8),
+        (P, 61, 1, 1.1, 1.1),
+        (P, 62, 1, 1.5, 1.5),
+        (S, 63, 0, 0.25, 0.25),
+    ]
+
+
+def test_log_members_bound_a_log_without_dxt_by_its_heatmap_bins():
+    """Cut to U, (60, 0) is [1, 2] u [4, 5.5], (61, 1) [4.5, 5.75], (62, -1) [1.5, 2] u [4, 4.2],
+    (63, 0) [1.2, 1.7]: their union [1, 2] u [4, 5.75] is 2.75 s (the spans whole: 5.25 s), covered
+    by (60, 0) and (61, 1), with shares 2.5 and 0.25. The lower bound is rank 1's 2.6 s."""
+    import numpy as np
+
+    from features.covering_sets import HEATMAP_BIN, log_members
+
+    cols = [np.array(c) for c in zip(*_heatmap_log())]
+    source, untraced, m, bound = log_members(*cols)
+    assert (source, untraced) == ("counters", 0)
+    assert bound == ("heatmap", False, 2.6)
+    assert list(zip(m["record_id"].tolist(), m["rank"].tolist())) == [(60, 0), (61, 1)]
+    assert m["start_s"].tolist() == [1.0, 4.5] and m["end_s"].tolist() == [5.5, 5.75]
+    assert m["share_s"].tolist() == [2.5, 0.25]
+    assert m["pure_io_time_s"].tolist() == [2.75, 2.75] and m["n_intervals"].tolist() == [4, 4]
+    # without the HEATMAP rows: the spans whole, [0.5, 5.75], 5.25 s; the lower bound unchanged
+    no_bins = cols[0] != HEATMAP_BIN
+    source, _, m, bound = log_members(*[c[no_bins] for c in cols])
+    assert bound == ("counters", False, 2.6) and m["pure_io_time_s"].tolist() == [5.25, 5.25]
+    # a lower bound past the upper one (counters that disagree) is kept at the upper one
+    slow = [c.copy() for c in cols]
+    slow[3][-1] = slow[4][-1] = 40.0
+    assert log_members(*slow)[3] == ("heatmap", False, 2.75)
+
+
+def test_log_members_of_a_log_whose_spans_miss_every_heatmap_bin_is_none():
+    """HEATMAP says no byte moved while the counter span was open: no interval, no row; a log whose
+    HEATMAP bins are all empty sends no bin and keeps its counter spans."""
+    import numpy as np
+
+    from features.covering_sets import COUNTER_SPAN, HEATMAP_BIN, log_members
+
+    rows = [(COUNTER_SPAN, 1, 0, 2.0, 3.0), (HEATMAP_BIN, 9, 0, 0.0, 1.0)]
+    assert log_members(*[np.array(c) for c in zip(*rows)]) is None
+    got = log_members(*[np.array(c) for c in zip(*rows[:1])])
+    assert got[3] == ("counters", False, 0.0) and got[2]["pure_io_time_s"].tolist() == [1.0]
+
+
+def test_log_members_with_traced_ops_are_exact_whatever_the_heatmap():
+    import numpy as np
+
+    from features.covering_sets import HEATMAP_BIN, OP_DXT, log_members
+
+    rows = [*_heatmap_log(), (OP_DXT, 60, 0, 0.5, 0.75), (OP_DXT, 61, 1, 3.0, 3.5)]
+    source, untraced, m, bound = log_members(*[np.array(c) for c in zip(*rows)])
+    # the ops lie outside the HEATMAP bins: DXT's times stand, exact, lower bound = the figure
+    assert source == "dxt" and untraced == 2 and bound == ("dxt", True, 0.75)
+    assert HEATMAP_BIN not in m["record_id"]
+
+
+def _manifest_logs(want_dxt: bool) -> list:
+    """The shared Darshan logs pydarshan 3.5.0 can open, with HEATMAP and without DXT (or with DXT)."""
+    import csv
+
+    from tests.support.data import shared_path
+
+    root = shared_path("darshan")
+    with open(root / "MANIFEST.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    return [
+        root / r["path"]
+        for r in rows
+        if ("DXT" in r["modules"]) == want_dxt
+        and (want_dxt or "HEATMAP" in r["modules"])
+        and not r["pydarshan_error"]
+    ]
+
+
+def _slowest_by_pydarshan(path) -> float:
+    """The oracle's slowest process's read and write time, from pydarshan's records: per rank
+    max(POSIX, MPI-IO) + STDIO, a rank's own records' READ_TIME + WRITE_TIME and, for a shared
+    record, F_SLOWEST_RANK_TIME - META_TIME (at least 0) given to its SLOWEST_RANK; the standard
+    streams are not storage I/O."""
+    import darshan
+
+    report = darshan.DarshanReport(str(path), read_all=False)
+    report.read_name_records()
+    streams = {
+        k for k, v in report.name_records.items() if v in ("<STDIN>", "<STDOUT>", "<STDERR>")
+    }
+    per: dict = {}
+    for mod, p in (("POSIX", "POSIX"), ("MPI-IO", "MPIIO"), ("STDIO", "STDIO")):
+        if mod not in report.modules:
+            continue
+        report.mod_read_all_records(mod)
+        df = report.records[mod].to_df()
+        c, f = df["counters"], df["fcounters"]
+        for k in range(len(c)):
+            if int(c["id"].iloc[k]) in streams:
+                continue
+            rank = int(c["rank"].iloc[k])
+            if rank >= 0:
+                secs = f[f"{p}_F_READ_TIME"].iloc[k] + f[f"{p}_F_WRITE_TIME"].iloc[k]
+            else:
+                rank = int(c[f"{p}_SLOWEST_RANK"].iloc[k])
+                secs = f[f"{p}_F_SLOWEST_RANK_TIME"].iloc[k] - f[f"{p}_F_META_TIME"].iloc[k]
+            per.setdefault(rank, {}).setdefault(p, 0.0)
+            per[rank][p] += max(float(secs), 0.0)
+    return max(
+        (max(t.get("POSIX", 0.0), t.get("MPIIO", 0.0)) + t.get("STDIO", 0.0) for t in per.values()),
+        default=0.0,
+    )
+
+
+@pytest.mark.slow
+def test_real_logs_with_heatmap_and_no_dxt_are_bounded_between_slowest_process_and_bins():
+    """Every shared log with HEATMAP and no DXT (pydarshan's example logs, darshan-logs' dlio and
+    e3sm_io_heatmap_only, whose ranks hold bins of two widths): lower <= pure I/O time <= the union
+    of non-empty bins re-binned to the widest width (`rebin`), the lower bound is pydarshan's slowest
+    process (kept at most the upper), and no figure is longer than the counter spans gave."""
+    import numpy as np
+
+    from apps.analysis.timeline import common_bins, rebin
+    from features.covering_sets import COUNTER_SPAN, HEATMAP_BIN, log_covers, log_rows
+    from readers.darshan import decode_darshan
+
+    logs = _manifest_logs(want_dxt=False)
+    assert len(logs) >= 40
+    seen = {}
+    for path in logs:
+        t = decode_darshan(str(path))
+        rows = log_covers(t).to_pylist()
+        if not rows:
+            continue
+        r = rows[0]
+        heat = t["heatmap"].to_pandas()
+        width, nbins = common_bins(heat)
+        total = np.zeros(nbins, dtype="int64")
+        for h in heat.itertuples():
+            both = np.asarray(h.read_bytes, "int64") + np.asarray(h.write_bytes, "int64")
+            total += rebin(both, float(h.bin_width_s), width, nbins)
+        bins_s = float(np.count_nonzero(total) * width)
+        assert r["time_source"] == "heatmap" and r["exact"] is False, path.name
+        assert r["pure_io_time_min_s"] <= r["pure_io_time_s"] <= bins_s + 1e-9, path.name
+        assert r["pure_io_time_min_s"] == pytest.approx(
+            min(_slowest_by_pydarshan(path), r["pure_io_time_s"]), rel=1e-9, abs=1e-12
+        ), path.name
+        # the counter spans alone (no bins) never give less
+        kind, *rest = log_rows(t)
+        whole = union_measure(
+            [(a, b) for k, a, b in zip(kind, rest[2], rest[3]) if k == COUNTER_SPAN]
+        )
+        assert r["pure_io_time_s"] <= whole + 1e-9, path.name
+        assert (kind == HEATMAP_BIN).any()
+        seen[path.name] = (r["pure_io_time_s"], r["pure_io_time_min_s"], bins_s)
+    assert len(seen) >= 30
+    e3sm = seen["e3sm_io_heatmap_only.darshan"]  # 512 ranks, bins of 0.1 s and 6.4 s
+    assert e3sm[1] > 600 and e3sm[0] < e3sm[2] <= 720
+
+
+@pytest.mark.slow
+def test_real_logs_with_dxt_stay_exact():
+    from features.covering_sets import log_covers
+    from readers.darshan import decode_darshan
+
+    n = 0
+    for path in _manifest_logs(want_dxt=True):
+        rows = log_covers(decode_darshan(str(path))).to_pylist()
+        if rows:
+            assert {(r["time_source"], r["exact"]) for r in rows} == {("dxt", True)}, path.name
+            assert rows[0]["pure_io_time_min_s"] == rows[0]["pure_io_time_s"], path.name
+            n += 1
+    assert n >= 15

@@ -11,7 +11,7 @@ import pytest
 
 from features.covering_sets import intervals, iominer_greedy, minimum_cover, untraced_items
 from iolake.config import load_config
-from iolake.lake import read_table, table_version
+from iolake.lake import read_or_empty, read_table, table_version
 from jobs import covering
 from schemas import BRONZE, SILVER
 from tests.support.covering import dxt_union_s, union
@@ -54,10 +54,38 @@ def _ts(module: str, log, record_id, rank, read=(0.0, 0.0), write=(0.0, 0.0)):
     }
 
 
+def _times(module: str, log, record_id, rank, read=0.0, write=0.0, meta=0.0, **more):
+    """A counter row with its read, write and metadata seconds (and any other counters)."""
+    p = module.upper()
+    return {
+        "log_id": log,
+        "record_id": record_id,
+        "rank": rank,
+        f"{p}_F_READ_TIME": read,
+        f"{p}_F_WRITE_TIME": write,
+        f"{p}_F_META_TIME": meta,
+        **more,
+    }
+
+
+def _heat(log, rank, width, read, write, record_id=900, module="POSIX"):
+    return {
+        "log_id": log,
+        "record_id": record_id,
+        "module": module,
+        "rank": rank,
+        "bin_width_s": width,
+        "nbins": len(read),
+        "read_bytes": read,
+        "write_bytes": write,
+    }
+
+
 @pytest.fixture(scope="module")
 def bronze(spark):
     """Tiny logs: A DXT with a counters-only shared file, B counters only, C Recorder, D no I/O,
-    E DXT data file inside an untraced STDIO span (IOR's ior.json), F metadata timestamps only."""
+    E DXT data file inside an untraced STDIO span (IOR's ior.json), F metadata timestamps only,
+    K counters and HEATMAP (tests/features/test_covering_sets.py `_heatmap_log`, derived by hand)."""
     io_ops = _df(
         spark,
         "io_ops",
@@ -92,6 +120,29 @@ def bronze(spark):
             _ts("posix", "D", 10, 0),
             _ts("posix", "E", 20, 0, write=(1.0, 4.0)),
             _ts("posix", "E", 20, 1, write=(1.5, 4.5)),
+            # log K: spans [0.5, 5.5], [4.5, 5.75] and a shared [1.5, 4.2] (slowest rank 1)
+            {
+                **_ts("posix", "K", 60, 0, read=(0.5, 5.5)),
+                **_times("posix", "K", 60, 0, 0.6, 0.2, 9.0),
+            },
+            {
+                **_ts("posix", "K", 61, 1, write=(4.5, 5.75)),
+                **_times("posix", "K", 61, 1, 0.0, 1.1),
+            },
+            {
+                **_ts("posix", "K", 62, -1, read=(1.5, 4.2)),
+                **_times(
+                    "posix",
+                    "K",
+                    62,
+                    -1,
+                    9.0,
+                    9.0,
+                    0.5,
+                    POSIX_SLOWEST_RANK=1,
+                    POSIX_F_SLOWEST_RANK_TIME=2.0,
+                ),
+            },
             # log F: opened, stat'ed and closed over [0, 50] without a read or write
             {
                 **_ts("posix", "F", 30, 0),
@@ -112,6 +163,10 @@ def bronze(spark):
             _ts("stdio", "B", 7, 0, write=(0.1, 99.0)),
             _ts("stdio", "E", 21, 0, write=(0.5, 5.0)),  # ior.json: header at 0.5, summary at 5
             {
+                **_ts("stdio", "K", 63, 0, write=(1.2, 1.7)),
+                **_times("stdio", "K", 63, 0, 0.0, 0.25),
+            },
+            {
                 **_ts("stdio", "F", 31, 0),
                 "STDIO_F_OPEN_START_TIMESTAMP": 1.0,
                 "STDIO_F_CLOSE_END_TIMESTAMP": 60.0,
@@ -126,13 +181,36 @@ def bronze(spark):
             {"log_id": "B", "record_id": 6, "name": "/in.txt"},
         ],
     )
-    return {"io_ops": io_ops, "posix": posix, "mpiio": mpiio, "stdio": stdio, "files": files}
+    heatmap = _df(
+        spark,
+        "heatmap",
+        [
+            # K: rank 0 at 1 s bins, bytes in [1, 2] and [4, 5]; rank 1 coarsened to 2 s, in [4, 6]
+            _heat("K", 0, 1.0, [0, 5, 0, 0, 0, 0], [0, 0, 0, 0, 7, 0]),
+            _heat("K", 1, 2.0, [0, 0, 0], [0, 0, 3]),
+            # A has DXT: its HEATMAP does not bound anything
+            _heat("A", 0, 1.0, [1, 0], [0, 0]),
+        ],
+    )
+    return {
+        "io_ops": io_ops,
+        "posix": posix,
+        "mpiio": mpiio,
+        "stdio": stdio,
+        "files": files,
+        "heatmap": heatmap,
+    }
+
+
+def _spans(bronze: dict) -> dict:
+    """The inputs of `intervals` and `untraced_items` (the spans before HEATMAP bins cut them)."""
+    return {t: df for t, df in bronze.items() if t != "heatmap"}
 
 
 def test_intervals_are_the_ops_of_a_traced_log_else_counters_merged_over_modules(spark, bronze):
     got = sorted(
         (r.log_id, r.record_id, r.rank, r.start_s, r.end_s, r.interval_source)
-        for r in intervals(**bronze).collect()
+        for r in intervals(**_spans(bronze)).collect()
     )
     assert got == sorted(
         [
@@ -152,13 +230,18 @@ def test_intervals_are_the_ops_of_a_traced_log_else_counters_merged_over_modules
             ("E", 20, 0, 1.0, 2.0, "dxt"),
             ("E", 20, 0, 3.0, 4.0, "dxt"),
             ("E", 20, 1, 1.5, 4.5, "dxt"),
+            # K: its spans, before the HEATMAP bins cut them
+            ("K", 60, 0, 0.5, 5.5, "counters"),
+            ("K", 61, 1, 4.5, 5.75, "counters"),
+            ("K", 62, -1, 1.5, 4.2, "counters"),
+            ("K", 63, 0, 1.2, 1.7, "counters"),
             # D and F: no read or write timestamp (F's open, close and metadata stamps make none)
         ]
     )
 
 
 def test_untraced_items_count_the_counter_items_a_traced_log_leaves_out(spark, bronze):
-    got = {r.log_id: r.n_untraced_items for r in untraced_items(**bronze).collect()}
+    got = {r.log_id: r.n_untraced_items for r in untraced_items(**_spans(bronze)).collect()}
     assert got == {"A": 1, "E": 1}
 
 
@@ -177,14 +260,87 @@ def test_transform_keeps_the_minimum_cover_with_shares(spark, bronze):
     expected = spark.createDataFrame(
         [
             # A: items (1, 0) = [0, 4] u [3, 10], (2, 1) = [0.5, 11.5], (3, 0) = [9, 19]: A and C suffice
-            ("A", MONTH, 0, 1, 0.0, 10.0, 10.0, "dxt", 3, 19.0, 2, True, 1),
-            ("A", MONTH, 0, 3, 9.0, 19.0, 9.0, "dxt", 3, 19.0, 2, True, 1),
-            ("B", MONTH, 0, 5, 1.5, 6.5, 5.0, "counters", 2, 5.0, 1, True, 0),
-            ("C", MONTH, 0, 9, 1.0, 2.0, 1.0, "recorder", 1, 1.0, 1, True, 0),
+            ("A", MONTH, 0, 1, 0.0, 10.0, 10.0, "dxt", 3, 19.0, 2, True, 1, "dxt", True, 19.0),
+            ("A", MONTH, 0, 3, 9.0, 19.0, 9.0, "dxt", 3, 19.0, 2, True, 1, "dxt", True, 19.0),
+            # B: no read or write time in its counters: the lower bound is 0
+            (
+                "B",
+                MONTH,
+                0,
+                5,
+                1.5,
+                6.5,
+                5.0,
+                "counters",
+                2,
+                5.0,
+                1,
+                True,
+                0,
+                "counters",
+                False,
+                0.0,
+            ),
+            (
+                "C",
+                MONTH,
+                0,
+                9,
+                1.0,
+                2.0,
+                1.0,
+                "recorder",
+                1,
+                1.0,
+                1,
+                True,
+                0,
+                "recorder",
+                True,
+                1.0,
+            ),
             # E: ior.json's span [0.5, 5] no longer swallows the data file; pure I/O time is the ops'
             # union [1, 4.5]; rank 0 alone covers [1, 1.5] and rank 1 alone [4, 4.5]
-            ("E", MONTH, 0, 20, 1.0, 4.0, 2.0, "dxt", 2, 3.5, 2, True, 1),
-            ("E", MONTH, 1, 20, 1.5, 4.5, 1.5, "dxt", 2, 3.5, 2, True, 1),
+            ("E", MONTH, 0, 20, 1.0, 4.0, 2.0, "dxt", 2, 3.5, 2, True, 1, "dxt", True, 3.5),
+            ("E", MONTH, 1, 20, 1.5, 4.5, 1.5, "dxt", 2, 3.5, 2, True, 1, "dxt", True, 3.5),
+            # K: the spans cut to U = [1, 2] u [4, 6] leave [1, 2] u [4, 5.75]: at most 2.75 s (5.25
+            # s from the spans whole), at least 2.6 s (rank 1: 1.1 s + the shared file's 2.0 - 0.5)
+            (
+                "K",
+                MONTH,
+                0,
+                60,
+                1.0,
+                5.5,
+                2.5,
+                "counters",
+                4,
+                2.75,
+                2,
+                True,
+                0,
+                "heatmap",
+                False,
+                2.6,
+            ),
+            (
+                "K",
+                MONTH,
+                1,
+                61,
+                4.5,
+                5.75,
+                0.25,
+                "counters",
+                4,
+                2.75,
+                2,
+                True,
+                0,
+                "heatmap",
+                False,
+                2.6,
+            ),
         ],
         SPEC.struct,
     )
@@ -200,7 +356,7 @@ def test_transform_without_files_keeps_standard_streams(spark, bronze):
 def test_transform_of_empty_bronze_is_empty(spark):
     empty = {
         t: spark.createDataFrame([], BRONZE[t].struct)
-        for t in ("io_ops", "posix", "mpiio", "stdio", "files")
+        for t in ("io_ops", "posix", "mpiio", "stdio", "files", "heatmap")
     }
     assert _transform(empty).count() == 0
 
@@ -300,7 +456,12 @@ def _check_lake(spark, lake: Path) -> dict:
     rows = intervals(**tables).toPandas()
     members = read_table(spark, SPEC, conf.lake.root).toPandas()
     assert not members.duplicated(["log_id", "record_id", "rank"]).any()
-    assert set(members.log_id) == set(rows.log_id)
+    # a log without DXT whose spans all miss its non-empty HEATMAP bins has no row
+    missed = set(rows.log_id) - set(members.log_id)
+    assert set(members.log_id) <= set(rows.log_id)
+    if missed:
+        heat = read_table(spark, BRONZE["heatmap"], conf.lake.root).select("log_id").distinct()
+        assert missed <= {r.log_id for r in heat.collect()}
     figures = {
         "jobs": 0,
         "members": 0,
@@ -309,11 +470,20 @@ def _check_lake(spark, lake: Path) -> dict:
         "proven": 0,
         "per_op": 0,
         "gapped": 0,
+        "heatmap": 0,
     }
     for log_id, its in rows.groupby("log_id"):
         mem = members[members.log_id == log_id]
         items = {k: list(zip(g.start_s, g.end_s)) for k, g in its.groupby(["record_id", "rank"])}
         whole = union([iv for ivs in items.values() for iv in ivs])
+        assert (mem.pure_io_time_min_s <= mem.pure_io_time_s).all(), log_id
+        assert mem.exact.all() == (its.interval_source.iloc[0] != "counters"), log_id
+        if mem.time_source.iloc[0] == "heatmap":  # spans cut to HEATMAP bins: `_check_heatmap`
+            assert mem.pure_io_time_s.iloc[0] <= sum(b - a for a, b in whole) + 1e-9, log_id
+            assert mem.share_s.sum() == pytest.approx(mem.pure_io_time_s.iloc[0], abs=1e-9)
+            figures["heatmap"] += 1
+            figures["jobs"] += 1
+            continue
         got = union([iv for k in zip(mem.record_id, mem["rank"]) for iv in items[k]])
         assert len(got) == len(whole), log_id
         assert [x for c in got for x in c] == pytest.approx([x for c in whole for x in c]), log_id
@@ -389,7 +559,7 @@ def odd_bronze(spark):
             _op("H", 52, 0, 0, "read", 0.0, 0.0),
         ],
     )
-    empty = {t: spark.createDataFrame([], BRONZE[t].struct) for t in ("stdio", "files")}
+    empty = {t: spark.createDataFrame([], BRONZE[t].struct) for t in ("stdio", "files", "heatmap")}
     return {"io_ops": io_ops, "posix": posix, "mpiio": mpiio, **empty}
 
 
@@ -425,7 +595,7 @@ def test_ingest_covers_each_decoded_log_as_the_spark_pass_does(spark, bronze, od
     for log, tables in _per_log_arrow(frames).items():
         for r in log_covers(tables).to_pylist():
             ingest_rows.append({"log_id": log, "job_month": MONTH, **r})
-    assert {r[0] for r in spark_rows} == {"A", "B", "C", "E", "G", "H"}  # D and F have no interval
+    assert {r[0] for r in spark_rows} == {"A", "B", "C", "E", "G", "H", "K"}  # D, F: no interval
     assert _cover_rows(ingest_rows) == spark_rows
     g = {(r[3], r[2]): (r[4], r[5]) for r in spark_rows if r[0] == "G"}
     assert (
@@ -536,10 +706,12 @@ def test_covering_over_every_shared_log_matches_pure_io_time(spark, corpus_lake)
     f = _check_lake(spark, lake)
     print(
         f"\n[covering] {summary['logs']} logs, {f['jobs']} with intervals ({f['per_op']} from DXT or Recorder "
-        f"ops, {f['gapped']} with a member whose ops leave gaps), {f['members']} members; mean cover "
+        f"ops, {f['gapped']} with a member whose ops leave gaps, {f['heatmap']} bounded by HEATMAP), "
+        f"{f['members']} members; mean cover "
         f"{f['cover'] / f['jobs']:.2f}; proven minimum on {f['proven']}; brute-forced on {f['brute_forced']}"
     )
     assert f["jobs"] > 50 and f["brute_forced"] > 0 and f["per_op"] > 0 and f["gapped"] > 0
+    assert f["heatmap"] >= 30  # the logs with HEATMAP and no DXT (bench.heatmap_bounds: 42)
     sources = {
         r.interval_source
         for r in read_table(spark, SPEC, str(lake)).select("interval_source").distinct().collect()
@@ -551,8 +723,8 @@ def _spark_pass(spark, lake: Path):
     """The covering stage's own Spark pass over every log of the lake's bronze."""
     return covering.transform(
         {
-            f"bronze/{t}": read_table(spark, BRONZE[t], str(lake))
-            for t in ("io_ops", "posix", "mpiio", "stdio", "files")
+            f"bronze/{t}": read_or_empty(spark, BRONZE[t], str(lake))
+            for t in ("io_ops", "posix", "mpiio", "stdio", "files", "heatmap")
         },
         None,
     )[covering.OUT]
@@ -880,3 +1052,193 @@ def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(
     )
     assert [r.log_id for r in todo.collect()] == [log_id]
     assert OPS["empty_logs"].path(str(lake)).endswith("ops/empty_logs")
+
+
+# -- bounds without DXT on written logs: HEATMAP, counters, an older lake -------------------------
+
+
+def _k_log(path: Path, heatmap: bool = True) -> None:
+    """Log K of the `bronze` fixture written as a Darshan log (`tests/support/darshan_writer.py`):
+    POSIX files a.dat (rank 0, read span [0.5, 5.5], 0.8 s of reads and writes), b.dat (rank 1, write
+    span [4.5, 5.75], 1.1 s) and a shared file (read span [1.5, 4.2], slowest rank 1 with 2.0 s of
+    which at most 0.5 s metadata); STDIO c.txt (rank 0, [1.2, 1.7], 0.25 s); with `heatmap`, HEATMAP
+    records: rank 0 at 1 s bins with bytes in [1, 2] and [4, 5], rank 1 at 2 s bins with bytes in [4, 6]."""
+    import io
+
+    from tests.support import darshan_writer as w
+
+    names = {
+        0xA0: "/scratch/a.dat",
+        0xA1: "/scratch/b.dat",
+        0xA2: "/scratch/shared.dat",
+        0xA3: "/scratch/c.txt",
+        0xB0: "heatmap:POSIX",
+    }
+    posix = [
+        w.counter_record(
+            "posix",
+            0xA0,
+            0,
+            POSIX_READS=1,
+            POSIX_BYTES_READ=5,
+            POSIX_F_READ_START_TIMESTAMP=0.5,
+            POSIX_F_READ_END_TIMESTAMP=5.5,
+            POSIX_F_READ_TIME=0.6,
+            POSIX_F_WRITE_TIME=0.2,
+            POSIX_F_META_TIME=9.0,
+        ),
+        w.counter_record(
+            "posix",
+            0xA1,
+            1,
+            POSIX_WRITES=1,
+            POSIX_BYTES_WRITTEN=10,
+            POSIX_F_WRITE_START_TIMESTAMP=4.5,
+            POSIX_F_WRITE_END_TIMESTAMP=5.75,
+            POSIX_F_WRITE_TIME=1.1,
+        ),
+        w.counter_record(
+            "posix",
+            0xA2,
+            -1,
+            POSIX_READS=2,
+            POSIX_SLOWEST_RANK=1,
+            POSIX_F_READ_START_TIMESTAMP=1.5,
+            POSIX_F_READ_END_TIMESTAMP=4.2,
+            POSIX_F_READ_TIME=9.0,
+            POSIX_F_WRITE_TIME=9.0,
+            POSIX_F_META_TIME=0.5,
+            POSIX_F_SLOWEST_RANK_TIME=2.0,
+        ),
+    ]
+    stdio = [
+        w.counter_record(
+            "stdio",
+            0xA3,
+            0,
+            STDIO_WRITES=1,
+            STDIO_F_WRITE_START_TIMESTAMP=1.2,
+            STDIO_F_WRITE_END_TIMESTAMP=1.7,
+            STDIO_F_WRITE_TIME=0.25,
+        )
+    ]
+    regions = {w.POSIX: posix, w.STDIO: stdio}
+    if heatmap:
+        regions[w.HEATMAP] = [
+            w.heatmap_record(0xB0, 0, 1.0, [0, 0, 0, 0, 7, 0], [0, 5, 0, 0, 0, 0]),
+            w.heatmap_record(0xB0, 1, 2.0, [0, 0, 3], [0, 0, 0]),
+        ]
+    fh = io.BytesIO()
+    w.write_log(fh, regions, w.VERSIONS, names=names, nprocs=2)
+    path.write_bytes(fh.getvalue())
+
+
+@pytest.fixture(scope="module")
+def written_lake(spark, tmp_path_factory):
+    """Log K with and without its HEATMAP, ingested and covered."""
+    tmp = tmp_path_factory.mktemp("covering_written")
+    logs = tmp / "logs"
+    logs.mkdir()
+    _k_log(logs / "k_heatmap.darshan")
+    _k_log(logs / "k_counters.darshan", heatmap=False)
+    lake = tmp / "lake"
+    _ingest(spark, lake, [str(logs)])
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
+    return lake, covering.run(spark, conf, echo=lambda *_: None)
+
+
+def _by_file(spark, lake: Path) -> dict:
+    """{log file name: its covering-set rows (dicts), by start}."""
+    led = read_table(spark, BRONZE["logs"], str(lake)).collect()
+    name = {r.log_id: Path(r.source_uri).name for r in led}
+    out: dict = {}
+    for r in read_table(spark, SPEC, str(lake)).collect():
+        out.setdefault(name[r.log_id], []).append(r.asDict())
+    return {k: sorted(v, key=lambda r: r["start_s"]) for k, v in out.items()}
+
+
+@pytest.mark.slow
+def test_written_log_without_dxt_is_bounded_by_its_heatmap_bins(spark, written_lake):
+    """The hand-derived figures of `test_log_members_bound_a_log_without_dxt_by_its_heatmap_bins`,
+    through the decoder, ingest and the covering stage: at most 2.75 s (the spans whole: 5.25 s),
+    at least 2.6 s; with no HEATMAP the spans stand, at most 5.25 s."""
+    lake, summary = written_lake
+    assert summary["covered"] == 2 and summary["spark_pass"] == 0
+    got = _by_file(spark, lake)
+    k = got["k_heatmap.darshan"]
+    assert [(r["rank"], r["start_s"], r["end_s"], r["share_s"]) for r in k] == [
+        (0, 1.0, 5.5, 2.5),
+        (1, 4.5, 5.75, 0.25),
+    ]
+    assert {
+        (r["time_source"], r["exact"], r["pure_io_time_s"], r["pure_io_time_min_s"]) for r in k
+    } == {("heatmap", False, 2.75, 2.6)}
+    c = got["k_counters.darshan"]
+    assert {
+        (r["time_source"], r["exact"], r["pure_io_time_s"], r["pure_io_time_min_s"]) for r in c
+    } == {("counters", False, 5.25, 2.6)}
+    # the U of the oracle: the union of non-empty bins after re-binning to the widest width
+    heat = read_table(spark, BRONZE["heatmap"], str(lake)).toPandas()
+    assert _binned_union_s(heat) == 4.0 and k[0]["pure_io_time_s"] <= 4.0
+    assert _cover_rows(read_table(spark, SPEC, str(lake)).collect()) == _cover_rows(
+        _spark_pass(spark, lake).collect()
+    )
+
+
+def _binned_union_s(heat) -> float:
+    """The oracle's bound: seconds of the bins with bytes once every HEATMAP row of one log is
+    re-binned to the widest width (`apps/analysis/timeline.py`, as pydarshan's heat map does)."""
+    import numpy as np
+
+    from apps.analysis.timeline import common_bins, rebin
+
+    width, nbins = common_bins(heat)
+    total = np.zeros(nbins, dtype="int64")
+    for r in heat.itertuples():
+        both = np.asarray(r.read_bytes, "int64") + np.asarray(r.write_bytes, "int64")
+        total += rebin(both, float(r.bin_width_s), width, nbins)
+    return float(np.count_nonzero(total) * width)
+
+
+@pytest.mark.slow
+def test_covering_recomputes_covers_ingested_before_the_bounds(spark, tmp_path):
+    """An older lake: bronze/covers and silver/covering_sets without the bound columns. The covering
+    stage recomputes those logs in its Spark pass, and silver/covering_sets evolves (its old rows
+    read null)."""
+    import pyspark.sql.functions as F
+
+    from features.covering_sets import BOUND_COLS
+
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    _k_log(logs / "k_heatmap.darshan")
+    lake = tmp_path / "lake"
+    _ingest(spark, lake, [str(logs)])
+    old = [c for c in SPEC.columns if c not in BOUND_COLS]
+    covers = read_table(spark, BRONZE["covers"], str(lake)).select(*old).collect()
+    assert covers
+    (
+        spark.createDataFrame(
+            covers, read_table(spark, BRONZE["covers"], str(lake)).select(*old).schema
+        )
+        .write.format("delta")
+        .mode("overwrite")
+        .option("overwriteSchema", "true")
+        .partitionBy("job_month")
+        .save(BRONZE["covers"].path(str(lake)))
+    )
+    stale = (
+        read_table(spark, BRONZE["covers"], str(lake)).limit(1).withColumn("log_id", F.lit("old"))
+    )
+    stale.write.format("delta").partitionBy("job_month").save(SPEC.path(str(lake)))
+    assert "time_source" not in read_table(spark, SPEC, str(lake)).columns
+    summary = covering.run(
+        spark, load_config("local", overrides={"lake": {"root": str(lake)}}), echo=lambda *_: None
+    )
+    assert summary["spark_pass"] == 1 and summary["from_ingest"] == 0
+    rows = {r.log_id: r for r in read_table(spark, SPEC, str(lake)).collect()}
+    assert rows["old"].time_source is None and rows["old"].exact is None
+    new = [r for k, r in rows.items() if k != "old"]
+    assert {(r.time_source, r.pure_io_time_s, r.pure_io_time_min_s) for r in new} == {
+        ("heatmap", 2.75, 2.6)
+    }

@@ -17,6 +17,8 @@ from collections.abc import Iterable
 
 MAGIC = 6567223
 DXT_POSIX, DXT_MPIIO, POSIX = 10, 11, 1  # module indices of format 3.41
+MPIIO, STDIO, HEATMAP = 2, 9, 15
+VERSIONS = {POSIX: 4, MPIIO: 3, STDIO: 2, HEATMAP: 1}  # module versions of format 3.41
 HEADER = 1328  # bytes of the 3.41 header; the job region follows it
 HOST = 64
 SEG = 32
@@ -42,6 +44,37 @@ def dxt_record(rid: int, rank: int, host: bytes, writes, reads, big: bool = Fals
     return head + b"".join(struct.pack(e + "qqdd", *s) for s in (*writes, *reads))
 
 
+def counter_record(table: str, rid: int, rank: int, big: bool = False, **values) -> bytes:
+    """One record of a counter module (`posix`, `mpiio`, `stdio`) as darshan-util reads it: base
+    record (id, rank), the integer counters, then the floating-point ones (darshan-*-log-format.h),
+    each 0 unless named in `values` (e.g. POSIX_F_READ_TIME=1.5)."""
+    from schemas.darshan_counters import MODULE_COUNTERS
+
+    _, ints, floats = MODULE_COUNTERS[table]
+    unknown = set(values) - set(ints) - set(floats)
+    assert not unknown, unknown
+    e = ">" if big else "<"
+    return (
+        struct.pack(e + "Qq", rid, rank)
+        + struct.pack(e + f"{len(ints)}q", *(int(values.get(c, 0)) for c in ints))
+        + struct.pack(e + f"{len(floats)}d", *(float(values.get(c, 0.0)) for c in floats))
+    )
+
+
+def heatmap_record(rid: int, rank: int, width: float, write_bins, read_bins, big=False) -> bytes:
+    """One HEATMAP record (darshan-heatmap-log-format.h, as darshan-heatmap-logutils.c reads it):
+    base record, bin_width_seconds, nbins, two pointer words (not read), then nbins write and nbins
+    read byte counts."""
+    assert len(write_bins) == len(read_bins)
+    e = ">" if big else "<"
+    n = len(write_bins)
+    return (
+        struct.pack(e + "Qqdqqq", rid, rank, width, n, 0, 0)
+        + struct.pack(e + f"{n}q", *write_bins)
+        + struct.pack(e + f"{n}q", *read_bins)
+    )
+
+
 def write_log(
     fh,
     regions: dict[int, Iterable[bytes]],
@@ -49,15 +82,19 @@ def write_log(
     comp: int = 0,
     level: int = 1,
     big: bool = False,
+    names: dict[int, str] | None = None,
+    nprocs: int = 64,
 ) -> None:
     """Writes a format-3.41 log to the seekable `fh`: job and name regions, then each module
     region (module index -> raw record bytes, in pieces), compressed with zlib (`comp` 0) or
-    stored (`comp` 2). The header is written last, once the region offsets are known."""
+    stored (`comp` 2). The header is written last, once the region offsets are known. `names`
+    (record id -> name) replaces the one name record /scratch/huge.dat."""
     e = ">" if big else "<"
     versions = versions or {}
-    job = struct.pack(e + "7q", 1000, 1_600_000_000, 0, 1_600_000_100, 0, 64, 42)
+    job = struct.pack(e + "7q", 1000, 1_600_000_000, 0, 1_600_000_100, 0, nprocs, 42)
     job += b"lib_ver=3.4.0\n".ljust(1024, b"\0") + b"/bin/bench\nlustre\t/scratch\0"
-    names = struct.pack(e + "Q", RECORD_ID) + b"/scratch/huge.dat\0"
+    names = names or {RECORD_ID: "/scratch/huge.dat"}
+    names = b"".join(struct.pack(e + "Q", k) + v.encode() + b"\0" for k, v in names.items())
 
     def put(pieces: Iterable[bytes]) -> tuple[int, int]:
         off = fh.tell()

@@ -26,6 +26,15 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from spark_sql import queries, show  # the SQL text and the printing; imports nothing of Spark  # noqa: E402
 
 
+def _storage_options(uri: str) -> dict | None:
+    """delta-rs reads S3 settings from the environment but refuses a plain-HTTP endpoint (an
+    S3-compatible server on site) unless told: say so when AWS_ENDPOINT_URL is http://."""
+    endpoint = os.environ.get("AWS_ENDPOINT_URL", "")
+    if uri.startswith(("s3://", "s3a://")) and endpoint.startswith("http://"):
+        return {"AWS_ALLOW_HTTP": "true"}
+    return None
+
+
 def open_lake(lake: str) -> tuple[duckdb.DuckDBPyConnection, dict[str, int]]:
     """A DuckDB connection with a view `<layer>_<table>` per Delta table of the lake, and each
     table's Delta version."""
@@ -39,7 +48,7 @@ def open_lake(lake: str) -> tuple[duckdb.DuckDBPyConnection, dict[str, int]]:
                 continue
             name = f"{layer}_{info.base_name}"
             uri = f"{lake.rstrip('/')}/{layer}/{info.base_name}"
-            table = DeltaTable(uri)
+            table = DeltaTable(uri, storage_options=_storage_options(uri))
             con.register(name, table.to_pyarrow_dataset())
             versions[name] = table.version()
     return con, versions

@@ -197,6 +197,7 @@ class Report:
     umami_note: str = ""
     advice: list[dict] | None = None  # None: the advise stage has not run on this job
     facts: dict = field(default_factory=dict)  # the job's figures as numbers (`--format json`)
+    sections: dict | None = None  # pydarshan's job-summary sections (apps/summary_sections.py)
 
 
 ADVICE_ORDER = {"what_if": 0, "stripe": 1, "tag": 2, "none": 3}
@@ -656,6 +657,13 @@ def build(reader: LakeReader, log_id: str) -> Report:
                 ).read_bytes()
         except Exception as e:
             umami_note = f"The UMAMI panel could not be drawn: {type(e).__name__}: {e}"
+    try:
+        from apps.summary_sections import sections as summary_sections
+
+        sections = summary_sections(reader, log_id, job)
+    except Exception as e:  # a report without these sections beats no report
+        sections = None
+        notes.append(f"the job-summary sections could not be computed: {type(e).__name__}: {e}")
     facts = {
         "jobid": job.get("jobid"),
         "exe": exe or None,
@@ -695,6 +703,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
         umami_png=umami_png,
         umami_note=umami_note,
         advice=_advice(reader, log_id),
+        sections=sections,
     )
 
 
@@ -976,7 +985,9 @@ def render(report: Report) -> str:
         undefined=StrictUndefined,
         trim_blocks=False,
     )
-    env.filters.update(num=num, secs=secs)
+    from apps.summary_sections import human_bytes as hbytes
+
+    env.filters.update(num=num, secs=secs, hbytes=hbytes)
     b64 = base64.b64encode(report.timeline_png).decode("ascii") if report.timeline_png else ""
     umami_b64 = base64.b64encode(report.umami_png).decode("ascii") if report.umami_png else ""
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -989,6 +1000,19 @@ def render(report: Report) -> str:
         evidence_cap=EVIDENCE_SHOWN,
         plan_groups=plan_groups(report.plan),
         advice_groups=advice_groups(report.advice),
+        **section_context(report),
+    )
+
+
+def section_context(report: Report) -> dict:
+    """What summary_sections.html.j2 needs: the sections, their PNGs as base64, nprocs, run time."""
+    s = report.sections or {}
+    pngs = {k: base64.b64encode(v).decode("ascii") for k, v in s.items() if k.endswith("_png")}
+    return dict(
+        s=report.sections,
+        s_b64=pngs,
+        s_nprocs=report.facts.get("nprocs"),
+        s_run_time=report.facts.get("run_time_s"),
     )
 
 
@@ -1092,6 +1116,9 @@ def to_json(report: Report) -> dict:
                     for g in plan_groups(report.plan)
                 ],
             },
+            "summary_sections": None
+            if report.sections is None
+            else {k: v for k, v in report.sections.items() if not k.endswith("_png")},
             "notes": report.notes,
         }
     )

@@ -824,3 +824,33 @@ def test_report_of_a_log_without_dxt_draws_its_heatmap(spark, tmp_path):
     (img,) = [a for a in page.all("img") if a.get("id") == "timeline-img"]
     png = base64.b64decode(img["src"].split(",", 1)[1])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24])[0] > 500
+
+
+def test_report_job_summary_sections(lake, dxt_page, tmp_path, capsys):
+    """The sections after pydarshan's job summary (apps/summary_sections.py; their numbers are
+    checked against pydarshan in test_job_summary_pydarshan.py): a figure and a table each for
+    the dxt job; for noposix (512 ranks, STDIO only) no access-size figure, and a note instead."""
+    page = Page(dxt_page.read_text())
+    ids = {a.get("id") for _, a in page.elements}
+    for section in ("io-cost", "file-categories", "access-sizes", "op-counts", "data-by-root"):
+        assert section in ids, section
+    rows = [a for t, a in page.elements if t == "tr" and "io-cost-row" in a.get("class", "")]
+    assert [r["data-module"] for r in rows] == ["POSIX", "STDIO"]
+    assert [a["data-module"] for t, a in page.elements if t == "table" and
+            "common-access" in a.get("class", "")] == ["POSIX"]  # fmt: skip
+
+    assert (
+        main(["report", lake["noposix"][:10], "--lake", lake["lake"], "--out", str(tmp_path)]) == 0
+    )
+    page = Page((tmp_path / f"{lake['noposix']}.html").read_text())
+    imgs = [a.get("id") for a in page.all("img")]
+    assert "io-cost-img" in imgs and "access-sizes-img" not in imgs
+    assert "No access-size counters for this job" in page.body_text
+    rows = [a for t, a in page.elements if t == "tr" and "io-cost-row" in a.get("class", "")]
+    assert [r["data-module"] for r in rows] == ["STDIO"]
+
+    capsys.readouterr()
+    assert main(["report", lake["noposix"][:10], "--lake", lake["lake"], "--format", "json"]) == 0
+    sections = json.loads(capsys.readouterr().out)["summary_sections"]
+    assert [c["module"] for c in sections["io_cost"]] == ["STDIO"]
+    assert {c["module"] for c in sections["op_counts"]} == {"STDIO"}

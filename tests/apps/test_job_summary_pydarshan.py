@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 from features import job_summary as js
+from tests.apps.test_derived_metrics_pydarshan import FILE_COUNTS, _size
 from tests.support.data import need
 
 pytestmark = pytest.mark.slow  # ingests ~110 logs (shared lake), then reads each with pydarshan
@@ -216,6 +217,7 @@ def report_path(lake):
         | set(ROOTS)
         | set(ROOT_LABELS)
         | set(ROOT_FIRST_THIRD)
+        | {log for log, _ in FILE_COUNTS}
     )
     parts: dict[str, list] = {v: [] for v in VIEWS}
     for name in sorted(names):
@@ -464,8 +466,6 @@ def test_roots_reproduce_test_data_access_by_filesystem(frames, lake):
 def test_file_categories_reproduce_test_lib_accum(frames, lake):
     """test_lib_accum.py's test_file_count_summary_table (the values test_derived_metrics_pydarshan
     copies, with its log absent from the shared data left out), through `file_categories`."""
-    from tests.apps.test_derived_metrics_pydarshan import FILE_COUNTS, _size
-
     cats = frames["file_categories"]
     reproduced = 0
     for (name, m), want in FILE_COUNTS.items():

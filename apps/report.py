@@ -209,6 +209,8 @@ class Report:
     )  # `model_provenance` of the plan's rows
     site: str | None = None  # the site profile's name (conf `site.name`): where commands come from
 
+    sections: dict | None = None  # pydarshan's job-summary sections (apps/summary_sections.py)
+
 
 SUSPECT_EXCLUDED = (
     "Its throughput is excluded from models (train, labels), watch (regressions) and advice "
@@ -744,6 +746,13 @@ def build(reader: LakeReader, log_id: str) -> Report:
                 ).read_bytes()
         except Exception as e:
             umami_note = f"The UMAMI panel could not be drawn: {type(e).__name__}: {e}"
+    try:
+        from apps.summary_sections import sections as summary_sections
+
+        sections = summary_sections(reader, log_id, job)
+    except Exception as e:  # a report without these sections beats no report
+        sections = None
+        notes.append(f"the job-summary sections could not be computed: {type(e).__name__}: {e}")
     facts = {
         "jobid": job.get("jobid"),
         "exe": exe or None,
@@ -786,6 +795,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
         suspect=(f.get("suspect_reason") or "flagged") if f.get("suspect") else None,
         plan_provenance=plan_provenance,
         site=reader.site,
+        sections=sections,
     )
 
 
@@ -1067,7 +1077,9 @@ def render(report: Report) -> str:
         undefined=StrictUndefined,
         trim_blocks=False,
     )
-    env.filters.update(num=num, secs=secs)
+    from apps.summary_sections import human_bytes as hbytes
+
+    env.filters.update(num=num, secs=secs, hbytes=hbytes)
     b64 = base64.b64encode(report.timeline_png).decode("ascii") if report.timeline_png else ""
     umami_b64 = base64.b64encode(report.umami_png).decode("ascii") if report.umami_png else ""
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -1083,6 +1095,19 @@ def render(report: Report) -> str:
         suspect_excluded=SUSPECT_EXCLUDED,
         advice_provenance=provenance_groups(model_provenance(report.advice)),
         plan_provenance=provenance_groups(report.plan_provenance),
+        **section_context(report),
+    )
+
+
+def section_context(report: Report) -> dict:
+    """What summary_sections.html.j2 needs: the sections, their PNGs as base64, nprocs, run time."""
+    s = report.sections or {}
+    pngs = {k: base64.b64encode(v).decode("ascii") for k, v in s.items() if k.endswith("_png")}
+    return dict(
+        s=report.sections,
+        s_b64=pngs,
+        s_nprocs=report.facts.get("nprocs"),
+        s_run_time=report.facts.get("run_time_s"),
     )
 
 
@@ -1202,6 +1227,9 @@ def to_json(report: Report) -> dict:
                     for g in plan_groups(report.plan)
                 ],
             },
+            "summary_sections": None
+            if report.sections is None
+            else {k: v for k, v in report.sections.items() if not k.endswith("_png")},
             "notes": report.notes,
         }
     )

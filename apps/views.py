@@ -40,12 +40,20 @@ the file's name:
   `agg_time_by_slowest`, `total_bytes`, slowest-rank times) and the file counts by category
   (all / read-only / write-only / read-write / unique / shared / partially shared) with their
   volumes and sizes: features/derived_metrics.py, which cites darshan-util's functions.
+- The sections of pydarshan's job summary (features/job_summary.py cites the pydarshan source
+  file of each definition): `io_cost` per (log_id, module: read / write / meta / wait seconds
+  per process, bytes), `file_categories` per (log_id, module, category: files, bytes, average
+  and largest size estimated from offsets), `access_sizes` per (log_id, module, direction, bin),
+  `common_access_sizes` per (log_id, module, access_size: count, rank), `op_counts` per (log_id,
+  module, operation) and `data_access_by_root` per (log_id, filesystem_root: bytes and files
+  read and written).
 """
 
 from __future__ import annotations
 
 from features.derived_metrics import MODULES as DERIVED_MODULES
 from features.derived_metrics import derived_metrics
+from features.job_summary import TABLE as SUMMARY_TABLES
 from schemas import TABLES
 
 LEVEL = """CASE WHEN source = 'DXT_MPIIO' OR STARTSWITH(func, 'MPI_File') THEN 2
@@ -368,6 +376,28 @@ def _activity(have: set[str]) -> str:
     return ACTIVITY.format(io_ops=io_ops, heatmap=heatmap, jobs=jobs)
 
 
+def _summary_views(spark, have: set[str]) -> dict:
+    """The job-summary views (features/job_summary.py) the lake's bronze tables allow."""
+    from features import job_summary as js
+
+    modules = {
+        m: spark.table(f"bronze_{t}") for m, t in SUMMARY_TABLES.items() if f"bronze_{t}" in have
+    }
+    if not modules:
+        return {}
+    jobs = spark.table("bronze_jobs") if "bronze_jobs" in have else spark.sql(NO_JOBS_NPROCS)
+    out = {
+        "io_cost": js.io_cost(modules, jobs),
+        "file_categories": js.file_categories(modules),
+        "access_sizes": js.access_sizes(modules),
+        "common_access_sizes": js.common_access_sizes(modules),
+        "op_counts": js.op_counts(modules),
+    }
+    if "bronze_files" in have:
+        out["data_access_by_root"] = js.data_access_by_root(modules, spark.table("bronze_files"))
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def register_views(spark, lake: str) -> list[str]:
     """Create (or replace) the temp views of the lake's tables and the analysis views; returns their names."""
     made = []
@@ -414,6 +444,8 @@ def register_views(spark, lake: str) -> list[str]:
     if derived:
         jobs = spark.table("bronze_jobs") if "bronze_jobs" in have else spark.sql(NO_JOBS_NPROCS)
         view("derived_metrics", derived_metrics(derived, jobs))
+    for name, df in _summary_views(spark, have).items():
+        view(name, df)
     if "silver_job_features" in have:
         tags = NO_TAGS
         if "silver_bottleneck_tags" in have:

@@ -61,6 +61,8 @@ SHARED_LAKE_GROUPS = {
     "tests/services/test_s3_lake.py": "first_run_lake",
     "tests/apps/test_report.py": "report_lake",
     "tests/examples/test_examples.py": "report_lake",
+    "tests/apps/test_derived_metrics_pydarshan.py": "pydarshan_lake",
+    "tests/apps/test_job_summary_pydarshan.py": "pydarshan_lake",
 }
 
 

@@ -13,11 +13,9 @@ One lake ingested from every log of ../shared/data/darshan that pydarshan 3.5.0 
 
 from __future__ import annotations
 
-import csv
-
 import pytest
 
-from tests.support.data import need, shared_path
+from tests.support.data import need
 
 pytestmark = pytest.mark.slow  # ingests ~110 logs, then reads each with pydarshan
 
@@ -63,28 +61,11 @@ DECODED_OTHERWISE = {
 }
 
 
-def _readable_logs():
-    root = shared_path("darshan")
-    with open(root / "MANIFEST.csv", newline="") as f:
-        rows = [r for r in csv.DictReader(f) if r["pydarshan_3_5_0"] == "reads"]
-    return [root / r["path"] for r in rows]
-
-
 @pytest.fixture(scope="module")
 def lake(spark, tmp_path_factory):
-    from iolake.config import load_config
-    from jobs import ingest
-    from readers.fsio import content_hash
+    from tests.support.lakes import pydarshan_lake
 
-    logs = _readable_logs()
-    root = tmp_path_factory.mktemp("derived_lake")
-    conf = load_config(
-        "local", overrides={"lake": {"root": str(root / "lake")}, "gates": {"enabled": False}}
-    )
-    ingest.run(spark, conf, [str(p) for p in logs], echo=lambda *_: None)
-    ids = {p.name: content_hash(str(p), "darshan") for p in logs}
-    assert len(ids) == len(logs), "the tests name logs by file name: names must be unique"
-    return {"lake": conf.lake.root, "logs": logs, "ids": ids}
+    return pydarshan_lake(spark, tmp_path_factory)
 
 
 @pytest.fixture(scope="module")

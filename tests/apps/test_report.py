@@ -141,10 +141,11 @@ def test_report_escapes_every_string_from_the_trace(spark, lake, dxt_page):
     # a reader sees each hostile string as text, literally
     for raw in (HOSTILE_FILE, HOSTILE_EXE, HOSTILE_META, "<b>note</b>"):
         assert raw in page.text
-    # and the markup is the template's alone: no script, one image (ours), no handler, nothing external
+    # and the markup is the template's alone: no script, images ours (the timeline, the job-summary
+    # figures: embedded PNGs), no handler, nothing external
     assert page.all("script") == [] and page.all("iframe") == [] and page.all("link") == []
-    (img,) = page.all("img")
-    assert img["src"].startswith("data:image/png;base64,")
+    imgs = page.all("img")
+    assert imgs and all(i["src"].startswith("data:image/png;base64,") for i in imgs)
     assert not [(t, k) for t, a in page.elements for k in a if k.startswith("on")]
     urls = [a[k] for _, a in page.elements for k in ("src", "href", "action") if k in a]
     assert all(u.startswith(("data:", "#")) for u in urls)
@@ -382,15 +383,28 @@ def test_report_renders_in_headless_chromium(lake, dxt_page, tmp_path):
     )
     (root,), (body,) = dom.all("html"), dom.all("body")
     assert "data-pwned" not in body
-    assert len(dom.all("script")) == 1 and len(dom.all("img")) == 1  # the probe; the timeline
+    # the probe; the timeline and the job-summary figures (apps/summary_sections.py)
+    assert len(dom.all("script")) == 1 and [i.get("id") for i in dom.all("img")] == [
+        "timeline-img",
+        "io-cost-img",
+        "file-categories-img",
+        "access-sizes-img",
+        "op-counts-img",
+        "roots-img",
+    ]
     # the tags, with their evidence, as rendered
     assert set(dom.evidence) == set(Page(source).evidence) and HOSTILE_FILE in dom.body_text
     # the timeline decoded at the PNG's own size, and it is a drawing, not a blank
     png = base64.b64decode(Page(source).all("img")[0]["src"].split(",", 1)[1])
     width, height = struct.unpack(">II", png[16:24])
-    (img,) = json.loads(root["data-probe"])
+    img, *figures = json.loads(root["data-probe"])
     assert img["complete"] and (img["w"], img["h"]) == (width, height), img
     assert "error" not in img and 0.02 < img["ink"] < 0.9, img
+    # every job-summary figure decoded at its PNG's size, a drawing, not a blank
+    for seen, tag in zip(figures, Page(source).all("img")[1:]):
+        png = base64.b64decode(tag["src"].split(",", 1)[1])
+        assert seen["complete"] and (seen["w"], seen["h"]) == struct.unpack(">II", png[16:24])
+        assert "error" not in seen and 0.005 < seen["ink"] < 0.9, seen
 
 
 # ---- the UMAMI panel: this job against its application's history ----------------------------
@@ -807,6 +821,36 @@ def test_report_of_a_log_without_dxt_draws_its_heatmap(spark, tmp_path):
     )
     page = Page(out.read_text())
     assert "Source: Darshan's HEATMAP module" in page.body_text
-    (img,) = page.all("img")
+    (img,) = [a for a in page.all("img") if a.get("id") == "timeline-img"]
     png = base64.b64decode(img["src"].split(",", 1)[1])
     assert png[:8] == b"\x89PNG\r\n\x1a\n" and struct.unpack(">II", png[16:24])[0] > 500
+
+
+def test_report_job_summary_sections(lake, dxt_page, tmp_path, capsys):
+    """The sections after pydarshan's job summary (apps/summary_sections.py; their numbers are
+    checked against pydarshan in test_job_summary_pydarshan.py): a figure and a table each for
+    the dxt job; for noposix (512 ranks, STDIO only) no access-size figure, and a note instead."""
+    page = Page(dxt_page.read_text())
+    ids = {a.get("id") for _, a in page.elements}
+    for section in ("io-cost", "file-categories", "access-sizes", "op-counts", "data-by-root"):
+        assert section in ids, section
+    rows = [a for t, a in page.elements if t == "tr" and "io-cost-row" in a.get("class", "")]
+    assert [r["data-module"] for r in rows] == ["POSIX", "STDIO"]
+    assert [a["data-module"] for t, a in page.elements if t == "table" and
+            "common-access" in a.get("class", "")] == ["POSIX"]  # fmt: skip
+
+    assert (
+        main(["report", lake["noposix"][:10], "--lake", lake["lake"], "--out", str(tmp_path)]) == 0
+    )
+    page = Page((tmp_path / f"{lake['noposix']}.html").read_text())
+    imgs = [a.get("id") for a in page.all("img")]
+    assert "io-cost-img" in imgs and "access-sizes-img" not in imgs
+    assert "No access-size counters for this job" in page.body_text
+    rows = [a for t, a in page.elements if t == "tr" and "io-cost-row" in a.get("class", "")]
+    assert [r["data-module"] for r in rows] == ["STDIO"]
+
+    capsys.readouterr()
+    assert main(["report", lake["noposix"][:10], "--lake", lake["lake"], "--format", "json"]) == 0
+    sections = json.loads(capsys.readouterr().out)["summary_sections"]
+    assert [c["module"] for c in sections["io_cost"]] == ["STDIO"]
+    assert {c["module"] for c in sections["op_counts"]} == {"STDIO"}

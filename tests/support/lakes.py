@@ -202,3 +202,34 @@ def report_lake(spark, tmp_path_factory) -> dict:
         traces=traces,
     )
     return _BUILT
+
+
+_PYDARSHAN: dict = {}
+
+
+def pydarshan_lake(spark, tmp_path_factory) -> dict:
+    """Every log of ../shared/data/darshan that pydarshan 3.5.0 reads (MANIFEST.csv column
+    `pydarshan_3_5_0` == "reads"), ingested once per process (gates off): {"lake", "logs" (paths),
+    "ids" (file name -> log_id)}. Shared by the tests that compare views with pydarshan."""
+    if _PYDARSHAN:
+        return _PYDARSHAN
+    import csv
+
+    from iolake.config import load_config
+    from jobs import ingest
+    from readers.fsio import content_hash
+    from tests.support.data import shared_path
+
+    root = shared_path("darshan")
+    with open(root / "MANIFEST.csv", newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["pydarshan_3_5_0"] == "reads"]
+    logs = [root / r["path"] for r in rows]
+    tmp = tmp_path_factory.mktemp("pydarshan_lake")
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(tmp / "lake")}, "gates": {"enabled": False}}
+    )
+    ingest.run(spark, conf, [str(p) for p in logs], echo=lambda *_: None)
+    ids = {p.name: content_hash(str(p), "darshan") for p in logs}
+    assert len(ids) == len(logs), "the tests name logs by file name: names must be unique"
+    _PYDARSHAN.update(lake=conf.lake.root, logs=logs, ids=ids)
+    return _PYDARSHAN

@@ -209,6 +209,7 @@ def test_json_summary_holds_the_same_facts_machine_readable():
         "advice_models",
         "site",
         "suspect",
+        "summary_sections",
         "plan",
         "notes",
     }

@@ -52,14 +52,12 @@ def execute(ctx) -> dict:
     (and for the logs whose bronze/covers rows predate `time_source`: their figure may be a bound)."""
     import pyspark.sql.functions as F
 
-    from schemas import SILVER
-
     out = ctx.read(COVERS)  # silver/covering_sets' columns, in its order (schemas/covers.py)
     current = F.col(BOUND).isNotNull() if BOUND in out.columns else F.lit(False)
     out = out.where(current).select(
         *[
             F.col(f.name) if f.name in out.columns else F.lit(None).cast(f.dataType).alias(f.name)
-            for f in SILVER["covering_sets"].struct.fields
+            for f in ctx.spec(OUT, "output").struct.fields
         ]
     )
     rest, n_rest = not_at_ingest(ctx, COVERS, LEDGER, where=current)

@@ -275,4 +275,7 @@ def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
     _same_advice(spark, str(cluster_lake), str(local_lake))
     print("equal tables (rows):", counts)
     assert counts["logs"] == 6 + 2 * len(SWEEP_CONFIGS) and counts["placement_labels"] >= 10
-    assert counts["placement_predictions"] > 0 and counts["bandwidth_predictions"] > 0
+    assert counts["placement_predictions"] > 0
+    if "bandwidth_predictions" not in counts:  # on this small lake the guard may hold it back
+        local_out = (tmp_path / "local.out").read_text()
+        assert "[score] skipped iolake-bandwidth" in local_out and "held back" in local_out

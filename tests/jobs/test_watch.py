@@ -54,6 +54,7 @@ def _job(app: str, i: int, bw: float, start=True):
         "meta_time_s": 0.1 * io_time,
         "meta_time_share": 0.1,
         "throughput_mib_s": bw,
+        "suspect": False,
     }
     ff = [
         {

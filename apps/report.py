@@ -604,20 +604,26 @@ def build(reader: LakeReader, log_id: str) -> Report:
         if files is not None
         else {}
     )
-    fs_types = sorted({f for f in files["fs_type"].to_pylist() if f}) if files is not None else []
+    fs_types = {f for f in files["fs_type"].to_pylist() if f} if files is not None else set()
+    lustre = reader.read("lustre", ["log_id"], log_id=log_id)
+    if lustre is not None and lustre.num_rows:  # Lustre files whose path the mount table misses
+        fs_types.add("lustre")
 
     exe = job.get("exe") or ""
+    # a Recorder trace has no scheduler job id: name the trace's format instead of "job None"
+    who = (
+        f"job {job['jobid']}"
+        if job.get("jobid") is not None
+        else f"{ledger.get('format') or 'untitled'} trace".capitalize()
+    )
     program = (feat or {}).get("program") or (
         exe.split()[0].rsplit("/", 1)[-1] if exe.strip() else ""
     )
-    title = (
-        f"job {job.get('jobid')}" + (f" · {program}" if program else "") + f" · log {log_id[:12]}"
-    )
+    title = who + (f" · {program}" if program else "") + f" · log {log_id[:12]}"
     f = feat or {}
     summary = [
         ("log_id", log_id),
-        ("jobid", str(job.get("jobid"))),
-        ("uid", str(job.get("uid"))),
+        *((k, "—" if job.get(k) is None else str(job[k])) for k in ("jobid", "uid")),
         ("executable", exe or "—"),
         ("processes", num(job.get("nprocs"))),
         ("start", _when(job.get("start_time_sec"))),
@@ -715,7 +721,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
             "time_note": time_bound(first),
         }  # null: a row from before the flag
 
-    png, note = timeline(reader, log_id, f"job {job.get('jobid')} · log {log_id[:12]}")
+    png, note = timeline(reader, log_id, f"{who} · log {log_id[:12]}")
     place_rows = _rows(reader.read("placement_predictions", log_id=log_id))
     bw_rows = _rows(reader.read("bandwidth_predictions", log_id=log_id))
     plan, models, plan_tiers = placement_plan(place_rows, bw_rows)

@@ -311,13 +311,28 @@ def stripe_rows(
     )
 
 
-def fs_flags(ff: DataFrame) -> DataFrame:
+def fs_flags(ff: DataFrame, jobs: DataFrame | None = None) -> DataFrame:
     """Per log of `ff` (silver/file_features), whether any of its files is on Lustre and on GPFS
-    (`fs_type`, from the log's mount table): which clauses of a tag's recommendation apply."""
+    (`fs_type`, from the log's mount table): which clauses of a tag's recommendation apply. `jobs`
+    (silver/job_features) adds Lustre for a log with a Lustre stripe layout (`stripe_count`, from
+    Darshan's LUSTRE module) whose paths the mount table does not resolve (a symlinked project
+    directory under `/`)."""
     fs = F.lower(F.col("fs_type"))
-    return ff.groupBy("log_id").agg(
-        F.max((fs == LUSTRE).cast("int")).cast("boolean").alias("on_lustre"),
-        F.max((fs == GPFS).cast("int")).cast("boolean").alias("on_gpfs"),
+    flags = ff.groupBy("log_id").agg(
+        F.max((fs == LUSTRE).cast("int")).alias("lu"),
+        F.max((fs == GPFS).cast("int")).alias("gp"),
+    )
+    if jobs is not None:
+        striped = jobs.where(F.col("stripe_count").isNotNull()).select(
+            "log_id", F.lit(1).alias("st")
+        )
+        flags = flags.join(striped.dropDuplicates(["log_id"]), "log_id", "full")
+    else:
+        flags = flags.withColumn("st", F.lit(None).cast("int"))
+    return flags.select(
+        "log_id",
+        (F.coalesce("lu", F.lit(0)) + F.coalesce("st", F.lit(0)) > 0).alias("on_lustre"),
+        (F.coalesce("gp", F.lit(0)) > 0).alias("on_gpfs"),
     )
 
 
@@ -636,7 +651,11 @@ def assemble(
         what_ifs = spark.createDataFrame([], WHAT_IF_SCHEMA)
     parts.append(stripe_rows(spark, history_jobs, history_ff, todo, conf.advise, conf.site))
     parts.append(
-        tag_rows(tags.join(todo.select("log_id"), "log_id", "left_semi"), what_ifs, fs_flags(ff))
+        tag_rows(
+            tags.join(todo.select("log_id"), "log_id", "left_semi"),
+            what_ifs,
+            fs_flags(ff, history_jobs.join(todo.select("log_id"), "log_id", "left_semi")),
+        )
     )
     rows = parts[0]
     for p in parts[1:]:

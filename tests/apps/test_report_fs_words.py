@@ -14,8 +14,17 @@ from schemas import TABLES
 TAGS = ("stragglers", "misaligned_file", "shared_file_time_imbalance")
 
 
-def _lake(root, fs_type: str) -> str:
+def _lake(root, fs_type: str, lustre_records: bool = False) -> str:
     log = "A" * 64
+    if (
+        lustre_records
+    ):  # Darshan's LUSTRE module saw the file: on Lustre whatever the mount table says
+        write_deltalake(
+            TABLES["lustre"].path(str(root)),
+            pa.table(
+                {"log_id": [log], "job_month": ["2026-11"], "record_id": pa.array([1], pa.int64())}
+            ),
+        )
     write_deltalake(
         TABLES["jobs"].path(str(root)),
         pa.table(
@@ -61,11 +70,14 @@ def _lake(root, fs_type: str) -> str:
     return log
 
 
-@pytest.mark.parametrize(("fs_type", "lfs"), [("gpfs", False), ("lustre", True)])
-def test_recommendations_name_lfs_only_for_a_job_on_lustre(tmp_path, fs_type, lfs):
+@pytest.mark.parametrize(
+    ("fs_type", "lustre_records", "lfs"),
+    [("gpfs", False, False), ("lustre", False, True), ("overlay", True, True)],
+)
+def test_recommendations_name_lfs_only_for_a_job_on_lustre(tmp_path, fs_type, lustre_records, lfs):
     from iolake.config import load_config
 
-    log = _lake(tmp_path, fs_type)
+    log = _lake(tmp_path, fs_type, lustre_records)
     reader = LakeReader(load_config("local", overrides={"lake": {"root": str(tmp_path)}}))
     report = build(reader, log)
     text, html = to_text(report), render(report)
@@ -73,7 +85,7 @@ def test_recommendations_name_lfs_only_for_a_job_on_lustre(tmp_path, fs_type, lf
     assert len(recs) == 3 and all(recs)
     assert ("lfs setstripe" in text) is lfs and ("lfs setstripe" in html) is lfs
     assert all(("lfs setstripe" in r) is lfs for r in recs)
-    assert ("mmlsattr -L" in text) is (not lfs)  # GPFS: its own words instead
+    assert ("mmlsattr -L" in text) is (fs_type == "gpfs")  # GPFS: its own words instead
 
 
 def test_a_move_predicted_slower_is_marked_slower_on_the_page_and_in_the_text():
@@ -91,3 +103,21 @@ def test_a_move_predicted_slower_is_marked_slower_on_the_page_and_in_the_text():
     assert cell[: cell.index("</td>")].endswith("0.58×<br><small>(slower)</small>")
     report.advice[0]["predicted_speedup"] = 1.9
     assert "(slower)" not in to_text(report) and "(slower)" not in render(report)
+
+
+def test_a_trace_without_a_job_id_is_named_by_its_format_not_job_none(tmp_path):
+    from iolake.config import load_config
+
+    log = "B" * 64
+    write_deltalake(
+        TABLES["jobs"].path(str(tmp_path)),
+        pa.table({"log_id": [log], "job_month": ["2021-03"], "nprocs": pa.array([2], pa.int64())}),
+    )
+    write_deltalake(
+        TABLES["logs"].path(str(tmp_path)),
+        pa.table({"log_id": [log], "job_month": ["2021-03"], "format": ["recorder"]}),
+    )
+    reader = LakeReader(load_config("local", overrides={"lake": {"root": str(tmp_path)}}))
+    report = build(reader, log)
+    assert report.title == "Recorder trace · log BBBBBBBBBBBB"
+    assert dict(report.summary)["jobid"] == "—" and "None" not in to_text(report)

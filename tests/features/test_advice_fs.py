@@ -19,29 +19,40 @@ TAG = {
 
 
 def test_tag_advice_names_lfs_for_the_lustre_job_only(spark):
-    tags = frame(spark, "bottleneck_tags", [TAG], log_id="GPFS").unionByName(
-        frame(spark, "bottleneck_tags", [TAG], log_id="LUSTRE")
+    tags = (
+        frame(spark, "bottleneck_tags", [TAG], log_id="GPFS")
+        .unionByName(frame(spark, "bottleneck_tags", [TAG], log_id="LUSTRE"))
+        .unionByName(frame(spark, "bottleneck_tags", [TAG], log_id="STRIPED"))
     )
     # silver/file_features' two columns fs_flags reads: the GPFS job has a file on local disk too
     ff = spark.createDataFrame(
-        [("GPFS", "gpfs"), ("GPFS", "ext4"), ("LUSTRE", "lustre"), ("LUSTRE", None)],
+        [
+            ("GPFS", "gpfs"),
+            ("GPFS", "ext4"),
+            ("LUSTRE", "lustre"),
+            ("LUSTRE", None),
+            ("STRIPED", "overlay"),  # a symlinked project directory: the mount table says `/`
+        ],
         "log_id string, fs_type string",
     )
     what_ifs = spark.createDataFrame([], advice.WHAT_IF_SCHEMA)
-    rows = {
-        r.log_id: r.message for r in advice.tag_rows(tags, what_ifs, advice.fs_flags(ff)).collect()
-    }
+    # silver/job_features' stripe layout (Darshan's LUSTRE module): STRIPED's file is on Lustre
+    jobs = spark.createDataFrame(
+        [("STRIPED", 4), ("GPFS", None)], "log_id string, stripe_count long"
+    )
+    flags = advice.fs_flags(ff, jobs)
+    rows = {r.log_id: r.message for r in advice.tag_rows(tags, what_ifs, flags).collect()}
     assert rows["LUSTRE"] == (
         "stragglers: rank 7 is 3x the median -> find the slow ranks' files (the evidence lists "
         "them) and balance the work; Lustre: check the slow ranks' OSTs and spread the files over "
         "more OSTs (lfs setstripe -c)"
     )
+    assert rows["STRIPED"] == rows["LUSTRE"]
     assert "lfs" not in rows["GPFS"] and "no per-file striping" in rows["GPFS"]
     # without the file systems (a caller that does not know them): neutral words for both
     plain = {r.log_id: r.message for r in advice.tag_rows(tags, what_ifs).collect()}
-    assert plain == {
-        "GPFS": "stragglers: rank 7 is 3x the median -> find the slow ranks' files (the evidence "
-        "lists them) and balance the work",
-        "LUSTRE": "stragglers: rank 7 is 3x the median -> find the slow ranks' files (the evidence "
-        "lists them) and balance the work",
-    }
+    neutral = (
+        "stragglers: rank 7 is 3x the median -> find the slow ranks' files (the evidence lists "
+        "them) and balance the work"
+    )
+    assert plain == {"GPFS": neutral, "LUSTRE": neutral, "STRIPED": neutral}

@@ -1315,10 +1315,11 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
             out += wrap(f"model {p['label']}: {p['note']}", "  ", "    ")
         for g in groups:
             files = f" ({g['files']} files)" if g["files"] > 1 else ""
+            # one row's message states its own prediction; a group's line adds the median over it
             speed = (
-                f", predicted {num(g['predicted_speedup'])}x"
+                f", median predicted {num(g['predicted_speedup'])}x"
                 + (" (slower)" if g["predicted_speedup"] < 1 else "")
-                if g.get("predicted_speedup") is not None
+                if g.get("predicted_speedup") is not None and g["files"] > 1
                 else ""
             )
             out += wrap(f"[{g['kind']}]{files}{speed}: {g.get('message') or ''}", "  ", "    ")

@@ -97,11 +97,15 @@ def test_a_move_predicted_slower_is_marked_slower_on_the_page_and_in_the_text():
         "the placement model advises tier bb (probability 0.70); the bandwidth model predicts "
         "0.58x (slower: 120.0 -> 69.6 MiB/s): move the file to tier bb"
     )
-    assert "[what_if], predicted 0.58x (slower): the placement model advises" in to_text(report)
+    # one file: its message says it; a group: the median too
+    assert "[what_if]: the placement model advises tier bb" in to_text(report)
+    report.advice.append(dict(report.advice[0], item="2", file_name="/scratch/out.00002"))
+    assert "[what_if] (2 files), median predicted 0.58x (slower): the placement" in to_text(report)
     html = render(report)
     cell = html[html.index('class="n advice-predicted"') :]
     assert cell[: cell.index("</td>")].endswith("0.58×<br><small>(slower)</small>")
-    report.advice[0]["predicted_speedup"] = 1.9
+    for a in report.advice:
+        a["predicted_speedup"] = 1.9
     assert "(slower)" not in to_text(report) and "(slower)" not in render(report)
 
 

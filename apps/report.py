@@ -55,6 +55,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from features.units import human_bytes
 from iolake.lake import arrow
 from schemas import TABLES
 
@@ -399,16 +400,6 @@ def _when(sec) -> str:
     return dt.datetime.fromtimestamp(int(sec), dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def human_bytes(n) -> str:
-    if n is None:
-        return "—"
-    n = float(n)
-    for unit, size in (("TiB", 1024**4), ("GiB", 1024**3), ("MiB", 1024**2), ("KiB", 1024)):
-        if abs(n) >= size:
-            return f"{n / size:.2f} {unit} ({int(n):,} bytes)"
-    return f"{int(n):,} bytes"
-
-
 def secs(x) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "—"
@@ -607,25 +598,32 @@ def build(reader: LakeReader, log_id: str) -> Report:
         raise JobNotFound(f"log {log_id} has no row in bronze/jobs")
     (ledger,) = _rows(reader.read("logs", log_id=log_id))[:1] or [{}]
     (feat,) = _rows(reader.read("job_features", log_id=log_id))[:1] or [None]
-    files = reader.read("files", ["record_id", "name"], log_id=log_id)
+    files = reader.read("files", ["record_id", "name", "fs_type"], log_id=log_id)
     names = (
         dict(zip(files["record_id"].to_pylist(), files["name"].to_pylist()))
         if files is not None
         else {}
     )
+    fs_types = {f for f in files["fs_type"].to_pylist() if f} if files is not None else set()
+    lustre = reader.read("lustre", ["log_id"], log_id=log_id)
+    if lustre is not None and lustre.num_rows:  # Lustre files whose path the mount table misses
+        fs_types.add("lustre")
 
     exe = job.get("exe") or ""
+    # a Recorder trace has no scheduler job id: name the trace's format instead of "job None"
+    who = (
+        f"job {job['jobid']}"
+        if job.get("jobid") is not None
+        else f"{ledger.get('format') or 'untitled'} trace".capitalize()
+    )
     program = (feat or {}).get("program") or (
         exe.split()[0].rsplit("/", 1)[-1] if exe.strip() else ""
     )
-    title = (
-        f"job {job.get('jobid')}" + (f" · {program}" if program else "") + f" · log {log_id[:12]}"
-    )
+    title = who + (f" · {program}" if program else "") + f" · log {log_id[:12]}"
     f = feat or {}
     summary = [
         ("log_id", log_id),
-        ("jobid", str(job.get("jobid"))),
-        ("uid", str(job.get("uid"))),
+        *((k, "—" if job.get(k) is None else str(job[k])) for k in ("jobid", "uid")),
         ("executable", exe or "—"),
         ("processes", num(job.get("nprocs"))),
         ("start", _when(job.get("start_time_sec"))),
@@ -634,8 +632,8 @@ def build(reader: LakeReader, log_id: str) -> Report:
     ]
     if feat:
         summary += [
-            ("bytes read", human_bytes(f.get("bytes_read"))),
-            ("bytes written", human_bytes(f.get("bytes_written"))),
+            ("bytes read", human_bytes(f.get("bytes_read"), exact=True)),
+            ("bytes written", human_bytes(f.get("bytes_written"), exact=True)),
             (
                 "read / write / metadata time",
                 " / ".join(secs(f.get(k)) for k in ("read_time_s", "write_time_s", "meta_time_s")),
@@ -689,7 +687,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
     tags = None
     tag_rows = reader.read("bottleneck_tags", log_id=log_id)
     if tag_rows is not None and tag_rows.num_rows:
-        from schemas.bottleneck_tags import CATALOG
+        from schemas.bottleneck_tags import CATALOG, recommendation
 
         tags = sorted(
             _rows(tag_rows), key=lambda r: (SEVERITY_ORDER.get(r["severity"], 9), r["tag"])
@@ -697,7 +695,8 @@ def build(reader: LakeReader, log_id: str) -> Report:
         for t in tags:  # code, Drishti's codes and the recommendation, from the one catalogue
             known = CATALOG.get(t["tag"])
             t["code"], t["drishti"] = (known.code, "/".join(known.drishti)) if known else ("", "")
-            t["recommendation"] = known.recommendation if known else ""
+            # in the words of the job's file systems: Lustre commands only for files on Lustre
+            t["recommendation"] = recommendation(t["tag"], fs_types)
             t["evidence"] = list(t.get("evidence") or [])
             t["evidence_shown"], t["evidence_more"] = capped(t["evidence"], EVIDENCE_SHOWN)
     elif tag_rows is not None or reader.exists("job_features"):
@@ -722,7 +721,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
             "time_note": time_bound(first),
         }  # null: a row from before the flag
 
-    png, note = timeline(reader, log_id, f"job {job.get('jobid')} · log {log_id[:12]}")
+    png, note = timeline(reader, log_id, f"{who} · log {log_id[:12]}")
     place_rows = _rows(reader.read("placement_predictions", log_id=log_id))
     bw_rows = _rows(reader.read("bandwidth_predictions", log_id=log_id))
     plan, models, plan_tiers = placement_plan(place_rows, bw_rows)
@@ -814,7 +813,7 @@ UMAMI_METRICS = {  # gold/app_runs column -> (label, unit on the plot's axis, fo
     "bandwidth_mib_s": ("I/O bandwidth (slowest process)", "MiB/s", lambda v: f"{v:,.1f} MiB/s"),
     "io_time_s": ("I/O time (slowest process)", "s", lambda v: secs(v)),
     "meta_time_share": ("metadata share of I/O time", "%", lambda v: f"{100 * v:.2f} %"),
-    "bytes": ("bytes read + written", "bytes", lambda v: human_bytes(v)),
+    "bytes": ("bytes read + written", "bytes", lambda v: human_bytes(v, exact=True)),
 }
 
 
@@ -1077,9 +1076,7 @@ def render(report: Report) -> str:
         undefined=StrictUndefined,
         trim_blocks=False,
     )
-    from apps.summary_sections import human_bytes as hbytes
-
-    env.filters.update(num=num, secs=secs, hbytes=hbytes)
+    env.filters.update(num=num, secs=secs, hbytes=human_bytes)
     b64 = base64.b64encode(report.timeline_png).decode("ascii") if report.timeline_png else ""
     umami_b64 = base64.b64encode(report.umami_png).decode("ascii") if report.umami_png else ""
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
@@ -1267,10 +1264,8 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
     job = [
         f"{num(f.get('nprocs'))} processes" if f.get("nprocs") is not None else None,
         f"run {secs(f.get('run_time_s'))}" if f.get("run_time_s") is not None else None,
-        f"read {human_bytes(f.get('bytes_read')).split(' (')[0]}"
-        if f.get("bytes_read") is not None
-        else None,
-        f"written {human_bytes(f.get('bytes_written')).split(' (')[0]}"
+        f"read {human_bytes(f.get('bytes_read'))}" if f.get("bytes_read") is not None else None,
+        f"written {human_bytes(f.get('bytes_written'))}"
         if f.get("bytes_written") is not None
         else None,
         f"I/O time (slowest process) {secs(f.get('io_time_s'))}"
@@ -1320,9 +1315,11 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
             out += wrap(f"model {p['label']}: {p['note']}", "  ", "    ")
         for g in groups:
             files = f" ({g['files']} files)" if g["files"] > 1 else ""
+            # one row's message states its own prediction; a group's line adds the median over it
             speed = (
-                f", predicted {num(g['predicted_speedup'])}x"
-                if g.get("predicted_speedup") is not None
+                f", median predicted {num(g['predicted_speedup'])}x"
+                + (" (slower)" if g["predicted_speedup"] < 1 else "")
+                if g.get("predicted_speedup") is not None and g["files"] > 1
                 else ""
             )
             out += wrap(f"[{g['kind']}]{files}{speed}: {g.get('message') or ''}", "  ", "    ")

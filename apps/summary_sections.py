@@ -20,6 +20,7 @@ import math
 import pandas as pd
 
 from features import job_summary as js
+from features.units import human_bytes  # the one byte formatter of the report
 
 MAX_ROOTS = 12  # file-system roots drawn, largest traffic first; the rest "and N more"
 READ, WRITE = "#2C69A9", "#DA0017"  # read blue, write red, as the timeline
@@ -67,17 +68,6 @@ def human_count(n: float) -> str:
         if n >= k:
             return f"{n / k:.3g}{unit}"
     return f"{int(n)}"
-
-
-def human_bytes(n) -> str:
-    if n is None or (isinstance(n, float) and math.isnan(n)):
-        return "—"
-    n = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB", "TiB", "PiB"):
-        if abs(n) < 1024 or unit == "PiB":
-            return f"{n:,.0f} {unit}" if unit == "B" else f"{n:,.2f} {unit}"
-        n /= 1024
-    return f"{n}"
 
 
 # ---- the figures --------------------------------------------------------------------------

@@ -5,7 +5,8 @@
                   per distinct model input (`KEY`) and joined back to its files (`iolake/per_key.py`);
 - `stripe_rows`   per Lustre job, DCA-IO's stripe setting (`features/stripe_advice.py`) from the
                   lake's run history (one row per job: a few numbers, gathered to the driver);
-- `tag_rows`      per bottleneck tag, its recommendation (`schemas.bottleneck_tags.CATALOG`) and, where a what-if
+- `tag_rows`      per bottleneck tag, its recommendation for the job's file systems
+                  (`schemas.bottleneck_tags.recommendation`: Lustre commands only on Lustre) and, where a what-if
                   addresses it (`TAG_DIMENSION`), the best predicted gain of changing that alone.
 
 Recommendations (one text per tag, kept with its stable code in `schemas.bottleneck_tags.CATALOG`)
@@ -23,13 +24,14 @@ from pyspark.sql import types as T
 
 from features import what_if
 from schemas import GOLD
-from schemas.bottleneck_tags import CATALOG
+from schemas.bottleneck_tags import CATALOG, GPFS, LUSTRE, recommendation
 from schemas.placement_labels import FEATURES
 
 OUT = GOLD["tuning_advice"]
 PROVENANCE = ("model_alias", "trained_on", "training_origin")  # models/provenance.py, per model row
 
 RECOMMENDATIONS = {tag: t.recommendation for tag, t in CATALOG.items() if tag != "no_issue"}
+FS_VARIANTS = ((False, False), (True, False), (False, True), (True, True))  # (on Lustre, on GPFS)
 TAG_DIMENSION = {
     "small_reads": "transfer_size",
     "small_writes": "transfer_size",
@@ -309,12 +311,51 @@ def stripe_rows(
     )
 
 
-def tag_rows(tags: DataFrame, what_ifs: DataFrame) -> DataFrame:
-    """A row per bottleneck tag (not `no_issue`) with its recommendation and, where a what-if dimension
-    addresses it, the best predicted speed-up of changing that dimension alone on one of the job's files."""
+def fs_flags(ff: DataFrame, jobs: DataFrame | None = None) -> DataFrame:
+    """Per log of `ff` (silver/file_features), whether any of its files is on Lustre and on GPFS
+    (`fs_type`, from the log's mount table): which clauses of a tag's recommendation apply. `jobs`
+    (silver/job_features) adds Lustre for a log with a Lustre stripe layout (`stripe_count`, from
+    Darshan's LUSTRE module) whose paths the mount table does not resolve (a symlinked project
+    directory under `/`)."""
+    fs = F.lower(F.col("fs_type"))
+    flags = ff.groupBy("log_id").agg(
+        F.max((fs == LUSTRE).cast("int")).alias("lu"),
+        F.max((fs == GPFS).cast("int")).alias("gp"),
+    )
+    if jobs is not None:
+        striped = jobs.where(F.col("stripe_count").isNotNull()).select(
+            "log_id", F.lit(1).alias("st")
+        )
+        flags = flags.join(striped.dropDuplicates(["log_id"]), "log_id", "full")
+    else:
+        flags = flags.withColumn("st", F.lit(None).cast("int"))
+    return flags.select(
+        "log_id",
+        (F.coalesce("lu", F.lit(0)) + F.coalesce("st", F.lit(0)) > 0).alias("on_lustre"),
+        (F.coalesce("gp", F.lit(0)) > 0).alias("on_gpfs"),
+    )
+
+
+def tag_rows(tags: DataFrame, what_ifs: DataFrame, fs: DataFrame | None = None) -> DataFrame:
+    """A row per bottleneck tag (not `no_issue`) with its recommendation for the job's file systems
+    (`fs`: `fs_flags`; without it, or for a log it lacks, the words for any file system:
+    `schemas.bottleneck_tags.recommendation`) and, where a what-if dimension addresses it, the best
+    predicted speed-up of changing that dimension alone on one of the job's files."""
     recs = tags.sparkSession.createDataFrame(
-        [(t, r, TAG_DIMENSION.get(t)) for t, r in RECOMMENDATIONS.items()],
-        "tag string, rec string, dim string",
+        [
+            (t, lu, gp, recommendation(t, [LUSTRE] * lu + [GPFS] * gp), TAG_DIMENSION.get(t))
+            for t in RECOMMENDATIONS
+            for lu, gp in FS_VARIANTS
+        ],
+        "tag string, on_lustre boolean, on_gpfs boolean, rec string, dim string",
+    )
+    if fs is None:
+        fs = tags.sparkSession.createDataFrame(
+            [], "log_id string, on_lustre boolean, on_gpfs boolean"
+        )
+    flags = [F.coalesce(F.col(c), F.lit(False)).alias(c) for c in ("on_lustre", "on_gpfs")]
+    tags = tags.join(fs.select("log_id", "on_lustre", "on_gpfs"), "log_id", "left").select(
+        *tags.columns, *flags
     )
     gains = (
         what_ifs.select("log_id", F.explode("alone").alias("dim", "gain"))
@@ -323,7 +364,7 @@ def tag_rows(tags: DataFrame, what_ifs: DataFrame) -> DataFrame:
     )
     t = (
         tags.where(F.col("tag") != "no_issue")
-        .join(recs, "tag")
+        .join(recs, ["tag", "on_lustre", "on_gpfs"])
         .join(gains, ["log_id", "dim"], "left")
     )
     msg = F.concat(
@@ -609,7 +650,13 @@ def assemble(
     else:
         what_ifs = spark.createDataFrame([], WHAT_IF_SCHEMA)
     parts.append(stripe_rows(spark, history_jobs, history_ff, todo, conf.advise, conf.site))
-    parts.append(tag_rows(tags.join(todo.select("log_id"), "log_id", "left_semi"), what_ifs))
+    parts.append(
+        tag_rows(
+            tags.join(todo.select("log_id"), "log_id", "left_semi"),
+            what_ifs,
+            fs_flags(ff, history_jobs.join(todo.select("log_id"), "log_id", "left_semi")),
+        )
+    )
     rows = parts[0]
     for p in parts[1:]:
         rows = rows.unionByName(p)

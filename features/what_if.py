@@ -352,16 +352,33 @@ HINTS = {
 }
 
 
+def verdict(result: Result) -> str:
+    """What the models say of the advised setting, without contradicting each other: "predicted
+    1.90x faster (a -> b MiB/s)" when the bandwidth model predicts a gain; when the placement model
+    moved the file to a tier on which the bandwidth model predicts no gain (`advised` tells it
+    anyway: `search`'s `place`), which model advises the move and that the bandwidth model predicts
+    it slower (or no faster)."""
+    rates = f"{result.bandwidth_now:,.1f} -> {result.bandwidth_best:,.1f} MiB/s"
+    moved = result.placement is not None and result.best["tier"] != result.current["tier"]
+    s = result.speedup
+    if not moved or (np.isfinite(s) and s > 1):
+        return f"predicted {s:.2f}x faster ({rates})"
+    tier, prob = result.placement
+    pick = f"the placement model advises tier {tier} (probability {prob:.2f})"
+    if not np.isfinite(s):
+        return f"{pick}; the bandwidth model gives no speed-up for it"
+    how = "slower" if s < 1 else "no faster"
+    return f"{pick}; the bandwidth model predicts {s:.2f}x ({how}: {rates})"
+
+
 def message(result: Result, tier_hints=()) -> str:
-    """What to set, in the user's terms, with the predicted gain; `tier_hints` ((tier, text) pairs:
-    `Space.tier_hints`, from the site profile) say how to move a file to each tier."""
+    """What to set, in the user's terms, with what the models predict (`verdict`); `tier_hints`
+    ((tier, text) pairs: `Space.tier_hints`, from the site profile) say how to move a file to each
+    tier."""
     hints = dict(tier_hints)
 
     def hint(d: str, v) -> str:
         return hints.get(v, HINTS[d](v)) if d == "tier" else HINTS[d](v)
 
     steps = "; ".join(hint(d, result.best[d]) for d in result.changes())
-    return (
-        f"predicted {result.speedup:.2f}x faster ({result.bandwidth_now:,.1f} -> {result.bandwidth_best:,.1f} "
-        f"MiB/s): {steps}"
-    )
+    return f"{verdict(result)}: {steps}"

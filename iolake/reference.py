@@ -594,7 +594,8 @@ def render_tags(catalog: dict, rules: dict[str, tuple], base: dict) -> str:
         "severity, the Drishti insight codes it stands for, the `tags.*` settings its "
         "rule in `features/bottleneck_tags.py` reads (defaults from `conf/base.yaml`) "
         "and its "
-        f"recommendation. Every tag lists at most `tags.evidence_max` "
+        "recommendation (the clauses marked Lustre or GPFS are added only for a job with files "
+        "on that file system: `schemas.bottleneck_tags.recommendation`). Every tag lists at most `tags.evidence_max` "
         f"(default {tags.get('evidence_max', '?')}) files or ranks as evidence. "
         "See also [settings](settings.md#tags).",
     )
@@ -611,7 +612,16 @@ def render_tags(catalog: dict, rules: dict[str, tuple], base: dict) -> str:
                 cell(", ".join(severities)),
                 cell(", ".join(tag.drishti)) or "—",
                 thresholds or "—",
-                cell(tag.recommendation) or "—",
+                "<br>".join(
+                    cell(text)
+                    for text in (
+                        tag.recommendation,
+                        tag.lustre and f"Lustre only: {tag.lustre}",
+                        tag.gpfs and f"GPFS only: {tag.gpfs}",
+                    )
+                    if text
+                )
+                or "—",
             ]
         )
     lines += table(["Code", "Tag", "Severity", "Drishti", "Settings", "Recommendation"], rows)

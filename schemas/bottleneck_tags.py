@@ -26,11 +26,16 @@ from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
 
 class Tag(NamedTuple):
     """A tag's stable code (never reused or renumbered), the Drishti 0.8 insight codes it stands for
-    (empty: the keynote's or iolake's own), and its recommendation (gold/tuning_advice, reports)."""
+    (empty: the keynote's or iolake's own), and its recommendation (gold/tuning_advice, reports):
+    `recommendation` holds for any file system; `lustre` is the clause added only when the job's
+    files are on Lustre (its `lfs` commands), `gpfs` the one added when they are on GPFS (no
+    per-file striping there). `recommendation(tag, fs_types)` joins them."""
 
     code: str
     drishti: tuple[str, ...]
     recommendation: str
+    lustre: str = ""
+    gpfs: str = ""
 
 
 # Every tag, once: codes, Drishti's equivalents and recommendations (Drishti's `recommendation`
@@ -51,8 +56,10 @@ CATALOG = {
     "misaligned_file": Tag(
         "IO03",
         ("P08",),
-        "align requests to the file system's stripe / block boundary (HDF5 "
-        "H5Pset_alignment; Lustre: lfs setstripe -S to a multiple of the request size)",
+        "align requests to the file system's stripe / block boundary (HDF5 H5Pset_alignment)",
+        lustre="set the stripe size to a multiple of the request size (lfs setstripe -S)",
+        gpfs="the block size is the file system's, not the file's (mmlsattr -L <file> shows it): "
+        "align requests to it",
     ),
     "misaligned_memory": Tag(
         "IO04", ("P07",), "allocate I/O buffers aligned to the page size (posix_memalign)"
@@ -78,8 +85,10 @@ CATALOG = {
     "stragglers": Tag(
         "IO09",
         (),
-        "find the slow ranks' files and OSTs (the evidence lists them); spread files "
-        "over more OSTs (lfs setstripe -c) or balance the work",
+        "find the slow ranks' files (the evidence lists them) and balance the work",
+        lustre="check the slow ranks' OSTs and spread the files over more OSTs (lfs setstripe -c)",
+        gpfs="a file is striped over all the file system's disks (no per-file striping): look at "
+        "the slow ranks' nodes and their share of the work",
     ),
     "rank0_heavy": Tag(
         "IO10",
@@ -101,14 +110,14 @@ CATALOG = {
     "single_stripe_shared": Tag(
         "IO14",
         (),
-        "stripe the large shared file over more OSTs: lfs setstripe -c <count> "
-        "(see the stripe advice for a count)",
+        "stripe the large shared file over more OSTs (see the stripe advice for a count)",
+        lustre="lfs setstripe -c <count> on the file's directory before it is created",
     ),
     "few_osts": Tag(
         "IO15",
         (),
-        "spread the job's files over more OSTs: lfs setstripe -c <count> on the output "
-        "directory (see the stripe advice)",
+        "spread the job's files over more OSTs (see the stripe advice for a count)",
+        lustre="lfs setstripe -c <count> on the output directory",
     ),
     "many_io_phases": Tag(
         "IO16",
@@ -145,9 +154,11 @@ CATALOG = {
     "shared_file_time_imbalance": Tag(
         "IO22",
         ("P19",),
-        "even out the ranks' time on the shared file: tune its "
-        "striping (lfs setstripe -c / -S) and let collective buffering spread the "
+        "even out the ranks' time on the shared file: let collective buffering spread the "
         "work (romio_cb_write=enable)",
+        lustre="tune the file's striping (lfs setstripe -c / -S)",
+        gpfs="no per-file striping to tune: the block size is the file system's (mmlsattr -L "
+        "<file>)",
     ),
     "blocking_mpiio_reads": Tag(
         "IO23",
@@ -194,6 +205,29 @@ CATALOG = {
     "no_issue": Tag("IO00", (), ""),
 }
 TAGS = tuple(CATALOG)
+
+LUSTRE, GPFS = (
+    "lustre",
+    "gpfs",
+)  # bronze/files `fs_type` (the log's mount table) of those file systems
+
+
+def recommendation(tag: str, fs_types=None) -> str:
+    """Tag `tag`'s recommendation for a job whose files are on `fs_types` (bronze/files `fs_type`
+    values, any case; None or empty: unknown): the catalogue's text, plus its Lustre clause only when
+    one of them is Lustre and its GPFS clause when one is GPFS, each named ("...; Lustre: lfs ...").
+    '' for a tag the catalogue does not know."""
+    t = CATALOG.get(tag)
+    if t is None:
+        return ""
+    kinds = {str(f).lower() for f in fs_types or () if f}
+    text = t.recommendation
+    if t.lustre and LUSTRE in kinds:
+        text += f"; Lustre: {t.lustre}"
+    if t.gpfs and GPFS in kinds:
+        text += f"; GPFS: {t.gpfs}"
+    return text
+
 
 # Codes no rule writes: never given to another tag. A lake tagged with them keeps those rows
 # (reports show them without a code); the tags that replace them name one direction each.

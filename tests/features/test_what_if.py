@@ -167,3 +167,55 @@ def test_coordinate_descent_bounds_calls_and_agrees_on_a_separable_function():
         "api": "MPI-IO collective",
         "layout": "shared file",
     }
+
+
+def _moved(speedup: float, now: float, best: float) -> what_if.Result:
+    """A hand-built answer: a 4 KiB POSIX file per process moved from pfs to bb by the placement
+    model (probability 0.7), the bandwidth model's figures as given."""
+    current = {
+        "tier": "pfs",
+        "transfer_size": 4 * KIB,
+        "api": "POSIX",
+        "layout": "file per process",
+    }
+    return what_if.Result(
+        current=current,
+        best=dict(current, tier="bb"),
+        bandwidth_now=now,
+        bandwidth_best=best,
+        speedup=speedup,
+        calls=1,
+        placement=("bb", 0.7),
+    )
+
+
+def test_message_says_which_model_advises_a_move_the_bandwidth_model_predicts_slower():
+    res = _moved(0.58, 120.0, 69.6)
+    assert what_if.advised(res, 1.2)  # the placement model's move is advised whatever the gain
+    assert what_if.message(res) == (
+        "the placement model advises tier bb (probability 0.70); the bandwidth model predicts "
+        "0.58x (slower: 120.0 -> 69.6 MiB/s): move the file to tier bb"
+    )
+    assert "faster" not in what_if.message(res)
+    # no prediction on the advised tier: no figure either
+    assert what_if.message(_moved(float("nan"), 120.0, float("nan"))) == (
+        "the placement model advises tier bb (probability 0.70); the bandwidth model gives no "
+        "speed-up for it: move the file to tier bb"
+    )
+
+
+def test_message_says_faster_when_both_models_agree():
+    assert what_if.message(_moved(1.9, 100.0, 190.0)) == (
+        "predicted 1.90x faster (100.0 -> 190.0 MiB/s): move the file to tier bb"
+    )
+    # a bandwidth-model search (no placement model) with a larger request
+    current = {
+        "tier": "pfs",
+        "transfer_size": 4 * KIB,
+        "api": "POSIX",
+        "layout": "file per process",
+    }
+    res = what_if.Result(current, dict(current, transfer_size=MIB), 10.0, 25.0, 2.5, 7)
+    assert what_if.message(res).startswith(
+        "predicted 2.50x faster (10.0 -> 25.0 MiB/s): issue 1 MiB requests"
+    )

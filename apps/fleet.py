@@ -360,7 +360,7 @@ def app_months(am: pd.DataFrame) -> dict[str, list[dict]]:
 
 def _row_totals(rows: list[dict]) -> dict:
     """`_totals` of a few rows as dicts (an application's months)."""
-    t = {c: sum(r[c] or 0 for r in rows) for c in SUMS + ("regressions",)}
+    t = {c: sum(0 if pd.isna(r[c]) else r[c] for r in rows) for c in SUMS + ("regressions",)}
     t["io_share"] = t["io_core_hours"] / t["core_hours"] if t["core_hours"] else None
     return t
 
@@ -690,6 +690,7 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
         "apps": apps,
         "users": users,
         "missing": {n: data[n] is None for n in MARTS},
+        **dict.fromkeys(("regressions", "ledger", "fs", "health", "drift"), None),
     }
     if apps:
         keys = [r["app"] for r in apps["rows"][:PLOTTED]]

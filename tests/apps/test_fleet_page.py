@@ -312,6 +312,12 @@ def test_fleet_page_since_until_keep_those_months(lake, tmp_path):
     )
 
 
+def test_fleet_page_of_a_period_without_runs(lake, tmp_path):
+    html, t = render(lake, tmp_path / "none", "--since", "2030-01")
+    assert "No application runs in this period." in html
+    assert "app-table" not in t.tables and not list((tmp_path / "none" / "apps").iterdir())
+
+
 def test_fleet_page_bad_months_are_usage_errors(lake, tmp_path, capsys):
     assert main(["fleet", "--lake", str(lake), "--out", str(tmp_path), "--since", "2026-13"]) == 2
     assert "YYYY-MM" in capsys.readouterr().err

@@ -1,5 +1,7 @@
 """The five fleet marts (docs/fleet.md, "The marts") written with delta-rs into a lake folder laid out
-as the real one (LAKE/gold/fleet_app_month, ...), in the marts' fixed column types, from chosen rows.
+as the real one (LAKE/gold/fleet_app_month, ...), in the marts' fixed column types, partitioned by
+`month` as the fleet stage writes them (fs_day by its day's month, health by its night's), from
+chosen rows.
 
 `small(lake)` writes a handful of hand-chosen rows whose page figures tests/apps/test_fleet_page.py
 works out by hand (the numbers are in that file's comments); `centre(lake)` writes a plausible
@@ -44,6 +46,7 @@ SCHEMAS = {
             ("day", pa.date32()), ("mount_point", STRING), ("fs_type", STRING), ("jobs", LONG),
             ("bytes_read", LONG), ("bytes_written", LONG), ("reads", LONG), ("writes", LONG),
             ("opens", LONG), ("meta_time_s", DOUBLE), ("io_time_s", DOUBLE), ("updated_at", STAMP),
+            ("month", STRING),
         ]
     ),
     "fleet_health": pa.schema(
@@ -51,7 +54,7 @@ SCHEMAS = {
             ("night", pa.date32()), ("logs", LONG), ("ok", LONG), ("partial", LONG),
             ("quarantined", LONG), ("suspect", LONG), ("quarantine_reasons", COUNTS),
             ("runs", LONG), ("failed_runs", LONG), ("run_seconds", DOUBLE), ("lag", COUNTS),
-            ("updated_at", STAMP),
+            ("updated_at", STAMP), ("month", STRING),
         ]
     ),
     "fleet_drift": pa.schema(
@@ -62,7 +65,9 @@ SCHEMAS = {
         ]
     ),
 }  # fmt: skip
-PARTITION = {"fleet_app_month": ["month"], "fleet_tag_cost": ["month"], "fleet_drift": ["month"]}
+PARTITION = {
+    name: ["month"] for name in SCHEMAS
+}  # fs_day by its day's month, health by its night's
 UPDATED = dt.datetime(2026, 4, 1, 2, 30, tzinfo=dt.UTC)
 GIB, MIB = 2**30, 2**20
 
@@ -72,6 +77,9 @@ def write(lake: Path, name: str, rows: list[dict]) -> None:
     from deltalake import write_deltalake
 
     schema = SCHEMAS[name]
+    day = {"fleet_fs_day": "day", "fleet_health": "night"}.get(name)
+    if day:  # the stage's partition column: the day's (night's) month
+        rows = [r | {"month": r[day].strftime("%Y-%m")} for r in rows]
     cols = {
         f.name: [r.get(f.name, UPDATED if f.name == "updated_at" else None) for r in rows]
         for f in schema

@@ -115,6 +115,19 @@ def check_month(value: str | None, flag: str) -> str | None:
     return value
 
 
+def month_range(months: list[str]) -> list[str]:
+    """Every month from the first to the last of `months` (YYYY-MM, sorted), so that a trend's
+    x axis is even and a month without runs shows as one."""
+    if not months:
+        return []
+    y, m = map(int, months[0].split("-"))
+    out = []
+    while (f"{y:04d}-{m:02d}") <= months[-1]:
+        out.append(f"{y:04d}-{m:02d}")
+        y, m = (y + 1, 1) if m == 12 else (y, m + 1)
+    return out
+
+
 def _month_filter(since: str | None, until: str | None):
     expr = None
     for op, v in ((pc.greater_equal, since), (pc.less_equal, until)):
@@ -393,6 +406,12 @@ def _thousands():
     return FuncFormatter(lambda v, _: f"{v:,.0f}" if abs(v) >= 10 else f"{v:g}")
 
 
+def _month_labels(months: list[str]) -> list[str]:
+    """Tick labels for a month axis: every month up to 12, else every k-th (at most 12 labels)."""
+    step = max(1, math.ceil(len(months) / 12))
+    return [m if i % step == 0 else "" for i, m in enumerate(months)]
+
+
 def _short(label: str, width: int = 38) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
@@ -414,7 +433,7 @@ def draw_trend(series: pd.DataFrame, ylabel: str) -> str:
             color="#888888" if others else COLOURS[i % len(COLOURS)],
             label=_short(str(col)),
         )
-    ax.set_xticks(x, list(series.index), fontsize=8, rotation=0 if len(x) <= 12 else 45)
+    ax.set_xticks(x, _month_labels(list(series.index)), fontsize=8)
     ax.set_ylabel(ylabel, fontsize=9)
     ax.tick_params(axis="y", labelsize=8)
     ax.yaxis.set_major_formatter(_thousands())
@@ -563,7 +582,7 @@ def draw_drift(d: pd.DataFrame, months: list[str]) -> str:
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_major_formatter(_thousands())
     ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xticks(range(len(months)), months, fontsize=8)
+    ax.set_xticks(range(len(months)), _month_labels(months), fontsize=8)
     ax.set_ylabel("median predicted / measured", fontsize=9)
     ax.tick_params(axis="y", labelsize=8)
     ax.grid(alpha=0.3)
@@ -676,7 +695,7 @@ def _env():
 def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | None = None) -> dict:
     """Everything the main page shows, from `load`'s frames."""
     am = data[REQUIRED]
-    months = sorted(am["month"].unique()) if len(am) else []
+    months = month_range(sorted(am["month"].unique())) if len(am) else []
     apps = ranking(am, "app", top) if len(am) else None
     users = ranking(am, "uid", top) if len(am) else None
     total_io = apps["total"]["io_core_hours"] if apps else 0.0
@@ -741,7 +760,7 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
     d = data["fleet_drift"]
     if d is not None:
         page["drift"] = drift_rows(d)
-        dmonths = sorted(d["month"].unique()) if len(d) else []
+        dmonths = month_range(sorted(d["month"].unique())) if len(d) else []
         page["drift_png"] = draw_drift(d, dmonths) if len(d) else None
     updated = [
         data[n]["updated_at"].max()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from apps.fleet import slug
+from apps.fleet import month_range, slug
 from iolake.cli import main
 from tests.support.fleet_marts import HOSTILE, small
 
@@ -385,3 +385,9 @@ def test_fleet_page_loads_nothing_from_the_network(page):
                     assert value.split("#")[0].endswith("/docs/fleet.md")
                 if tag == "img":
                     assert value.startswith("data:image/png;base64,")
+
+
+def test_fleet_page_trends_have_every_month_between():
+    # a trend's x axis runs through the months without runs (over a year's end)
+    assert month_range(["2025-11", "2026-02"]) == ["2025-11", "2025-12", "2026-01", "2026-02"]
+    assert month_range(["2026-03"]) == ["2026-03"] and month_range([]) == []

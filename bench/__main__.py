@@ -30,6 +30,7 @@ QUICK = {
     "watch_eval": "tokio-abc",
     "ingest_baseline": None,
     "transform_ab": None,
+    "fleet_page": None,
 }
 
 

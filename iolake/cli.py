@@ -9,6 +9,8 @@
   iolake maintain [--table NAME] [--dry-run] [--lake DIR]   OPTIMIZE + Z-ORDER, VACUUM, table stats
   iolake report JOB [--out FILE_OR_DIR] [--lake DIR]        one job's HTML page: summary, tags, covering set,
                 [--format html|text|json]                   timeline, placement plan (JOB: log_id, its prefix, or jobid)
+  iolake fleet [--out DIR] [--since YYYY-MM] [--until YYYY-MM] [--top N] [--lake DIR]
+                                                            the fleet's HTML dashboard from the fleet marts
 
 With no INPUT, `run` ingests the sample Darshan logs shipped in the `darshan` wheel; with no
 --lake, the lake is `lake.root` of the configuration (`lake/` in the working directory).
@@ -44,6 +46,7 @@ APPS = {
     "report": "apps.report:main",
     "watch": "apps.watch:main",
     "maintain": "apps.maintain:main",
+    "fleet": "apps.fleet:main",
 }
 
 
@@ -164,6 +167,19 @@ def parser() -> argparse.ArgumentParser:
     )
     w.add_argument("--out", metavar="CSV", help="write the flagged rows as CSV")
     _common(w)
+    fl = sub.add_parser(
+        "fleet",
+        help="write the fleet's HTML dashboard from the gold fleet marts (no Spark needed)",
+    )
+    fl.add_argument(
+        "--out", metavar="DIR", help="folder for index.html and apps/*.html (default: fleet/)"
+    )
+    fl.add_argument("--since", metavar="YYYY-MM", help="first month shown (inclusive)")
+    fl.add_argument("--until", metavar="YYYY-MM", help="last month shown (inclusive)")
+    fl.add_argument(
+        "--top", type=int, default=15, metavar="N", help="rows of each ranking (default 15)"
+    )
+    _common(fl)
     return p
 
 
@@ -229,6 +245,8 @@ def main(argv=None) -> int:
             return app("advise")(conf, args.inputs, args.out)
         if args.cmd == "report":
             return app("report")(conf, args.job, args.out, args.format)
+        if args.cmd == "fleet":
+            return app("fleet")(conf, args.out, args.since, args.until, args.top)
         if args.cmd == "watch":
             return app("watch")(conf, args.history, args.out)
         if args.cmd == "maintain":

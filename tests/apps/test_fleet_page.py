@@ -1,0 +1,393 @@
+"""`iolake fleet` (apps/fleet.py) on fleet marts written by hand (tests/support/fleet_marts.py `small`).
+
+Every expected figure below is worked out by hand from the rows of `small`, written next to it:
+the page's code computes none of them. The marts themselves are the other helper's stage; here
+they are Delta tables in the spec's column types at LAKE/gold/<mart>, as the stage lays them out.
+"""
+
+from __future__ import annotations
+
+import re
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+from apps.fleet import month_range, slug
+from iolake.cli import main
+from tests.support.fleet_marts import HOSTILE, small
+
+
+class Tables(HTMLParser):
+    """Every table with an id: its rows as (section, row class, [cell texts]); and the KPIs."""
+
+    def __init__(self, html: str):
+        super().__init__(convert_charrefs=True)
+        self.tables: dict[str, list[tuple[str, str, list[str]]]] = {}
+        self.attrs_seen: list[tuple[str, str, str]] = []  # (tag, attribute, value)
+        self._table = self._section = self._row = self._cell = None
+        self._cls = ""
+        self.feed(html)
+
+    def handle_starttag(self, tag, attrs):
+        a = dict(attrs)
+        for k, v in attrs:
+            self.attrs_seen.append((tag, k, v or ""))
+        if tag == "table" and a.get("id"):
+            self._table = self.tables.setdefault(a["id"], [])
+        elif self._table is None:
+            return
+        elif tag in ("thead", "tbody", "tfoot"):
+            self._section = tag
+        elif tag == "tr":
+            self._row, self._cls = [], a.get("class") or ""
+        elif tag in ("td", "th") and self._row is not None:
+            self._cell = []
+
+    def handle_endtag(self, tag):
+        if self._table is None:
+            return
+        if tag in ("td", "th") and self._cell is not None:
+            self._row.append(" ".join("".join(self._cell).split()))
+            self._cell = None
+        elif tag == "tr" and self._row is not None:
+            self._table.append((self._section, self._cls, self._row))
+            self._row = None
+        elif tag == "table":
+            self._table = None
+
+    def handle_data(self, data):
+        if self._cell is not None:
+            self._cell.append(data)
+
+    def body(self, table: str) -> list[list[str]]:
+        return [cells for section, _, cells in self.tables[table] if section == "tbody"]
+
+    def foot(self, table: str, cls: str) -> list[str]:
+        (row,) = [
+            cells
+            for section, c, cells in self.tables[table]
+            if section == "tfoot" and cls in c.split()
+        ]
+        return row
+
+
+def render(lake: Path, out: Path, *flags: str) -> tuple[str, Tables]:
+    rc = main(["fleet", "--lake", str(lake), "--out", str(out), *flags])
+    assert rc == 0
+    html = (out / "index.html").read_text(encoding="utf-8")
+    return html, Tables(html)
+
+
+@pytest.fixture(scope="module")
+def lake(tmp_path_factory) -> Path:
+    return small(tmp_path_factory.mktemp("fleet") / "lake")
+
+
+@pytest.fixture(scope="module")
+def page(lake, tmp_path_factory):
+    out = tmp_path_factory.mktemp("fleet_out")
+    html, t = render(lake, out, "--top", "2")
+    return out, html, t
+
+
+# Columns of the ranking tables: #, name, program|applications, months, runs, suspect, core-hours,
+# I/O core-hours, I/O share, read, written, regressions.
+def test_fleet_page_top_applications_are_hand_worked(page):
+    _, _, t = page
+    rows = t.body("app-table")
+    # alpha: 4+2 runs, 1 suspect, 100+50 core-h, 10+20 I/O core-h, 30/150 = 20.0%, read 1+1 GiB,
+    # written 2 GiB, 1 regression, 2 months; gamma: 5 runs, 40 core-h, 8 I/O core-h, 20.0%.
+    assert rows == [
+        [
+            "1",
+            "alpha",
+            "alpha.x",
+            "2",
+            "6",
+            "1",
+            "150",
+            "30.0",
+            "20.0%",
+            "2.00 GiB",
+            "2.00 GiB",
+            "1",
+        ],
+        ["2", "gamma", "gamma", "1", "5", "0", "40.0", "8.0", "20.0%", "0 B", "0 B", "0"],
+    ]
+    # the rest: HOSTILE (1+3 runs, 10+30 core-h, 5+1 I/O) and delta (1 run, 4 core-h, 0.5 I/O):
+    # 5 runs, 44 core-h, 6.5 I/O core-h, 6.5/44 = 14.8%, 2 regressions
+    rest = t.foot("app-table", "rest")
+    assert rest[1:] == ["and 2 more", "5", "0", "44.0", "6.5", "14.8%", "0 B", "0 B", "2"]
+    # all: 16 runs, 1 suspect, 234 core-h, 44.5 I/O core-h, 44.5/234 = 19.0%, 3 regressions
+    total = t.foot("app-table", "total")
+    assert total[1:] == [
+        "all 4 applications",
+        "16",
+        "1",
+        "234",
+        "44.5",
+        "19.0%",
+        "2.00 GiB",
+        "2.00 GiB",
+        "3",
+    ]
+
+
+def test_fleet_page_top_users_are_hand_worked(page):
+    _, _, t = page
+    rows = t.body("uid-table")
+    # uid 100: alpha and delta, months 01-03, 6+1 runs, 150+4 core-h, 30+0.5 I/O core-h;
+    # gamma's key has no user: 8.0; uid 200 (HOSTILE, 6.0) is the rest.
+    assert [r[1:8] for r in rows] == [
+        ["uid 100", "2", "3", "7", "1", "154", "30.5"],
+        ["(no user in the key)", "1", "1", "5", "0", "40.0", "8.0"],
+    ]
+    assert t.foot("uid-table", "rest")[1:7] == ["and 1 more", "4", "0", "40.0", "6.0", "15.0%"]
+
+
+def test_fleet_page_tag_ledger_never_sums_overlapping_tags(page):
+    _, html, t = page
+    rows = t.body("ledger-table")
+    # small_writes: 2+1+1 jobs, 6+12+0.5 = 18.5 I/O core-h = 41.6% of 44.5, 60+30+10 core-h,
+    # recoverable 3.0 (the one estimated row), 2 apps, alpha holds 18/18.5 = 97.3%.
+    # metadata_heavy: 1 job, 12.0 = 27.0% of 44.5, 30 core-h, recoverable 4.0.
+    assert rows == [
+        [
+            "small_writes",
+            "IO02",
+            "4",
+            "18.5",
+            "41.6%",
+            "100",
+            "≈ 3.0",
+            "what_if",
+            "2",
+            "(97.3%) alpha",
+        ],
+        [
+            "metadata_heavy",
+            "IO12",
+            "1",
+            "12.0",
+            "27.0%",
+            "30.0",
+            "≈ 4.0",
+            "what_if",
+            "1",
+            "(100.0%) alpha",
+        ],
+    ]
+    # the distinct-job total is every run once (16 runs, 44.5 I/O core-h), not 18.5 + 12.0
+    distinct = t.foot("ledger-table", "distinct")
+    assert distinct[1:4] == ["16", "44.5", "100.0%"]
+    assert html.count(">30.5<") == 1  # 18.5 + 12.0 appears once: uid 100's cell, not a tag total
+    head = [cells for section, _, cells in t.tables["ledger-table"] if section == "thead"][0]
+    assert "recoverable (estimate)" in head
+
+
+def test_fleet_page_file_systems_are_hand_worked(page):
+    _, _, t = page
+    rows = t.body("fs-table")
+    # /scratch: 2 days, 3+2 jobs, 2+1 GiB read, 1 GiB written, 120 reads, 50 writes, 14 opens,
+    # 360 s = 0.1 h metadata, 5400 s = 1.5 h I/O, 360/5400 = 6.7%; /home: 7200/7200 = 100.0%;
+    # (none): no I/O time, no share. Ranked by bytes moved.
+    assert rows == [
+        [
+            "/scratch",
+            "lustre",
+            "2",
+            "5",
+            "3.00 GiB",
+            "1.00 GiB",
+            "120",
+            "50",
+            "14",
+            "0.1",
+            "1.5",
+            "6.7%",
+        ],
+        ["/home", "nfs", "1", "1", "1.00 MiB", "1.00 MiB", "1", "1", "2", "2.0", "2.0", "100.0%"],
+    ]  # --top 2: the third mount is "and 1 more"
+    assert t.foot("fs-table", "rest") == ["and 1 more mounts (fewer bytes)"]
+
+
+def test_fleet_page_regressions_health_and_drift_are_hand_worked(page):
+    _, _, t = page
+    assert t.body("regressions-table") == [
+        [HOSTILE, "2", "4", "2", "2026-03 (2)"],
+        ["alpha", "1", "6", "2", "2026-01 (1)"],
+    ]
+    assert t.foot("regressions-table", "total")[:2] == ["all applications", "3"]
+    # newest night first; 2026-01-05 lags 3 logs in silver/bottleneck_tags (app_runs' 0 is no lag)
+    assert t.body("health-table") == [
+        ["2026-02-01", "5", "5", "0", "0", "—", "0", "2", "1", "60 s", "none"],
+        [
+            "2026-01-05",
+            "10",
+            "7",
+            "2",
+            "1",
+            "truncated log: 1",
+            "1",
+            "1",
+            "0",
+            "120 s",
+            "silver/bottleneck_tags: 3",
+        ],
+    ]
+    assert t.foot("health-table", "total")[:5] == ["all nights", "15", "12", "2", "1"]
+    assert t.body("drift-table") == [
+        ["iolake-bandwidth", "1", "2026-01", "10", "1.50", "0.180", "80.0%"],
+        ["iolake-bandwidth", "2", "2026-02", "20", "0.90", "0.050", "100.0%"],
+        ["iolake-job-bandwidth", "1", "2026-03", "4", "3.00", "0.480", "25.0%"],
+    ]
+
+
+def test_fleet_page_application_pages_are_linked_and_hand_worked(page):
+    out, html, _ = page
+    pages = sorted(p.name for p in (out / "apps").glob("*.html"))
+    assert pages == sorted(f"{slug(a)}.html" for a in ("alpha", "gamma", "delta", HOSTILE))
+    assert f'href="apps/{slug("alpha")}.html"' in html
+    alpha = (out / "apps" / f"{slug('alpha')}.html").read_text(encoding="utf-8")
+    assert 'id="app-plot"' in alpha
+    # delta is in no list of the main page (not in the top 2, no regression, no tag): no plot
+    delta = (out / "apps" / f"{slug('delta')}.html").read_text(encoding="utf-8")
+    assert 'id="no-plot"' in delta and 'id="app-plot"' not in delta
+    a = Tables(alpha)
+    months = a.body("months-table")
+    assert months[0] == [
+        "2026-01",
+        "4",
+        "1",
+        "100",
+        "10.0",
+        "10.0%",
+        "1.00 GiB",
+        "2.00 GiB",
+        "50.0",
+        "100.0",
+        "200.0",
+        "1",
+        "small_writes: 2",
+    ]
+    assert months[1][-1] == "metadata_heavy: 1 small_writes: 1"  # by runs, then by name
+    assert a.foot("months-table", "total")[:6] == ["all months", "6", "1", "150", "30.0", "20.0%"]
+    # alpha's tags: small_writes 6+12 = 18 of its 30 I/O core-h (60.0%), metadata_heavy 12 (40.0%)
+    assert [r[:6] for r in a.body("app-ledger")] == [
+        ["small_writes", "IO02", "3", "18.0", "60.0%", "≈ 3.0"],
+        ["metadata_heavy", "IO12", "1", "12.0", "40.0%", "≈ 4.0"],
+    ]
+
+
+def test_fleet_page_since_until_keep_those_months(lake, tmp_path):
+    _, t = render(lake, tmp_path / "feb_on", "--since", "2026-02")
+    # Feb-Mar: alpha 20, gamma 8, HOSTILE 1, delta 0.5 -> 29.5 I/O core-h over 2+5+3+1 = 11 runs
+    assert t.foot("app-table", "total")[2:6] == ["11", "0", "124", "29.5"]
+    # small_writes Feb-Mar: alpha 1 job (12.0) + HOSTILE 1 job (0.5)
+    assert t.body("ledger-table")[0][:4] == ["small_writes", "IO02", "2", "12.5"]
+    assert [r[0] for r in t.body("fs-table")] == ["/home", "(none)"]
+    assert t.body("fs-table")[1] == [
+        "(none)",
+        "—",
+        "1",
+        "1",
+        "10 B",
+        "0 B",
+        "1",
+        "0",
+        "1",
+        "0",
+        "0",
+        "—",
+    ]
+    assert [r[0] for r in t.body("health-table")] == ["2026-02-01"]
+    html, t = render(lake, tmp_path / "feb", "--since", "2026-02", "--until", "2026-02")
+    assert [r[1] for r in t.body("app-table")] == ["alpha", "gamma"]
+    assert t.foot("app-table", "total")[2:6] == ["7", "0", "90.0", "28.0"]
+    assert [r[:3] for r in t.body("drift-table")] == [["iolake-bandwidth", "2", "2026-02"]]
+    assert "alert(1)" not in html
+    assert sorted(p.name for p in (tmp_path / "feb" / "apps").iterdir()) == sorted(
+        f"{slug(a)}.html" for a in ("alpha", "gamma")
+    )
+
+
+def test_fleet_page_of_a_period_without_runs(lake, tmp_path):
+    html, t = render(lake, tmp_path / "none", "--since", "2030-01")
+    assert "No application runs in this period." in html
+    assert "app-table" not in t.tables and not list((tmp_path / "none" / "apps").iterdir())
+
+
+def test_fleet_page_bad_months_are_usage_errors(lake, tmp_path, capsys):
+    assert main(["fleet", "--lake", str(lake), "--out", str(tmp_path), "--since", "2026-13"]) == 2
+    assert "YYYY-MM" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "fleet",
+                "--lake",
+                str(lake),
+                "--out",
+                str(tmp_path),
+                "--since",
+                "2026-03",
+                "--until",
+                "2026-01",
+            ]
+        )
+        == 2
+    )
+
+
+def test_fleet_page_missing_marts_name_the_table_and_the_command(tmp_path, capsys):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert (
+        main(["fleet", "--lake", str(empty), "--out", str(tmp_path / "out")]) == 2
+    )  # iolake/exits.py: USAGE
+    err = capsys.readouterr().err
+    assert "gold/fleet_app_month" in err and "iolake stage fleet" in err
+    assert not (tmp_path / "out" / "index.html").exists()
+    # a lake with the core mart but no drift or tag cost yet: the page names what is missing
+    partial = small(tmp_path / "partial", skip=("fleet_drift", "fleet_tag_cost"))
+    html, _ = render(partial, tmp_path / "partial_out")
+    for name in ("fleet_drift", "fleet_tag_cost"):
+        m = re.search(rf'id="missing-{name}">(.*?)</p>', html, re.S)
+        assert m and f"gold/{name}" in m.group(1) and "iolake stage fleet" in m.group(1)
+    assert 'id="missing-fleet_fs_day"' not in html
+
+
+def test_fleet_page_escapes_application_names(page):
+    out, html, t = page
+    assert HOSTILE not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
+    assert html.count("<script") == 1  # the page's own table-sorting script, nothing else
+    assert t.body("regressions-table")[0][0] == HOSTILE  # and the reader sees the name as it is
+    app = (out / "apps" / f"{slug(HOSTILE)}.html").read_text(encoding="utf-8")
+    assert HOSTILE not in app and app.count("<script") == 1
+    assert "/" not in slug(HOSTILE) and slug(HOSTILE) != slug("<script>alert(2)</script>")
+
+
+def test_fleet_page_loads_nothing_from_the_network(page):
+    out, html, t = page
+    pages = [html] + [p.read_text(encoding="utf-8") for p in (out / "apps").glob("*.html")]
+    for text in pages:
+        assert "http://" not in text and "https://" not in text
+        for tag, attr, value in Tables(text).attrs_seen:
+            if attr in ("src", "href"):
+                assert value.startswith(
+                    ("data:image/png;base64,", "#", "apps/", "../index.html", "file:")
+                ), (
+                    tag,
+                    value[:80],
+                )
+                if value.startswith("file:"):  # the only links out: the project's docs
+                    assert value.split("#")[0].endswith("/docs/fleet.md")
+                if tag == "img":
+                    assert value.startswith("data:image/png;base64,")
+
+
+def test_fleet_page_trends_have_every_month_between():
+    # a trend's x axis runs through the months without runs (over a year's end)
+    assert month_range(["2025-11", "2026-02"]) == ["2025-11", "2025-12", "2026-01", "2026-02"]
+    assert month_range(["2026-03"]) == ["2026-03"] and month_range([]) == []

@@ -16,7 +16,18 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHED = ROOT / "scheduling"
 
 # The task graph, written out: stage order and depends_on edges (pipeline.yaml must say the same).
-STAGES = ["ingest", "features", "covering", "tags", "watch", "labels", "train", "score", "advise", "fleet"]
+STAGES = [
+    "ingest",
+    "features",
+    "covering",
+    "tags",
+    "watch",
+    "labels",
+    "train",
+    "score",
+    "advise",
+    "fleet",
+]
 EDGES = {
     "ingest": [],
     "features": ["ingest"],

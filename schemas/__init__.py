@@ -10,6 +10,12 @@ from schemas import (
     file_features,
     file_rollups,
     files,
+    fleet_app_month,
+    fleet_done,
+    fleet_drift,
+    fleet_fs_day,
+    fleet_health,
+    fleet_tag_cost,
     heatmap,
     io_ops,
     job_bandwidth_predictions,
@@ -64,12 +70,19 @@ GOLD: dict[str, TableSpec] = {
     "app_runs": app_runs.SPEC,
     "regressions": regressions.SPEC,
     "tuning_advice": tuning_advice.SPEC,
+    # the fleet marts (jobs/fleet.py), read by `iolake fleet`
+    "fleet_app_month": fleet_app_month.SPEC,
+    "fleet_tag_cost": fleet_tag_cost.SPEC,
+    "fleet_fs_day": fleet_fs_day.SPEC,
+    "fleet_health": fleet_health.SPEC,
+    "fleet_drift": fleet_drift.SPEC,
 }
 
 # About the pipeline itself, not the traces (`LAKE/ops/`).
 OPS: dict[str, TableSpec] = {
     "runs": runs.SPEC,
     "empty_logs": empty_logs.SPEC,
+    "fleet_done": fleet_done.SPEC,
 }
 
 TABLES: dict[str, TableSpec] = {**BRONZE, **SILVER, **GOLD, **OPS}

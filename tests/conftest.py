@@ -58,6 +58,7 @@ def _release_cached_frames():
 SHARED_LAKE_GROUPS = {
     "tests/jobs/test_first_run.py": "first_run_lake",
     "tests/jobs/test_tags.py": "first_run_lake",
+    "tests/jobs/test_fleet.py": "first_run_lake",
     "tests/services/test_s3_lake.py": "first_run_lake",
     "tests/apps/test_report.py": "report_lake",
     "tests/examples/test_examples.py": "report_lake",

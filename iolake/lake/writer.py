@@ -10,6 +10,9 @@ Every stage (ingest, features, …, score) and the `ops/runs` table write throug
    - `overwrite`: the table's rows are replaced in one commit (tables derived from the whole
      lake, e.g. `gold/placement_labels`).
    - `append`: rows are added as they are (`ops/runs`: one row per run, a fresh run id each).
+   - `replace`: the rows of the partitions named in `months` (values of the table's one partition
+     column) are replaced by `df` in one commit (Delta `replaceWhere`); other partitions stay
+     (the fleet marts: a nightly drop rewrites the months it touched).
    - `files`: ingest's staged Parquet files (`files`, read by the gate as `df`) are added to the
      table as they are, in one commit, without writing the rows again (`iolake.lake.files`);
      exactly once as `insert` is, falling back to it when the table already holds some of the logs.
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 import time
 
-MODES = ("insert", "overwrite", "append", "files")
+MODES = ("insert", "overwrite", "append", "files", "replace")
 
 
 def write(
@@ -49,6 +52,10 @@ def write(
         raise ValueError(f"write mode must be one of {', '.join(MODES)}, got {mode!r}")
     if mode == "files" and (not files or log_ids is None):
         raise ValueError("write mode 'files' needs the staged files and the batch's log_ids")
+    if mode == "replace" and (months is None or len(spec.partition_by) != 1):
+        raise ValueError(
+            "write mode 'replace' needs `months` and a table with one partition column"
+        )
     lake, retries, backoff = conf.lake.root, conf.lake.commit_retries, conf.lake.retry_backoff_s
     t0 = time.monotonic()
     if conf.gates.enabled:
@@ -66,6 +73,21 @@ def write(
             if how == "files"
             else "merge (the table held some of these logs)"
         )
+    elif mode == "replace":
+        ensure_table(spark, spec, lake, retries)
+        where = _partitions_in(spec.partition_by[0], months)
+        with_retries(
+            lambda: (
+                df.select(*spec.columns)
+                .write.format("delta")
+                .mode("overwrite")
+                .option("replaceWhere", where)
+                .save(spec.path(lake))
+            ),
+            retries,
+            f"replace {spec.name}",
+            backoff_s=backoff,
+        )
     else:
         ensure_table(spark, spec, lake, retries)
         path = spec.path(lake)
@@ -77,3 +99,11 @@ def write(
         )
     if echo is not None:
         echo(f"[commit] {spec.name}: gate {t1 - t0:.1f} s, {verb} {time.monotonic() - t1:.1f} s")
+
+
+def _partitions_in(column: str, values: list[str]) -> str:
+    """A `replaceWhere` predicate: `column` in `values` (false when there are none)."""
+    if not values:
+        return "false"
+    quoted = ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)
+    return f"`{column}` IN ({quoted})"

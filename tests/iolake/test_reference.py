@@ -70,7 +70,7 @@ def test_reference_comments_trailing_continued_and_above():
 def test_reference_stages_and_tags_follow_their_inputs(tmp_path):
     stages = load_pipeline()
     text = reference.render_stages(stages[:-1])
-    assert "## advise" not in text and "## score" in text
+    assert "## fleet" not in text and "## advise" in text
     catalog = {k: v for k, v in CATALOG.items() if k != "stragglers"}
     catalog["probe_tag"] = Tag("IO99", ("P99",), "fix it")
     rules = {t: (("high",), ()) for t in catalog} | {"probe_tag": (("warn",), ("small_bytes",))}

@@ -16,7 +16,18 @@ ROOT = Path(__file__).resolve().parents[2]
 SCHED = ROOT / "scheduling"
 
 # The task graph, written out: stage order and depends_on edges (pipeline.yaml must say the same).
-STAGES = ["ingest", "features", "covering", "tags", "watch", "labels", "train", "score", "advise"]
+STAGES = [
+    "ingest",
+    "features",
+    "covering",
+    "tags",
+    "watch",
+    "labels",
+    "train",
+    "score",
+    "advise",
+    "fleet",
+]
 EDGES = {
     "ingest": [],
     "features": ["ingest"],
@@ -27,6 +38,7 @@ EDGES = {
     "train": ["labels"],
     "score": ["train"],
     "advise": ["score", "tags"],
+    "fleet": ["watch", "tags", "score", "advise"],
 }
 
 

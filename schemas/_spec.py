@@ -107,6 +107,8 @@ def arrow_type(dt: T.DataType) -> pa.DataType:
         return pa.bool_()
     if isinstance(dt, T.TimestampType):
         return pa.timestamp("us", tz="UTC")
+    if isinstance(dt, T.DateType):
+        return pa.date32()
     if isinstance(dt, T.BinaryType):
         return pa.binary()
     if isinstance(dt, T.ArrayType):

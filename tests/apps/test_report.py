@@ -235,6 +235,20 @@ def test_report_text_and_json_formats_print_the_findings(spark, lake, capsys):
     order = {"high": 0, "warn": 1, "info": 2}
     sev = [order[f["severity"]] for f in data["findings"]]
     assert sev == sorted(sev)
+    # the DXT heat map's per-bin totals: pydarshan's job-summary heat map (200 bins over the run
+    # time, get_heatmap_df) summed over ranks, read and write apart
+    (heat,) = data["summary_sections"]["dxt_heatmap"]
+    assert heat["module"] == "DXT_POSIX" and heat["bins"] == 200
+    assert heat["time_source"] == "run_time" and heat["max_time_s"] == 1469.0
+    import darshan
+    from darshan.experimental.plots import heatmap_handling as hh
+
+    with darshan.DarshanReport(str(lake["traces"] / "dxt.darshan")) as report:
+        for op in ("read", "write"):
+            agg = hh.get_aggregate_data(report=report, mod="DXT_POSIX", ops=[op])
+            want = hh.get_heatmap_df(agg, 200, 1, max_time=report.metadata["job"]["run_time"])
+            assert heat[f"{op}_bytes"] == pytest.approx(want.sum(axis=0).tolist(), abs=1e-3)
+            assert heat[f"segment_{op}_bytes"] == agg["length"].sum()
 
 
 def test_resolve_job_prefers_an_exact_log_id():

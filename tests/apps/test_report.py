@@ -400,6 +400,7 @@ def test_report_renders_in_headless_chromium(lake, dxt_page, tmp_path):
     # the probe; the timeline and the job-summary figures (apps/summary_sections.py)
     assert len(dom.all("script")) == 1 and [i.get("id") for i in dom.all("img")] == [
         "timeline-img",
+        "dxt_posix_heatmap-img",
         "io-cost-img",
         "file-categories-img",
         "access-sizes-img",
@@ -852,6 +853,8 @@ def test_report_job_summary_sections(lake, dxt_page, tmp_path, capsys):
     assert [r["data-module"] for r in rows] == ["POSIX", "STDIO"]
     assert [a["data-module"] for t, a in page.elements if t == "table" and
             "common-access" in a.get("class", "")] == ["POSIX"]  # fmt: skip
+    assert "dxt-heatmap" in ids and "dxt_posix_heatmap-img" in ids  # one DXT module: POSIX
+    assert "dxt_mpiio_heatmap-img" not in ids
 
     assert (
         main(["report", lake["noposix"][:10], "--lake", lake["lake"], "--out", str(tmp_path)]) == 0
@@ -860,6 +863,7 @@ def test_report_job_summary_sections(lake, dxt_page, tmp_path, capsys):
     imgs = [a.get("id") for a in page.all("img")]
     assert "io-cost-img" in imgs and "access-sizes-img" not in imgs
     assert "No access-size counters for this job" in page.body_text
+    assert "No DXT trace in this log: no DXT heat map" in page.body_text
     rows = [a for t, a in page.elements if t == "tr" and "io-cost-row" in a.get("class", "")]
     assert [r["data-module"] for r in rows] == ["STDIO"]
 
@@ -867,4 +871,5 @@ def test_report_job_summary_sections(lake, dxt_page, tmp_path, capsys):
     assert main(["report", lake["noposix"][:10], "--lake", lake["lake"], "--format", "json"]) == 0
     sections = json.loads(capsys.readouterr().out)["summary_sections"]
     assert [c["module"] for c in sections["io_cost"]] == ["STDIO"]
+    assert "dxt_heatmap" not in sections
     assert {c["module"] for c in sections["op_counts"]} == {"STDIO"}

@@ -18,7 +18,9 @@ import json
 import math
 
 import pandas as pd
+import pyarrow.compute as pc
 
+from features import dxt_heatmap as dh
 from features import job_summary as js
 from features.units import human_bytes  # the one byte formatter of the report
 
@@ -247,6 +249,65 @@ def draw_roots(roots: pd.DataFrame) -> bytes:
     return _png(fig)
 
 
+def draw_dxt_heatmap(read, write, edges, title: str) -> bytes:
+    """pydarshan's DXT heat map of one module: apps.analysis.timeline.draw_dxt_heatmap."""
+    from apps.analysis import timeline
+
+    buf = io.BytesIO()
+    timeline.draw_dxt_heatmap(read, write, edges, buf, title)
+    return buf.getvalue()
+
+
+def dxt_heatmaps(reader, log_id: str, job: dict, out: dict) -> None:
+    """pydarshan's DXT heat map of each DXT module the log has (features/dxt_heatmap.py, with
+    its job summary's `DEFAULT_BINS` bins over the job's run time): `out["dxt_heatmap"]` the
+    per-bin totals over ranks (read and written), `out[<module>_heatmap_png]` the figure."""
+    t = reader.read(
+        "io_ops",
+        ["source", "rank", "op", "length", "start_s", "end_s"],
+        log_id=log_id,
+        filter=pc.field("source").isin(list(dh.MODULES)),
+    )
+    if t is None or not t.num_rows:
+        return
+    ops = t.to_pandas()
+    run = job.get("run_time_s")
+    nprocs = int(job.get("nprocs") or int(ops["rank"].max()) + 1)
+    maps = []
+    for module in dh.MODULES:
+        segs = {op: dh.segments(ops, module, (op,)) for op in dh.OPS}
+        if not any(len(v) for v in segs.values()):
+            continue
+        entry: dict = {"module": module, "bins": dh.DEFAULT_BINS, "nprocs": nprocs}
+        if run is not None and run > 0:
+            entry["max_time_s"], entry["time_source"] = float(run), "run_time"
+        else:  # a log without a run time: the last segment's end, as get_heatmap_df's default
+            entry["max_time_s"] = float(max(v["end_time"].max() for v in segs.values() if len(v)))
+            entry["time_source"] = "last_segment"
+        try:
+            m = {
+                op: dh.heatmap(v, dh.DEFAULT_BINS, nprocs, entry["max_time_s"])
+                for op, v in segs.items()
+            }
+        except ValueError as e:
+            out["notes"].append(f"{module} heat map: not computed ({e})")
+            continue
+        edges = dh.bin_edges(dh.DEFAULT_BINS, entry["max_time_s"])
+        entry["bin_width_s"] = float(edges[1] - edges[0])
+        for op in dh.OPS:
+            entry[f"{op}_bytes"] = [round(float(x), 3) for x in m[op].sum(axis=0)]
+            entry[f"segment_{op}_bytes"] = int(segs[op]["length"].sum())
+            entry[f"binned_{op}_bytes"] = round(float(m[op].sum()), 3)
+        entry["ranks_with_io"] = int(((m["read"] + m["write"]).sum(axis=1) > 0).sum())
+        key = f"{module.lower()}_heatmap_png"
+        entry["png"] = key
+        title = f"{module}: bytes read and written, {dh.DEFAULT_BINS} bins over {entry['max_time_s']:.4g} s"
+        _draw(out, key, draw_dxt_heatmap, m["read"], m["write"], edges, title)
+        maps.append(entry)
+    if maps:
+        out["dxt_heatmap"] = maps
+
+
 # ---- reading and putting together -----------------------------------------------------------
 def _frames(reader, log_id: str) -> dict[str, pd.DataFrame]:
     out = {}
@@ -276,6 +337,7 @@ def sections(reader, log_id: str, job: dict) -> dict | None:
         return None
     nprocs = job.get("nprocs") or 1
     out: dict = {"notes": []}
+    dxt_heatmaps(reader, log_id, job, out)
     cost = js.pd_io_cost(modules, {log_id: nprocs})
     cost["total_s"] = cost[list(COST_COLOURS)].sum(axis=1)
     out["io_cost"] = _records(cost)

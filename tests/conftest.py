@@ -64,6 +64,7 @@ SHARED_LAKE_GROUPS = {
     "tests/examples/test_examples.py": "report_lake",
     "tests/apps/test_derived_metrics_pydarshan.py": "pydarshan_lake",
     "tests/apps/test_job_summary_pydarshan.py": "pydarshan_lake",
+    "tests/apps/test_dxt_heatmap_pydarshan.py": "pydarshan_lake",
 }
 
 

@@ -39,6 +39,7 @@ import pyarrow.compute as pc
 
 from apps.analysis import patterns
 from apps.analysis import timeline as _timeline
+from features import dxt_heatmap
 
 OPS_COLUMNS = [
     "log_id",
@@ -83,6 +84,7 @@ COVER_COLUMNS = [
     "interval_source",
 ]
 HEATMAP_COLUMNS = ["log_id", "module", "rank", "bin_width_s", "nbins", "read_bytes", "write_bytes"]
+DXT_HEATMAP_COLUMNS = ["log_id", "rank", "bin", "start_s", "end_s", "bytes"]
 ACTIVITY_COLUMNS = [
     "log_id",
     "source",
@@ -637,6 +639,59 @@ class IOFrame:
             .sort_values(["log_id", "module", "bin"])
             .reset_index(drop=True)
         )
+
+    def dxt_heatmap(
+        self,
+        bins: int = dxt_heatmap.DEFAULT_BINS,
+        module: str = "DXT_POSIX",
+        ops=("read", "write"),
+        max_time: float | str = "run_time",
+    ) -> pd.DataFrame:
+        """pydarshan's DXT heat map (features/dxt_heatmap.py, after heatmap_handling.py's
+        `get_heatmap_df`): the bytes each rank moved in each of `bins` time bins over
+        [0, max_time], each DXT segment of `module` ('DXT_POSIX' or 'DXT_MPIIO') whose op is in
+        `ops` split over the bins it spans in proportion to time. `max_time`: "run_time" (the
+        job's, as pydarshan's job summary draws it), "last_segment" (the largest segment end, as
+        `get_heatmap_df` without max_time) or seconds. One row per (log_id, rank, bin) with the
+        bin's `start_s` / `end_s`, every rank 0..nprocs-1 and every bin (0 where nothing moved);
+        `.pivot(index="rank", columns="bin", values="bytes")` is pydarshan's matrix. A log
+        without such segments has no rows."""
+        out = []
+        for log_id in self.log_ids:
+            ops_ = self.ops[self.ops["log_id"] == log_id]
+            segs = dxt_heatmap.segments(ops_, module, ops)
+            if not len(segs):
+                continue
+            job = self.jobs[self.jobs["log_id"] == log_id]
+            nprocs = (
+                int(job["nprocs"].iloc[0]) if len(job) and pd.notna(job["nprocs"].iloc[0]) else None
+            )
+            if nprocs is None:
+                nprocs = int(segs["rank"].max()) + 1
+            if max_time == "run_time":
+                until = float(job["run_time_s"].iloc[0]) if len(job) else float("nan")
+            elif max_time == "last_segment":
+                until = float(segs["end_time"].max())
+            else:
+                until = float(max_time)
+            matrix = dxt_heatmap.heatmap(segs, bins, nprocs, until)
+            edges = dxt_heatmap.bin_edges(bins, until)
+            rank, b = np.divmod(np.arange(matrix.size), matrix.shape[1])
+            out.append(
+                pd.DataFrame(
+                    {
+                        "log_id": log_id,
+                        "rank": rank,
+                        "bin": b,
+                        "start_s": edges[:-1][b],
+                        "end_s": edges[1:][b],
+                        "bytes": matrix.ravel(),
+                    }
+                )
+            )
+        if not out:
+            return pd.DataFrame(columns=DXT_HEATMAP_COLUMNS)
+        return pd.concat(out, ignore_index=True)[DXT_HEATMAP_COLUMNS]
 
     @property
     def timeline_source(self) -> str | None:

@@ -244,6 +244,9 @@ def _matrix(
         side.barh(y, per.mean(axis=1), height=g, align="edge", color="#34495e", label="mean")
         side.legend(loc="lower right", fontsize=7, framealpha=0.8)
     side.set_xlabel(side_label, fontsize=8)
+    # the side's scale on top, where no axis is: at the bottom it meets the time axis's labels
+    side.xaxis.set_label_position("top")
+    side.xaxis.tick_top()
     side.tick_params(labelleft=False, labelsize=8)
     side.grid(axis="x", alpha=0.3)
     side.set_xlim(left=0)
@@ -254,6 +257,8 @@ def _matrix(
         top.yaxis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
         side.xaxis.set_major_formatter(EngFormatter(unit=unit, sep=" "))
         side.tick_params(axis="x", labelrotation=45)
+        for label in side.get_xticklabels():
+            label.set_horizontalalignment("left")
     fig.subplots_adjust(left=0.07, right=0.93, top=0.95, bottom=0.08)
     fig.savefig(path)
     return path
@@ -323,6 +328,29 @@ def draw_heatmap(heatmap: pd.DataFrame, path: str, title: str | None = None) -> 
         grid,
         edges,
         {"read": rd.sum(axis=0), "write": wr.sum(axis=0)},
+        grid.sum(axis=1),
+        path,
+        title,
+        value_label="bytes moved in the bin",
+        profile_label="bytes per bin",
+        side_label="bytes per rank",
+        unit="B",
+    )
+
+
+def draw_dxt_heatmap(
+    read: np.ndarray, write: np.ndarray, edges: np.ndarray, path, title: str | None = None
+) -> str:
+    """pydarshan's DXT heat map (features/dxt_heatmap.py: rank x bin matrices of the bytes read
+    and written, DXT segments split over the bins they span) drawn as `draw_heatmap` draws the
+    HEATMAP: ranks by time bins coloured by the bytes moved (log scale), the bytes per bin summed
+    over ranks on top (read and write stacked), the bytes per rank summed over time at the side;
+    past MAX_RANK_ROWS ranks a row is a group of ranks. `path` may be a file object."""
+    grid = read + write
+    return _matrix(
+        grid,
+        np.asarray(edges, dtype=float),
+        {"read": read.sum(axis=0), "write": write.sum(axis=0)},
         grid.sum(axis=1),
         path,
         title,

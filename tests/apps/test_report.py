@@ -235,6 +235,20 @@ def test_report_text_and_json_formats_print_the_findings(spark, lake, capsys):
     order = {"high": 0, "warn": 1, "info": 2}
     sev = [order[f["severity"]] for f in data["findings"]]
     assert sev == sorted(sev)
+    # the DXT heat map's per-bin totals: pydarshan's job-summary heat map (200 bins over the run
+    # time, get_heatmap_df) summed over ranks, read and write apart
+    (heat,) = data["summary_sections"]["dxt_heatmap"]
+    assert heat["module"] == "DXT_POSIX" and heat["bins"] == 200
+    assert heat["time_source"] == "run_time" and heat["max_time_s"] == 1469.0
+    import darshan
+    from darshan.experimental.plots import heatmap_handling as hh
+
+    with darshan.DarshanReport(str(lake["traces"] / "dxt.darshan")) as report:
+        for op in ("read", "write"):
+            agg = hh.get_aggregate_data(report=report, mod="DXT_POSIX", ops=[op])
+            want = hh.get_heatmap_df(agg, 200, 1, max_time=report.metadata["job"]["run_time"])
+            assert heat[f"{op}_bytes"] == pytest.approx(want.sum(axis=0).tolist(), abs=1e-3)
+            assert heat[f"segment_{op}_bytes"] == agg["length"].sum()
 
 
 def test_resolve_job_prefers_an_exact_log_id():
@@ -386,6 +400,7 @@ def test_report_renders_in_headless_chromium(lake, dxt_page, tmp_path):
     # the probe; the timeline and the job-summary figures (apps/summary_sections.py)
     assert len(dom.all("script")) == 1 and [i.get("id") for i in dom.all("img")] == [
         "timeline-img",
+        "dxt_posix_heatmap-img",
         "io-cost-img",
         "file-categories-img",
         "access-sizes-img",
@@ -838,6 +853,8 @@ def test_report_job_summary_sections(lake, dxt_page, tmp_path, capsys):
     assert [r["data-module"] for r in rows] == ["POSIX", "STDIO"]
     assert [a["data-module"] for t, a in page.elements if t == "table" and
             "common-access" in a.get("class", "")] == ["POSIX"]  # fmt: skip
+    assert "dxt-heatmap" in ids and "dxt_posix_heatmap-img" in ids  # one DXT module: POSIX
+    assert "dxt_mpiio_heatmap-img" not in ids
 
     assert (
         main(["report", lake["noposix"][:10], "--lake", lake["lake"], "--out", str(tmp_path)]) == 0
@@ -846,6 +863,7 @@ def test_report_job_summary_sections(lake, dxt_page, tmp_path, capsys):
     imgs = [a.get("id") for a in page.all("img")]
     assert "io-cost-img" in imgs and "access-sizes-img" not in imgs
     assert "No access-size counters for this job" in page.body_text
+    assert "No DXT trace in this log: no DXT heat map" in page.body_text
     rows = [a for t, a in page.elements if t == "tr" and "io-cost-row" in a.get("class", "")]
     assert [r["data-module"] for r in rows] == ["STDIO"]
 
@@ -853,4 +871,5 @@ def test_report_job_summary_sections(lake, dxt_page, tmp_path, capsys):
     assert main(["report", lake["noposix"][:10], "--lake", lake["lake"], "--format", "json"]) == 0
     sections = json.loads(capsys.readouterr().out)["summary_sections"]
     assert [c["module"] for c in sections["io_cost"]] == ["STDIO"]
+    assert "dxt_heatmap" not in sections
     assert {c["module"] for c in sections["op_counts"]} == {"STDIO"}

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import struct
 
+import numpy as np
 import pandas as pd
 
 from apps import summary_sections as ss
@@ -92,3 +93,21 @@ def test_roots_named_by_the_trace_are_drawn_as_text():
     roots = js.pd_data_access_by_root(modules, names)
     assert {"/$x^{2}$<script>", "/$unbalanced"} <= set(roots["filesystem_root"])
     assert _size(ss.draw_roots(roots))[0] == 1000
+
+
+def _dxt_matrices(ranks: int):
+    """Rank r reads 1 MiB in bin r % 50 and writes 2 MiB in the last bin, of 200 bins."""
+    read, write = np.zeros((ranks, 200)), np.zeros((ranks, 200))
+    read[np.arange(ranks), np.arange(ranks) % 50] = 1 << 20
+    write[:, -1] = 2 << 20
+    return read, write, np.linspace(0.0, 10.0, 201)
+
+
+def test_dxt_heatmap_figure_is_the_same_size_at_2_and_2048_ranks():
+    sizes = {
+        ranks: _size(ss.draw_dxt_heatmap(*_dxt_matrices(ranks), "DXT_POSIX"))
+        for ranks in (2, 2048, 100_000)
+    }
+    assert sizes[2] == sizes[2048] == sizes[100_000], sizes
+    width, height = sizes[2048]
+    assert 1000 <= width <= 1400 and 600 < height < 1000, sizes

@@ -19,12 +19,24 @@ import os
 from collections.abc import Iterator
 from functools import cache, partial
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from readers.base import Decoded, DecodeError, DecoderCrash, ResourceLimit, UnsupportedFormat
 from readers.tables import heatmap_module
 from schemas import BRONZE
+from schemas.autoperf import (
+    APMPI_OPS,
+    APXC_COLUMN,
+    APXC_TILES,
+    CLUSTER_MODES,
+    MEMORY_MODES,
+    MSG_SIZE_BINS,
+    MSG_SIZE_COLUMNS,
+    apmpi_counter_names,
+    apmpi_fcounter_names,
+)
 from schemas.darshan_counters import LUSTRE_COMPONENT_COUNTERS, MODULE_COUNTERS
 from schemas.modules import DARSHAN_MODULE_TABLE
 
@@ -142,6 +154,7 @@ def _heatmap_table(t: dict, names: dict[int, str]) -> pa.Table:
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
+_I64 = pa.int64()
 _SOURCES = pa.array(["DXT_POSIX", "DXT_MPIIO"], pa.string())
 _OPS = pa.array(["write", "read"], pa.string())
 
@@ -264,6 +277,10 @@ def decode(
             tables["lustre"] = _lustre_table(raw["lustre"])
         elif name == "HEATMAP" and raw["heatmap"] is not None:
             tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(raw))
+        elif name == "APMPI" and raw["apmpi"] is not None and raw["apmpi"]["n"]:
+            tables["apmpi"] = _apmpi_table(raw["apmpi"])
+        elif name == "APXC" and raw["apxc"] is not None and raw["apxc"]["n"]:
+            tables["apxc"] = _apxc_table(raw["apxc"])
         elif (
             name in ("DXT_POSIX", "DXT_MPIIO")
             and raw["io_ops"] is not None
@@ -281,6 +298,10 @@ def decode(
         decoder=DECODER,
         modules=sorted(m[0] for m in raw["modules"]),
         partial_modules=sorted(m[0] for m in raw["modules"] if m[4]),
+        modules_info=[
+            {"module": name, "version": ver, "region_bytes": length}
+            for name, _idx, ver, length, _partial in raw["modules"]
+        ],
         notes=list(raw["notes"]) + (["big-endian log (byte-swapped)"] if raw["swapped"] else []),
         damaged=dict(raw["damaged"]),
         streams=streams,
@@ -310,3 +331,123 @@ def header_facts(source) -> dict:
     }
     facts.update({k: v for k, v in raw["job"].items() if k not in ("metadata", "mounts")})
     return facts
+
+
+def _apmpi_table(t: dict) -> pa.Table:
+    """bronze/apmpi (one row per rank and MPI operation) from the native APMPI columns: the rank
+    records' 396 integer and 240 double counters (row-major), reshaped by AutoPerf's counter
+    layout (`schemas.autoperf`: per op a call count, then bytes and 6 histogram bins when it has
+    them; per op total / min / max time; sync times of 16 collectives; two rank totals)."""
+    n, nops = t["n"], len(APMPI_OPS)
+    ints = np.frombuffer(t["counters"], dtype="<i8").reshape(n, -1)
+    flts = np.frombuffer(t["fcounters"], dtype="<f8").reshape(n, -1)
+    iname = {c: k for k, c in enumerate(apmpi_counter_names())}
+    fname = {c: k for k, c in enumerate(apmpi_fcounter_names())}
+    hdr = t["header"] or (None, None, None, None, None, None)
+
+    def per_op(idx: dict, pattern: str, dtype) -> np.ndarray:
+        """(n, nops) values of counter `pattern` for each op; 0 where the op lacks it (masked)."""
+        out = np.zeros((n, nops), dtype=dtype)
+        for j, op in enumerate(APMPI_OPS):
+            k = idx.get(pattern.format(op=op))
+            if k is not None:
+                out[:, j] = (ints if idx is iname else flts)[:, k]
+        return out
+
+    def mask(idx: dict, pattern: str) -> np.ndarray:
+        has = np.array([pattern.format(op=op) in idx for op in APMPI_OPS])
+        return np.tile(~has, n)  # True where null
+
+    def col(values: np.ndarray, null: np.ndarray | None = None, typ=_I64) -> pa.Array:
+        return pa.array(values.reshape(-1), typ, mask=null)
+
+    ids = np.frombuffer(t["ids"], dtype="<i8")
+    ranks = np.frombuffer(t["ranks"], dtype="<i8")
+    nodes = _strings(t["node_name"], n)
+    rows = np.repeat(np.arange(n), nops)
+    bytes_null = mask(iname, "{op}_TOTAL_BYTES")
+    sync_null = mask(fname, "{op}_TOTAL_SYNC_TIME")
+    f64 = pa.float64()
+    cols = {
+        "record_id": pa.array(ids[rows], pa.int64()),
+        "rank": pa.array(ranks[rows], pa.int64()),
+        "node_name": nodes.take(pa.array(rows)),
+        "op": pa.array(list(APMPI_OPS) * n, pa.string()),
+        "call_count": col(per_op(iname, "{op}_CALL_COUNT", np.int64)),
+        "total_bytes": col(per_op(iname, "{op}_TOTAL_BYTES", np.int64), bytes_null),
+        "total_time_s": col(per_op(fname, "{op}_TOTAL_TIME", np.float64), typ=f64),
+        "min_time_s": col(per_op(fname, "{op}_MIN_TIME", np.float64), typ=f64),
+        "max_time_s": col(per_op(fname, "{op}_MAX_TIME", np.float64), typ=f64),
+        "total_sync_time_s": col(
+            per_op(fname, "{op}_TOTAL_SYNC_TIME", np.float64), sync_null, typ=f64
+        ),
+        "rank_comm_time_s": pa.array(flts[rows, fname["MPI_TOTAL_COMM_TIME"]], f64),
+        "rank_comm_sync_time_s": pa.array(flts[rows, fname["MPI_TOTAL_COMM_SYNC_TIME"]], f64),
+        "sync_flag": pa.array([hdr[3]] * (n * nops), pa.int32()),
+        "variance_total_mpitime": pa.array([hdr[4]] * (n * nops), f64),
+        "variance_total_mpisynctime": pa.array([hdr[5]] * (n * nops), f64),
+    }
+    for b, c in zip(MSG_SIZE_BINS, MSG_SIZE_COLUMNS):
+        cols[c] = col(per_op(iname, "{op}_MSG_SIZE_AGG_" + b, np.int64), bytes_null)
+    schema = _schema("apmpi")
+    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+def _mode(names: tuple[str, ...], value: int) -> tuple[str, bool]:
+    """A header mode as pydarshan names it (bit 31 masked) and whether bit 31 is clear."""
+    v = value & ~(1 << 31)
+    return (names[v] if 0 <= v < len(names) else str(v)), not value & (1 << 31)
+
+
+def _apxc_table(t: dict) -> pa.Table:
+    """bronze/apxc (one row per router record and tile) from the native APXC columns."""
+    n, ntiles = t["n"], len(APXC_TILES)
+    ctr = np.frombuffer(t["counters"], dtype="<i8").reshape(n, -1)
+    loc = np.frombuffer(t["location"], dtype="<i8").reshape(n, 4)
+    rows = np.repeat(np.arange(n), ntiles)
+    cols: dict[str, object] = {
+        "record_id": pa.array(np.frombuffer(t["ids"], dtype="<i8")[rows], pa.int64()),
+        "rank": pa.array(np.frombuffer(t["ranks"], dtype="<i8")[rows], pa.int64()),
+        "group": pa.array(loc[rows, 0], pa.int64()),
+        "chassis": pa.array(loc[rows, 1], pa.int64()),
+        "blade": pa.array(loc[rows, 2], pa.int64()),
+        "node": pa.array(loc[rows, 3], pa.int64()),
+        "tile": pa.array([k for k, *_ in APXC_TILES] * n, pa.string()),
+        "tile_row": pa.array([r for _, r, *_ in APXC_TILES] * n, pa.int32()),
+        "tile_col": pa.array([c for _, _, c, _ in APXC_TILES] * n, pa.int32()),
+    }
+    values = {c: np.zeros((n, ntiles), np.int64) for c in APXC_COLUMN.values()}
+    present = {c: np.zeros(ntiles, bool) for c in APXC_COLUMN.values()}
+    k = 0
+    for j, (_, _, _, counters) in enumerate(APXC_TILES):
+        for name in counters:
+            values[APXC_COLUMN[name]][:, j] = ctr[:, k]
+            present[APXC_COLUMN[name]][j] = True
+            k += 1
+    for c, v in values.items():
+        cols[c] = pa.array(v.reshape(-1), pa.int64(), mask=np.tile(~present[c], n))
+    h = t["header"]
+    m = n * ntiles
+    if h is not None:
+        mem, mem_ok = _mode(MEMORY_MODES, h[6])
+        clu, clu_ok = _mode(CLUSTER_MODES, h[7])
+        head = {
+            "nblades": h[3],
+            "nchassis": h[4],
+            "ngroups": h[5],
+            "memory_mode": mem,
+            "memory_mode_consistent": mem_ok,
+            "cluster_mode": clu,
+            "cluster_mode_consistent": clu_ok,
+            "appid": h[8],
+        }
+    else:
+        head = {}
+    schema = _schema("apxc")
+    arrays = []
+    for f in schema:
+        if f.name in cols:
+            arrays.append(cols[f.name])
+        else:
+            arrays.append(pa.array([head.get(f.name)] * m, f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)

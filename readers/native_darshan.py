@@ -333,6 +333,34 @@ def header_facts(source) -> dict:
     return facts
 
 
+@cache
+def _apmpi_layout() -> dict[str, tuple[bool, np.ndarray]]:
+    """bronze/apmpi column -> (from the double counters?, index of each op's counter in its
+    record array, -1 where the op has none), from AutoPerf's counter names."""
+    iname = {c: k for k, c in enumerate(apmpi_counter_names())}
+    fname = {c: k for k, c in enumerate(apmpi_fcounter_names())}
+    per_op = {
+        "call_count": (False, "{op}_CALL_COUNT"),
+        "total_bytes": (False, "{op}_TOTAL_BYTES"),
+        "total_time_s": (True, "{op}_TOTAL_TIME"),
+        "min_time_s": (True, "{op}_MIN_TIME"),
+        "max_time_s": (True, "{op}_MAX_TIME"),
+        "total_sync_time_s": (True, "{op}_TOTAL_SYNC_TIME"),
+        **{c: (False, "{op}_MSG_SIZE_AGG_" + b) for b, c in zip(MSG_SIZE_BINS, MSG_SIZE_COLUMNS)},
+    }
+    out = {}
+    for col, (flt, pattern) in per_op.items():
+        names = fname if flt else iname
+        idx = [names.get(pattern.format(op=op), -1) for op in APMPI_OPS]
+        out[col] = (flt, np.array(idx, dtype=np.int64))
+    for col, name in (
+        ("rank_comm_time_s", "MPI_TOTAL_COMM_TIME"),
+        ("rank_comm_sync_time_s", "MPI_TOTAL_COMM_SYNC_TIME"),
+    ):
+        out[col] = (True, np.full(len(APMPI_OPS), fname[name], dtype=np.int64))
+    return out
+
+
 def _apmpi_table(t: dict) -> pa.Table:
     """bronze/apmpi (one row per rank and MPI operation) from the native APMPI columns: the rank
     records' 396 integer and 240 double counters (row-major), reshaped by AutoPerf's counter
@@ -341,54 +369,26 @@ def _apmpi_table(t: dict) -> pa.Table:
     n, nops = t["n"], len(APMPI_OPS)
     ints = np.frombuffer(t["counters"], dtype="<i8").reshape(n, -1)
     flts = np.frombuffer(t["fcounters"], dtype="<f8").reshape(n, -1)
-    iname = {c: k for k, c in enumerate(apmpi_counter_names())}
-    fname = {c: k for k, c in enumerate(apmpi_fcounter_names())}
     hdr = t["header"] or (None, None, None, None, None, None)
-
-    def per_op(idx: dict, pattern: str, dtype) -> np.ndarray:
-        """(n, nops) values of counter `pattern` for each op; 0 where the op lacks it (masked)."""
-        out = np.zeros((n, nops), dtype=dtype)
-        for j, op in enumerate(APMPI_OPS):
-            k = idx.get(pattern.format(op=op))
-            if k is not None:
-                out[:, j] = (ints if idx is iname else flts)[:, k]
-        return out
-
-    def mask(idx: dict, pattern: str) -> np.ndarray:
-        has = np.array([pattern.format(op=op) in idx for op in APMPI_OPS])
-        return np.tile(~has, n)  # True where null
-
-    def col(values: np.ndarray, null: np.ndarray | None = None, typ=_I64) -> pa.Array:
-        return pa.array(values.reshape(-1), typ, mask=null)
-
-    ids = np.frombuffer(t["ids"], dtype="<i8")
-    ranks = np.frombuffer(t["ranks"], dtype="<i8")
-    nodes = _strings(t["node_name"], n)
     rows = np.repeat(np.arange(n), nops)
-    bytes_null = mask(iname, "{op}_TOTAL_BYTES")
-    sync_null = mask(fname, "{op}_TOTAL_SYNC_TIME")
-    f64 = pa.float64()
-    cols = {
-        "record_id": pa.array(ids[rows], pa.int64()),
-        "rank": pa.array(ranks[rows], pa.int64()),
-        "node_name": nodes.take(pa.array(rows)),
-        "op": pa.array(list(APMPI_OPS) * n, pa.string()),
-        "call_count": col(per_op(iname, "{op}_CALL_COUNT", np.int64)),
-        "total_bytes": col(per_op(iname, "{op}_TOTAL_BYTES", np.int64), bytes_null),
-        "total_time_s": col(per_op(fname, "{op}_TOTAL_TIME", np.float64), typ=f64),
-        "min_time_s": col(per_op(fname, "{op}_MIN_TIME", np.float64), typ=f64),
-        "max_time_s": col(per_op(fname, "{op}_MAX_TIME", np.float64), typ=f64),
-        "total_sync_time_s": col(
-            per_op(fname, "{op}_TOTAL_SYNC_TIME", np.float64), sync_null, typ=f64
+    m = n * nops
+    cols: dict[str, pa.Array] = {
+        "record_id": pa.array(np.frombuffer(t["ids"], dtype="<i8")[rows], pa.int64()),
+        "rank": pa.array(np.frombuffer(t["ranks"], dtype="<i8")[rows], pa.int64()),
+        "node_name": _strings(t["node_name"], n).take(pa.array(rows)),
+        "op": pa.array(APMPI_OPS, pa.string()).take(pa.array(np.tile(np.arange(nops), n))),
+        "sync_flag": (
+            pa.nulls(m, pa.int32()) if hdr[3] is None else pa.array(np.full(m, hdr[3], np.int32))
         ),
-        "rank_comm_time_s": pa.array(flts[rows, fname["MPI_TOTAL_COMM_TIME"]], f64),
-        "rank_comm_sync_time_s": pa.array(flts[rows, fname["MPI_TOTAL_COMM_SYNC_TIME"]], f64),
-        "sync_flag": pa.array([hdr[3]] * (n * nops), pa.int32()),
-        "variance_total_mpitime": pa.array([hdr[4]] * (n * nops), f64),
-        "variance_total_mpisynctime": pa.array([hdr[5]] * (n * nops), f64),
     }
-    for b, c in zip(MSG_SIZE_BINS, MSG_SIZE_COLUMNS):
-        cols[c] = col(per_op(iname, "{op}_MSG_SIZE_AGG_" + b, np.int64), bytes_null)
+    for col in ("variance_total_mpitime", "variance_total_mpisynctime"):
+        v = hdr[4] if col == "variance_total_mpitime" else hdr[5]
+        cols[col] = pa.nulls(m, pa.float64()) if v is None else pa.array(np.full(m, v))
+    for col, (flt, idx) in _apmpi_layout().items():
+        values = (flts if flt else ints)[:, np.maximum(idx, 0)].reshape(-1)
+        absent = idx < 0
+        mask = np.tile(absent, n) if absent.any() else None
+        cols[col] = pa.array(values, pa.float64() if flt else pa.int64(), mask=mask)
     schema = _schema("apmpi")
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
@@ -399,12 +399,26 @@ def _mode(names: tuple[str, ...], value: int) -> tuple[str, bool]:
     return (names[v] if 0 <= v < len(names) else str(v)), not value & (1 << 31)
 
 
+@cache
+def _apxc_layout() -> dict[str, np.ndarray]:
+    """bronze/apxc counter column -> index of each tile's counter in the router record, -1 where
+    the tile has none (`schemas.autoperf.APXC_TILES`, record order tile by tile)."""
+    out = {c: np.full(len(APXC_TILES), -1, dtype=np.int64) for c in APXC_COLUMN.values()}
+    k = 0
+    for j, (_, _, _, counters) in enumerate(APXC_TILES):
+        for name in counters:
+            out[APXC_COLUMN[name]][j] = k
+            k += 1
+    return out
+
+
 def _apxc_table(t: dict) -> pa.Table:
     """bronze/apxc (one row per router record and tile) from the native APXC columns."""
     n, ntiles = t["n"], len(APXC_TILES)
     ctr = np.frombuffer(t["counters"], dtype="<i8").reshape(n, -1)
     loc = np.frombuffer(t["location"], dtype="<i8").reshape(n, 4)
     rows = np.repeat(np.arange(n), ntiles)
+    tiles = pa.array(np.tile(np.arange(ntiles), n))
     cols: dict[str, object] = {
         "record_id": pa.array(np.frombuffer(t["ids"], dtype="<i8")[rows], pa.int64()),
         "rank": pa.array(np.frombuffer(t["ranks"], dtype="<i8")[rows], pa.int64()),
@@ -412,20 +426,13 @@ def _apxc_table(t: dict) -> pa.Table:
         "chassis": pa.array(loc[rows, 1], pa.int64()),
         "blade": pa.array(loc[rows, 2], pa.int64()),
         "node": pa.array(loc[rows, 3], pa.int64()),
-        "tile": pa.array([k for k, *_ in APXC_TILES] * n, pa.string()),
-        "tile_row": pa.array([r for _, r, *_ in APXC_TILES] * n, pa.int32()),
-        "tile_col": pa.array([c for _, _, c, _ in APXC_TILES] * n, pa.int32()),
+        "tile": pa.array([k for k, *_ in APXC_TILES], pa.string()).take(tiles),
+        "tile_row": pa.array([r for _, r, *_ in APXC_TILES], pa.int32()).take(tiles),
+        "tile_col": pa.array([c for _, _, c, _ in APXC_TILES], pa.int32()).take(tiles),
     }
-    values = {c: np.zeros((n, ntiles), np.int64) for c in APXC_COLUMN.values()}
-    present = {c: np.zeros(ntiles, bool) for c in APXC_COLUMN.values()}
-    k = 0
-    for j, (_, _, _, counters) in enumerate(APXC_TILES):
-        for name in counters:
-            values[APXC_COLUMN[name]][:, j] = ctr[:, k]
-            present[APXC_COLUMN[name]][j] = True
-            k += 1
-    for c, v in values.items():
-        cols[c] = pa.array(v.reshape(-1), pa.int64(), mask=np.tile(~present[c], n))
+    for col, idx in _apxc_layout().items():
+        values = ctr[:, np.maximum(idx, 0)].reshape(-1)
+        cols[col] = pa.array(values, pa.int64(), mask=np.tile(idx < 0, n))
     h = t["header"]
     m = n * ntiles
     if h is not None:

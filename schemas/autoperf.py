@@ -1,5 +1,5 @@
 """bronze/apmpi and bronze/apxc — AutoPerf's modules (argonne-lcf/autoperf, in Darshan builds at
-ALCF: every Polaris log carries APMPI), module format version 1.
+ALCF, and the Darshan test logs of 3.3 - 3.4.7), module format version 1.
 
 **bronze/apmpi**: per rank, every MPI operation AutoPerf counts. One row per (log, rank, MPI
 operation); `op` is the MPI function (`MPI_SEND`, `MPI_ALLREDUCE`, …, 74 of them). Counters are

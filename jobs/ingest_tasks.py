@@ -541,6 +541,7 @@ def _decode_row(
         "reason": None,
         "modules": None,
         "partial_modules": None,
+        "modules_info": None,
         "notes": None,
         "row_counts": None,
         "decode_s": None,
@@ -559,6 +560,7 @@ def _decode_row(
             decoder=d.decoder,
             modules=d.modules,
             partial_modules=sorted({*d.partial_modules, *d.damaged}),
+            modules_info=d.modules_info or None,
             notes=d.notes,
         )
         check_header(d.tables["jobs"], max_nprocs)

@@ -52,6 +52,9 @@ class Decoded:
     decoder: str = ""
     modules: list[str] = field(default_factory=list)
     partial_modules: list[str] = field(default_factory=list)
+    # every module region of the log, in module index order: {"module", "version" (the log's
+    # module format version), "region_bytes" (compressed bytes of its region)}; bronze/logs
+    modules_info: list[dict] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     # modules whose region was cut short or corrupt -> why; their records are not in `tables`
     damaged: dict[str, str] = field(default_factory=dict)

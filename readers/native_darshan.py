@@ -19,12 +19,24 @@ import os
 from collections.abc import Iterator
 from functools import cache, partial
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
 
 from readers.base import Decoded, DecodeError, DecoderCrash, ResourceLimit, UnsupportedFormat
 from readers.tables import heatmap_module
 from schemas import BRONZE
+from schemas.autoperf import (
+    APMPI_OPS,
+    APXC_COLUMN,
+    APXC_TILES,
+    CLUSTER_MODES,
+    MEMORY_MODES,
+    MSG_SIZE_BINS,
+    MSG_SIZE_COLUMNS,
+    apmpi_counter_names,
+    apmpi_fcounter_names,
+)
 from schemas.darshan_counters import LUSTRE_COMPONENT_COUNTERS, MODULE_COUNTERS
 from schemas.modules import DARSHAN_MODULE_TABLE
 
@@ -142,6 +154,7 @@ def _heatmap_table(t: dict, names: dict[int, str]) -> pa.Table:
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
+_I64 = pa.int64()
 _SOURCES = pa.array(["DXT_POSIX", "DXT_MPIIO"], pa.string())
 _OPS = pa.array(["write", "read"], pa.string())
 
@@ -264,6 +277,10 @@ def decode(
             tables["lustre"] = _lustre_table(raw["lustre"])
         elif name == "HEATMAP" and raw["heatmap"] is not None:
             tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(raw))
+        elif name == "APMPI" and raw["apmpi"] is not None and raw["apmpi"]["n"]:
+            tables["apmpi"] = _apmpi_table(raw["apmpi"])
+        elif name == "APXC" and raw["apxc"] is not None and raw["apxc"]["n"]:
+            tables["apxc"] = _apxc_table(raw["apxc"])
         elif (
             name in ("DXT_POSIX", "DXT_MPIIO")
             and raw["io_ops"] is not None
@@ -281,6 +298,10 @@ def decode(
         decoder=DECODER,
         modules=sorted(m[0] for m in raw["modules"]),
         partial_modules=sorted(m[0] for m in raw["modules"] if m[4]),
+        modules_info=[
+            {"module": name, "version": ver, "region_bytes": length}
+            for name, _idx, ver, length, _partial in raw["modules"]
+        ],
         notes=list(raw["notes"]) + (["big-endian log (byte-swapped)"] if raw["swapped"] else []),
         damaged=dict(raw["damaged"]),
         streams=streams,
@@ -310,3 +331,130 @@ def header_facts(source) -> dict:
     }
     facts.update({k: v for k, v in raw["job"].items() if k not in ("metadata", "mounts")})
     return facts
+
+
+@cache
+def _apmpi_layout() -> dict[str, tuple[bool, np.ndarray]]:
+    """bronze/apmpi column -> (from the double counters?, index of each op's counter in its
+    record array, -1 where the op has none), from AutoPerf's counter names."""
+    iname = {c: k for k, c in enumerate(apmpi_counter_names())}
+    fname = {c: k for k, c in enumerate(apmpi_fcounter_names())}
+    per_op = {
+        "call_count": (False, "{op}_CALL_COUNT"),
+        "total_bytes": (False, "{op}_TOTAL_BYTES"),
+        "total_time_s": (True, "{op}_TOTAL_TIME"),
+        "min_time_s": (True, "{op}_MIN_TIME"),
+        "max_time_s": (True, "{op}_MAX_TIME"),
+        "total_sync_time_s": (True, "{op}_TOTAL_SYNC_TIME"),
+        **{c: (False, "{op}_MSG_SIZE_AGG_" + b) for b, c in zip(MSG_SIZE_BINS, MSG_SIZE_COLUMNS)},
+    }
+    out = {}
+    for col, (flt, pattern) in per_op.items():
+        names = fname if flt else iname
+        idx = [names.get(pattern.format(op=op), -1) for op in APMPI_OPS]
+        out[col] = (flt, np.array(idx, dtype=np.int64))
+    for col, name in (
+        ("rank_comm_time_s", "MPI_TOTAL_COMM_TIME"),
+        ("rank_comm_sync_time_s", "MPI_TOTAL_COMM_SYNC_TIME"),
+    ):
+        out[col] = (True, np.full(len(APMPI_OPS), fname[name], dtype=np.int64))
+    return out
+
+
+def _apmpi_table(t: dict) -> pa.Table:
+    """bronze/apmpi (one row per rank and MPI operation) from the native APMPI columns: the rank
+    records' 396 integer and 240 double counters (row-major), reshaped by AutoPerf's counter
+    layout (`schemas.autoperf`: per op a call count, then bytes and 6 histogram bins when it has
+    them; per op total / min / max time; sync times of 16 collectives; two rank totals)."""
+    n, nops = t["n"], len(APMPI_OPS)
+    ints = np.frombuffer(t["counters"], dtype="<i8").reshape(n, -1)
+    flts = np.frombuffer(t["fcounters"], dtype="<f8").reshape(n, -1)
+    hdr = t["header"] or (None, None, None, None, None, None)
+    rows = np.repeat(np.arange(n), nops)
+    m = n * nops
+    cols: dict[str, pa.Array] = {
+        "record_id": pa.array(np.frombuffer(t["ids"], dtype="<i8")[rows], pa.int64()),
+        "rank": pa.array(np.frombuffer(t["ranks"], dtype="<i8")[rows], pa.int64()),
+        "node_name": _strings(t["node_name"], n).take(pa.array(rows)),
+        "op": pa.array(APMPI_OPS, pa.string()).take(pa.array(np.tile(np.arange(nops), n))),
+        "sync_flag": (
+            pa.nulls(m, pa.int32()) if hdr[3] is None else pa.array(np.full(m, hdr[3], np.int32))
+        ),
+    }
+    for col in ("variance_total_mpitime", "variance_total_mpisynctime"):
+        v = hdr[4] if col == "variance_total_mpitime" else hdr[5]
+        cols[col] = pa.nulls(m, pa.float64()) if v is None else pa.array(np.full(m, v))
+    for col, (flt, idx) in _apmpi_layout().items():
+        values = (flts if flt else ints)[:, np.maximum(idx, 0)].reshape(-1)
+        absent = idx < 0
+        mask = np.tile(absent, n) if absent.any() else None
+        cols[col] = pa.array(values, pa.float64() if flt else pa.int64(), mask=mask)
+    schema = _schema("apmpi")
+    return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
+
+
+def _mode(names: tuple[str, ...], value: int) -> tuple[str, bool]:
+    """A header mode as pydarshan names it (bit 31 masked) and whether bit 31 is clear."""
+    v = value & ~(1 << 31)
+    return (names[v] if 0 <= v < len(names) else str(v)), not value & (1 << 31)
+
+
+@cache
+def _apxc_layout() -> dict[str, np.ndarray]:
+    """bronze/apxc counter column -> index of each tile's counter in the router record, -1 where
+    the tile has none (`schemas.autoperf.APXC_TILES`, record order tile by tile)."""
+    out = {c: np.full(len(APXC_TILES), -1, dtype=np.int64) for c in APXC_COLUMN.values()}
+    k = 0
+    for j, (_, _, _, counters) in enumerate(APXC_TILES):
+        for name in counters:
+            out[APXC_COLUMN[name]][j] = k
+            k += 1
+    return out
+
+
+def _apxc_table(t: dict) -> pa.Table:
+    """bronze/apxc (one row per router record and tile) from the native APXC columns."""
+    n, ntiles = t["n"], len(APXC_TILES)
+    ctr = np.frombuffer(t["counters"], dtype="<i8").reshape(n, -1)
+    loc = np.frombuffer(t["location"], dtype="<i8").reshape(n, 4)
+    rows = np.repeat(np.arange(n), ntiles)
+    tiles = pa.array(np.tile(np.arange(ntiles), n))
+    cols: dict[str, object] = {
+        "record_id": pa.array(np.frombuffer(t["ids"], dtype="<i8")[rows], pa.int64()),
+        "rank": pa.array(np.frombuffer(t["ranks"], dtype="<i8")[rows], pa.int64()),
+        "group": pa.array(loc[rows, 0], pa.int64()),
+        "chassis": pa.array(loc[rows, 1], pa.int64()),
+        "blade": pa.array(loc[rows, 2], pa.int64()),
+        "node": pa.array(loc[rows, 3], pa.int64()),
+        "tile": pa.array([k for k, *_ in APXC_TILES], pa.string()).take(tiles),
+        "tile_row": pa.array([r for _, r, *_ in APXC_TILES], pa.int32()).take(tiles),
+        "tile_col": pa.array([c for _, _, c, _ in APXC_TILES], pa.int32()).take(tiles),
+    }
+    for col, idx in _apxc_layout().items():
+        values = ctr[:, np.maximum(idx, 0)].reshape(-1)
+        cols[col] = pa.array(values, pa.int64(), mask=np.tile(idx < 0, n))
+    h = t["header"]
+    m = n * ntiles
+    if h is not None:
+        mem, mem_ok = _mode(MEMORY_MODES, h[6])
+        clu, clu_ok = _mode(CLUSTER_MODES, h[7])
+        head = {
+            "nblades": h[3],
+            "nchassis": h[4],
+            "ngroups": h[5],
+            "memory_mode": mem,
+            "memory_mode_consistent": mem_ok,
+            "cluster_mode": clu,
+            "cluster_mode_consistent": clu_ok,
+            "appid": h[8],
+        }
+    else:
+        head = {}
+    schema = _schema("apxc")
+    arrays = []
+    for f in schema:
+        if f.name in cols:
+            arrays.append(cols[f.name])
+        else:
+            arrays.append(pa.array([head.get(f.name)] * m, f.type))
+    return pa.Table.from_arrays(arrays, schema=schema)

@@ -18,6 +18,17 @@ from schemas import DARSHAN_MODULE_TABLE
 
 DECODER = "pydarshan-3.5.0"
 SKIPPED_MODULES = ("HEATMAP", "APMPI", "APXC", "MDHIM", "BG/Q")
+AUTOPERF_MODULES = ("APMPI", "APXC")
+# AutoPerf's readers in libdarshan-util (darshan-apmpi-logutils.c, darshan-apxc-logutils.c) take
+# the first record they return in a process for the module's header record (a function-static
+# `first_rec` flag) and never reset it: in a worker that has read one log's APMPI, the next log's
+# header is read as a rank record (one record short, every field shifted). The fallback decodes
+# many logs per worker process, so it leaves them to the native decoder.
+AUTOPERF_NOTE = (
+    "module {mod} not decoded by the pydarshan decoder: libdarshan-util's AutoPerf reader reads "
+    "only the first log of a process correctly (its header-record flag is a static variable); "
+    "the native decoder fills bronze/{table}"
+)
 
 
 def _backend():
@@ -90,6 +101,8 @@ def _decode_open_log(b, log, facts) -> Decoded:
                 recs.append((rec["id"], rec["rank"], rec["counters"], rec["fcounters"]))
                 rec = b.log_get_record(log, mod, dtype="numpy")
             tables[table] = module_table_rows(table, recs)
+        elif mod in AUTOPERF_MODULES:
+            notes.append(AUTOPERF_NOTE.format(mod=mod, table=mod.lower()))
         else:
             notes.append(f"module {mod} skipped: not decoded into bronze")
 
@@ -102,6 +115,10 @@ def _decode_open_log(b, log, facts) -> Decoded:
         decoder=DECODER,
         modules=sorted(modules),
         partial_modules=sorted(m for m, i in modules.items() if i["partial_flag"]),
+        modules_info=[
+            {"module": m, "version": int(i["ver"]), "region_bytes": int(i["len"])}
+            for m, i in sorted(modules.items(), key=lambda kv: kv[1]["idx"])
+        ],
         notes=notes,
     )
 

@@ -165,6 +165,7 @@ def _serve(decoder: str, memory_mb: int) -> None:
                     "decoder",
                     "modules",
                     "partial_modules",
+                    "modules_info",
                     "notes",
                     "damaged",
                 )

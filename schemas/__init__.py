@@ -2,6 +2,7 @@
 
 from schemas import (
     app_runs,
+    autoperf,
     bandwidth_predictions,
     bottleneck_tags,
     covering_sets,
@@ -40,6 +41,8 @@ BRONZE: dict[str, TableSpec] = {
     **MODULE_SPECS,
     "lustre": LUSTRE_SPEC,
     "heatmap": heatmap.SPEC,
+    "apmpi": autoperf.APMPI_SPEC,
+    "apxc": autoperf.APXC_SPEC,
     "io_ops": io_ops.SPEC,
     # derived from a log's decoded tables where ingest decodes it, not decoded (their docs)
     "covers": covers.SPEC,

@@ -8,6 +8,11 @@ tables, so a crash between the two leaves the log to be picked up again by the n
 partial (it ran out of record memory), or their region was cut short or corrupt (a copy cut while
 DXT was written; the native decoder keeps every module that decodes). `partial_modules` names
 them, `reason` says which and why; `quarantined` — nothing landed, `reason` says why.
+
+`modules_info` (Darshan logs): every module region of the log in module index order, with the
+log's format version of that module (`version`) and the compressed size of its region in bytes
+(`region_bytes`): darshan-parser's "# <MOD> module: <bytes> bytes (ver=<version>)" lines and
+pydarshan's `report.modules[mod]["len"]` / `["ver"]`. Null for Recorder traces and quarantined logs.
 """
 
 from pyspark.sql import types as T
@@ -15,6 +20,17 @@ from pyspark.sql import types as T
 from schemas._spec import LOG_ID, Expectation, TableSpec
 
 STATUSES = ("ok", "partial", "quarantined")
+
+# one module region of a Darshan log, as `darshan-parser` prints it ("# <MOD> module: <len> bytes
+# (ver=<ver>)") and pydarshan holds it (`report.modules[mod]["len"]`, `["ver"]`); the fields are
+# nullable because Delta keeps no NOT NULL constraint inside an array
+MODULE_INFO = T.StructType(
+    [
+        T.StructField("module", T.StringType(), True),
+        T.StructField("version", T.IntegerType(), True),
+        T.StructField("region_bytes", T.LongType(), True),
+    ]
+)
 
 SPEC = TableSpec(
     name="logs",
@@ -35,6 +51,7 @@ SPEC = TableSpec(
             T.StructField("reason", T.StringType(), True),
             T.StructField("modules", T.ArrayType(T.StringType()), True),
             T.StructField("partial_modules", T.ArrayType(T.StringType()), True),
+            T.StructField("modules_info", T.ArrayType(MODULE_INFO), True),
             T.StructField("notes", T.ArrayType(T.StringType()), True),
             T.StructField("row_counts", T.MapType(T.StringType(), T.LongType()), True),
             T.StructField("decode_s", T.DoubleType(), True),

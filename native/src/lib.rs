@@ -251,6 +251,38 @@ mod python {
             }
         }
 
+        match &log.apmpi {
+            None => out.set_item("apmpi", py.None())?,
+            Some(t) => {
+                let d = PyDict::new(py);
+                d.set_item("n", t.ids.len())?;
+                let hdr = t.header.as_ref().map(|h| {
+                    (h.id, h.rank, h.magic, h.sync_flag, h.variance_total_mpitime, h.variance_total_mpisynctime)
+                });
+                d.set_item("header", hdr)?;
+                d.set_item("ids", i64_bytes(py, &t.ids)?)?;
+                d.set_item("ranks", i64_bytes(py, &t.ranks)?)?;
+                d.set_item("counters", i64_bytes(py, &t.counters)?)?;
+                d.set_item("fcounters", f64_bytes(py, &t.fcounters)?)?;
+                d.set_item("node_name", strcol(py, &t.node_name)?)?;
+                out.set_item("apmpi", d)?;
+            }
+        }
+
+        match &log.apxc {
+            None => out.set_item("apxc", py.None())?,
+            Some(t) => {
+                let d = PyDict::new(py);
+                d.set_item("n", t.ids.len())?;
+                d.set_item("header", t.header.map(|h| h.to_vec()))?;
+                d.set_item("ids", i64_bytes(py, &t.ids)?)?;
+                d.set_item("ranks", i64_bytes(py, &t.ranks)?)?;
+                d.set_item("location", i64_bytes(py, &t.location)?)?;
+                d.set_item("counters", i64_bytes(py, &t.counters)?)?;
+                out.set_item("apxc", d)?;
+            }
+        }
+
         match &log.io_ops {
             None => out.set_item("io_ops", py.None())?,
             Some(t) => out.set_item("io_ops", io_ops_dict(py, t)?)?,

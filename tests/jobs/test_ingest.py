@@ -456,3 +456,32 @@ def test_ingest_keeps_what_decodes_of_a_log_cut_inside_dxt(spark, tmp_path):
         or read_table(spark, BRONZE["io_ops"], str(lake)).where(f"log_id = '{led.log_id}'").count()
         == 0
     )
+
+
+def test_ingest_lands_autoperf_tables_and_module_info(spark, tmp_path):
+    """A log with APMPI and APXC: bronze/apmpi (74 MPI operations per rank) and bronze/apxc (48
+    tiles per router) land with the gates on, and the ledger holds each module's version and
+    region size (pydarshan: APXC 1374 bytes, APMPI 504 bytes, both version 1)."""
+    src = shared_path("darshan", "darshan-logs", "darshan_logs", "apmpi_apxc")
+    lake = tmp_path / "lake"
+    summary = run(spark, _conf(lake), [str(src)])
+    assert summary["status"] == {"ok": 1}
+    led = read_table(spark, BRONZE["logs"], str(lake)).collect()[0]
+    info = {m.module: (m.version, m.region_bytes) for m in led.modules_info}
+    assert info == {
+        "POSIX": (4, 170),
+        "MPI-IO": (3, 140),
+        "LUSTRE": (1, 37),
+        "STDIO": (2, 66),
+        "APXC": (1, 1374),
+        "APMPI": (1, 504),
+    }
+    assert [m.module for m in led.modules_info][-2:] == ["APXC", "APMPI"]  # module index order
+    apmpi = read_table(spark, BRONZE["apmpi"], str(lake))
+    assert apmpi.count() == 4 * 74 and dict(led.row_counts)["apmpi"] == 4 * 74
+    # rank 0's collectives as pydarshan reads them: 5 barriers, 16 broadcasts of 277 bytes in all
+    row = apmpi.where("rank = 0 and op = 'MPI_BCAST'").collect()[0]
+    assert (row.call_count, row.total_bytes, row.msg_size_0_256) == (16, 277, 16)
+    assert apmpi.where("rank = 0 and op = 'MPI_BARRIER'").collect()[0].call_count == 5
+    apxc = read_table(spark, BRONZE["apxc"], str(lake))
+    assert apxc.count() == 48 and apxc.where("tile = 'PT'").count() == 8

@@ -24,10 +24,12 @@
 //! * `records`  — counter-module records, read into the current layout and columns;
 //! * `upconvert`— darshan-util's per-module up-conversions of older record versions, as data;
 //! * `lustre`, `heatmap`, `dxt` — the modules with variable-length records;
+//! * `autoperf` — AutoPerf's APMPI and APXC (a header record, then fixed-size records);
 //! * `dxt_stream` — DXT regions too large to hold, scanned here and then decoded in batches;
 //! * `bytes`    — bounds-checked little helpers (words, C strings, a region cursor);
 //! * `output`   — the decoded log (`Log` and its tables).
 
+mod autoperf;
 mod bytes;
 mod dxt;
 mod dxt_stream;
@@ -45,7 +47,7 @@ mod upconvert;
 pub use header::MAGIC;
 pub use modules::{counter_shape, CounterShape, MODULE_NAMES, N_KNOWN_MODULES};
 pub use dxt_stream::{DxtPart, DxtStream};
-pub use output::{CounterTable, HeatmapTable, IoOps, Job, Log, LustreTable, ModInfo, StrCol};
+pub use output::{ApmpiHeader, ApmpiTable, ApxcTable, CounterTable, HeatmapTable, IoOps, Job, Log, LustreTable, ModInfo, StrCol};
 
 use dxt::decode_dxt;
 use dxt_stream::scan_dxt;
@@ -54,7 +56,8 @@ use heatmap::heatmap_table;
 use inflate::{inflate_region, Budget};
 use job::{decode_job, JOB_RECORD_SIZE};
 use lustre::lustre_table;
-use modules::{CUR_VERSIONS, M_DXT_MPIIO, M_DXT_POSIX, M_HEATMAP, M_LUSTRE};
+use autoperf::{apmpi_table, apxc_table};
+use modules::{CUR_VERSIONS, M_APMPI, M_APXC, M_DXT_MPIIO, M_DXT_POSIX, M_HEATMAP, M_LUSTRE};
 use names::{decode_names, resolve_mounts};
 use records::decode_counter_module;
 
@@ -171,6 +174,8 @@ pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) ->
     let mut counter_tables = Vec::new();
     let mut lustre: Option<LustreTable> = None;
     let mut heatmap: Option<HeatmapTable> = None;
+    let mut apmpi: Option<ApmpiTable> = None;
+    let mut apxc: Option<ApxcTable> = None;
     let mut io_ops: Option<IoOps> = None;
     let mut damaged: Vec<(String, String)> = Vec::new();
     for m in &modules {
@@ -181,13 +186,16 @@ pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) ->
             damaged.push((m.name.clone(), e.msg));
             continue;
         }
-        let decoded = counter_shape(i).is_some() || [M_LUSTRE, M_HEATMAP, M_DXT_POSIX, M_DXT_MPIIO].contains(&i);
+        let decoded = counter_shape(i).is_some()
+            || [M_LUSTRE, M_HEATMAP, M_DXT_POSIX, M_DXT_MPIIO, M_APMPI, M_APXC].contains(&i);
         if !decoded {
             notes.push(format!("module {} skipped: not decoded into bronze", m.name));
             continue;
         }
         let ver_ok = m.ver != 0 && m.ver <= CUR_VERSIONS[i];
-        if !ver_ok {
+        // AutoPerf's readers know one version only; `autoperf` notes any other itself
+        let autoperf = i == M_APMPI || i == M_APXC;
+        if !ver_ok && !autoperf {
             notes.push(format!("module {} version {} is newer than this decoder (or 0): no records", m.name, m.ver));
         }
         // Salvage: a module whose region is cut short or corrupt (the commonest real damage: a copy
@@ -213,6 +221,10 @@ pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) ->
                 lustre = Some(lustre_table(ver_ok, m.ver, h.swapped, &raw, &mut notes)?);
             } else if i == M_HEATMAP {
                 heatmap = Some(heatmap_table(ver_ok, h.swapped, &raw, &mut notes)?);
+            } else if i == M_APMPI {
+                apmpi = Some(apmpi_table(m.ver, h.swapped, &raw, &mut notes)?);
+            } else if i == M_APXC {
+                apxc = Some(apxc_table(m.ver, h.swapped, &raw, &mut notes)?);
             } else {
                 let t = io_ops.get_or_insert_with(IoOps::default);
                 let src = if i == M_DXT_POSIX { 0 } else { 1 };
@@ -266,6 +278,8 @@ pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) ->
         counter_tables,
         lustre,
         heatmap,
+        apmpi,
+        apxc,
         io_ops,
         dxt_parts,
         regions,

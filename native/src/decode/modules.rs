@@ -16,6 +16,8 @@ pub(super) const M_LUSTRE: usize = 8;
 pub(super) const M_STDIO: usize = 9;
 pub(super) const M_DXT_POSIX: usize = 10;
 pub(super) const M_DXT_MPIIO: usize = 11;
+pub(super) const M_APXC: usize = 13;
+pub(super) const M_APMPI: usize = 14;
 pub(super) const M_HEATMAP: usize = 15;
 pub(super) const M_DFS: usize = 16;
 pub(super) const M_DAOS: usize = 17;
@@ -55,5 +57,5 @@ pub fn counter_shape(module: usize) -> Option<CounterShape> {
     })
 }
 
-/// Current (darshan-util 3.5.0) version of each module, by index.
-pub(super) const CUR_VERSIONS: [u32; N_KNOWN_MODULES] = [1, 4, 3, 3, 2, 3, 1, 2, 2, 2, 1, 2, 1, 0, 0, 1, 1, 1];
+/// Current (darshan-util 3.5.0) version of each module, by index (APXC, APMPI: AutoPerf's).
+pub(super) const CUR_VERSIONS: [u32; N_KNOWN_MODULES] = [1, 4, 3, 3, 2, 3, 1, 2, 2, 2, 1, 2, 1, 1, 1, 1, 1, 1];

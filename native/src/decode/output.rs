@@ -146,6 +146,8 @@ pub struct Log {
     pub counter_tables: Vec<CounterTable>,
     pub lustre: Option<LustreTable>,
     pub heatmap: Option<HeatmapTable>,
+    pub apmpi: Option<ApmpiTable>,
+    pub apxc: Option<ApxcTable>,
     pub io_ops: Option<IoOps>,
     /// the DXT modules left to a `DxtStream` (`decode_with`), in module order
     pub dxt_parts: Vec<DxtPart>,
@@ -154,4 +156,41 @@ pub struct Log {
     /// modules whose region was cut short or corrupt: (name, reason); their records are dropped
     pub damaged: Vec<(String, String)>,
     pub notes: Vec<String>,
+}
+
+/// The APMPI header record (the region's first record).
+#[derive(Debug, Default, Clone)]
+pub struct ApmpiHeader {
+    pub id: i64,
+    pub rank: i64,
+    pub magic: i64,
+    pub sync_flag: u32,
+    pub variance_total_mpitime: f64,
+    pub variance_total_mpisynctime: f64,
+}
+
+/// APMPI: the header record and one perf record per rank, counters row-major.
+#[derive(Debug, Default, Clone)]
+pub struct ApmpiTable {
+    pub header: Option<ApmpiHeader>,
+    pub ids: Vec<i64>,
+    pub ranks: Vec<i64>,
+    /// 396 u64 counters per record (as i64 bits)
+    pub counters: Vec<i64>,
+    /// 222 + 16 + 2 double counters per record
+    pub fcounters: Vec<f64>,
+    pub node_name: StrCol,
+}
+
+/// APXC: the header record (id, rank, magic, nblades, nchassis, ngroups, memory_mode,
+/// cluster_mode, appid) and one perf record per router, row-major.
+#[derive(Debug, Default, Clone)]
+pub struct ApxcTable {
+    pub header: Option<[i64; 9]>,
+    pub ids: Vec<i64>,
+    pub ranks: Vec<i64>,
+    /// group, chassis, blade, node per record
+    pub location: Vec<i64>,
+    /// 392 u64 counters per record (as i64 bits)
+    pub counters: Vec<i64>,
 }

@@ -424,7 +424,10 @@ def time_bound(row: dict) -> str:
     }.get(source, "the READ/WRITE START/END counters (a row from before bounds were recorded)")
     text = f"an upper bound: at most {secs(row.get('pure_io_time_s'))}, from {where}"
     if row.get("pure_io_time_min_s") is not None:
-        text += f"; at least {secs(row['pure_io_time_min_s'])}, the slowest process's read and write time"
+        text += (
+            f"; at least {secs(row['pure_io_time_min_s'])}, the slowest process's read and write "
+            "time (per rank the longer of MPI-IO and POSIX, plus STDIO)"
+        )
     return text
 
 
@@ -638,7 +641,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
                 "read / write / metadata time",
                 " / ".join(secs(f.get(k)) for k in ("read_time_s", "write_time_s", "meta_time_s")),
             ),
-            ("I/O time (slowest process)", secs(f.get("io_time_s"))),
+            ("I/O time (slowest process; POSIX + STDIO with metadata)", secs(f.get("io_time_s"))),
             (
                 "bandwidth",
                 f"{num(f.get('throughput_mib_s'))} MiB/s"
@@ -1268,7 +1271,7 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
         f"written {human_bytes(f.get('bytes_written'))}"
         if f.get("bytes_written") is not None
         else None,
-        f"I/O time (slowest process) {secs(f.get('io_time_s'))}"
+        f"I/O time (slowest process; POSIX + STDIO with metadata) {secs(f.get('io_time_s'))}"
         if f.get("io_time_s") is not None
         else None,
     ]

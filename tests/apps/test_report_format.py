@@ -235,7 +235,8 @@ def test_covering_set_says_whether_pure_io_time_is_exact_or_bounded_and_from_wha
     note = time_bound(heat)
     assert note == (
         "an upper bound: at most 727.4 s, from the READ/WRITE START/END counters cut to the log's "
-        "non-empty HEATMAP bins; at least 41.2 s, the slowest process's read and write time"
+        "non-empty HEATMAP bins; at least 41.2 s, the slowest process's read and write time "
+        "(per rank the longer of MPI-IO and POSIX, plus STDIO)"
     )
     counters = time_bound({**heat, "time_source": "counters", "pure_io_time_s": 41731.0})
     assert counters.startswith("an upper bound: at most 41,731.0 s (11.59 h), from the READ/WRITE")

@@ -322,20 +322,7 @@ def draw_heatmap(heatmap: pd.DataFrame, path: str, title: str | None = None) -> 
             continue
         rd[int(r.rank)] += rebin(r.read_bytes, float(r.bin_width_s), width, nbins)
         wr[int(r.rank)] += rebin(r.write_bytes, float(r.bin_width_s), width, nbins)
-    grid = rd + wr
-    edges = np.arange(nbins + 1) * width
-    return _matrix(
-        grid,
-        edges,
-        {"read": rd.sum(axis=0), "write": wr.sum(axis=0)},
-        grid.sum(axis=1),
-        path,
-        title,
-        value_label="bytes moved in the bin",
-        profile_label="bytes per bin",
-        side_label="bytes per rank",
-        unit="B",
-    )
+    return draw_bytes(rd, wr, np.arange(nbins + 1) * width, path, title)
 
 
 def draw_dxt_heatmap(
@@ -346,6 +333,15 @@ def draw_dxt_heatmap(
     HEATMAP: ranks by time bins coloured by the bytes moved (log scale), the bytes per bin summed
     over ranks on top (read and write stacked), the bytes per rank summed over time at the side;
     past MAX_RANK_ROWS ranks a row is a group of ranks. `path` may be a file object."""
+    return draw_bytes(read, write, edges, path, title)
+
+
+def draw_bytes(
+    read: np.ndarray, write: np.ndarray, edges: np.ndarray, path, title: str | None = None
+) -> str:
+    """Rank x bin matrices of bytes read and written (bins bounded by `edges`) as one heat map:
+    colour = bytes moved (log scale), read and write stacked per bin on top, bytes per rank at the
+    side, ranks grouped past MAX_RANK_ROWS. Both heat maps (HEATMAP, DXT) are drawn by it."""
     grid = read + write
     return _matrix(
         grid,

@@ -85,15 +85,18 @@ pub(super) fn apmpi_table(ver: u32, swap: bool, buf: &[u8], notes: &mut Vec<Stri
         t.node_name.push(&cstr(&r[o..o + 128]))?;
         pos += APMPI_PERF;
     }
-    if pos < buf.len() {
+    trailing_note("APMPI", buf.len() - pos, APMPI_PERF, notes);
+    Ok(t)
+}
+
+/// The note for a region's bytes after its last whole version-1 record (none when it has none).
+fn trailing_note(module: &str, rest: usize, record: usize, notes: &mut Vec<String>) {
+    if rest > 0 {
         notes.push(format!(
-            "APMPI: {} trailing bytes ignored (less than one {}-byte record of version 1: a \
-             writer with another layout under the same version number)",
-            buf.len() - pos,
-            APMPI_PERF
+            "{module}: {rest} trailing bytes ignored (less than one {record}-byte record of \
+             version 1: a writer with another layout under the same version number)"
         ));
     }
-    Ok(t)
 }
 
 pub(super) fn apxc_table(ver: u32, swap: bool, buf: &[u8], notes: &mut Vec<String>) -> Res<ApxcTable> {
@@ -123,13 +126,6 @@ pub(super) fn apxc_table(ver: u32, swap: bool, buf: &[u8], notes: &mut Vec<Strin
         }
         pos += APXC_PERF;
     }
-    if pos < buf.len() {
-        notes.push(format!(
-            "APXC: {} trailing bytes ignored (less than one {}-byte record of version 1: a \
-             writer with another layout under the same version number)",
-            buf.len() - pos,
-            APXC_PERF
-        ));
-    }
+    trailing_note("APXC", buf.len() - pos, APXC_PERF, notes);
     Ok(t)
 }

@@ -388,6 +388,12 @@ def _where_to_look(conf) -> None:
     lake = f" --lake {conf.lake.root}" if conf.lake.root != "lake" else ""
     if example:
         print(f"  a job's report with its placement plan: iolake report{lake} {example[:12]}")
+    try:
+        fleet = arrow.exists(conf.lake.root, TABLES["fleet_app_month"])
+    except Exception:  # as above: a summary line
+        fleet = False
+    if fleet:
+        print(f"  the whole lake (the fleet marts as a page): iolake fleet{lake}")
     print(f"  models and their runs: mlflow ui --backend-store-uri {uri}")
 
 

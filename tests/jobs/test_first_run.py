@@ -43,6 +43,7 @@ def test_first_run_registers_three_champions(first_run):
         assert str(mv.version) == "1"
         assert f"{name}@champion: v1" in first_run["out"]
     assert "mlflow ui --backend-store-uri sqlite:///" in first_run["out"]
+    assert "the whole lake (the fleet marts as a page): iolake fleet --lake " in first_run["out"]
 
 
 def test_first_run_bandwidth_models_stand_beside_the_true_parameter_reference(first_run):

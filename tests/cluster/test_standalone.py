@@ -52,6 +52,19 @@ RUN_SPECIFIC = {
     "placement_predictions": {"scored_at", "predicted_tier", "probability"},
     # advice rows: compared by `_same_advice` (what-if rows and tag gains rest on predicted values)
     "tuning_advice": {"advised_at"},
+    # the fleet marts: when a month was recomputed; the figures that rest on predicted values
+    # (the recoverable estimate, drift); the runs of a night and their seconds (ops/runs)
+    "fleet_app_month": {"updated_at"},
+    "fleet_tag_cost": {"updated_at", "recoverable_io_core_hours", "recoverable_source"},
+    "fleet_fs_day": {"updated_at"},
+    "fleet_health": {"updated_at", "runs", "failed_runs", "run_seconds", "night", "month"},
+    "fleet_drift": {
+        "updated_at",
+        "median_ratio",
+        "median_abs_log10_error",
+        "within_2x_share",
+    },
+    "fleet_done": {"done_at"},
 }
 # Predicted values are not compared: `train` fits on gold/placement_labels and silver features
 # in the row order Spark returns them (`toPandas()`, no ORDER BY), which depends on the

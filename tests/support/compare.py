@@ -21,7 +21,13 @@ VOLATILE = {
     "source_version",
     "run_id",  # ops/empty_logs: the run that recorded the log
     "done_table_id",  # ops/empty_logs: the Delta id of that build of the done table
+    "updated_at",  # the fleet marts: when the stage last recomputed the row's month
+    "done_at",  # ops/fleet_done: when the fleet stage counted the log
 }
+# Columns volatile in one table only (the same name elsewhere is data): fleet_health counts the
+# ops/runs of its night (a property of the runs, as ops/runs itself) and its night is the
+# ingest's date.
+VOLATILE_IN = {"fleet_health": {"runs", "failed_runs", "run_seconds", "night", "month"}}
 SKIP = {"runs"}  # ops/runs: one row per run, different by nature
 
 
@@ -32,7 +38,8 @@ def read(lake: str, spec):
     if not arrow.exists(lake, spec):
         return None
     t = arrow.read(lake, spec)
-    return t.select([c for c in t.column_names if c not in VOLATILE])
+    drop = VOLATILE | VOLATILE_IN.get(spec.name, set())
+    return t.select([c for c in t.column_names if c not in drop])
 
 
 def _value(v, digits: int | None = None):

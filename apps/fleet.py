@@ -46,7 +46,6 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import hashlib
-import io
 import math
 import re
 import sys
@@ -58,6 +57,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from apps.report import LakeReader
+from apps.summary_sections import figure, png_bytes
 from iolake.lake import arrow
 from schemas import TABLES
 
@@ -386,18 +386,8 @@ COLOURS = [
 
 
 def _png(fig) -> str:
-    buf = io.BytesIO()
-    fig.savefig(buf, format="png")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _figure(w: float, h: float):
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
-
-    fig = Figure(figsize=(w, h), dpi=100)
-    FigureCanvasAgg(fig)
-    return fig
+    """The figure as base64 PNG text for a `data:` URL."""
+    return base64.b64encode(png_bytes(fig)).decode("ascii")
 
 
 def _thousands():
@@ -418,7 +408,7 @@ def _short(label: str, width: int = 38) -> str:
 
 def draw_trend(series: pd.DataFrame, ylabel: str) -> str:
     """One line per column over the months (rows); "all others" dashed grey; the legend outside."""
-    fig = _figure(10.5, 4.2)
+    fig = figure(10.5, 4.2)
     ax = fig.add_axes((0.07, 0.12, 0.6, 0.8))
     x = list(range(len(series.index)))
     for i, col in enumerate(series.columns):
@@ -446,7 +436,7 @@ def draw_trend(series: pd.DataFrame, ylabel: str) -> str:
 def draw_ledger(ledger: list[dict]) -> str:
     """Horizontal bars: each tag's I/O core-hours, its recoverable estimate overlaid darker."""
     rows = ledger[: PLOTTED * 2]
-    fig = _figure(10.5, 0.9 + 0.32 * len(rows))
+    fig = figure(10.5, 0.9 + 0.32 * len(rows))
     ax = fig.add_axes((0.27, 0.9 / fig.get_figheight(), 0.68, 1 - 1.2 / fig.get_figheight()))
     y = list(range(len(rows)))[::-1]
     ax.barh(
@@ -476,7 +466,7 @@ def draw_ledger(ledger: list[dict]) -> str:
 def draw_fs(fs: pd.DataFrame, mounts: list[str]) -> str:
     """Per mount and day (per week, Monday to Sunday, when the days span more than FS_WEEKLY_AFTER):
     bytes read and written (GiB, top panel), metadata time (hours, bottom)."""
-    fig = _figure(10.5, 6.0)
+    fig = figure(10.5, 6.0)
     top = fig.add_axes((0.08, 0.56, 0.62, 0.38))
     bottom = fig.add_axes((0.08, 0.09, 0.62, 0.38), sharex=top)
     df = fs.copy()
@@ -530,7 +520,7 @@ def draw_health(h: pd.DataFrame) -> str:
     nights draws as fast as a week."""
     df = h.sort_values("night")
     x = pd.to_datetime(df["night"]).to_numpy()
-    fig = _figure(10.5, 3.6)
+    fig = figure(10.5, 3.6)
     top = fig.add_axes((0.07, 0.45, 0.7, 0.48))
     bottom = fig.add_axes((0.07, 0.1, 0.7, 0.27), sharex=top)
     ok = df["ok"].to_numpy(dtype=float)
@@ -557,7 +547,7 @@ def draw_health(h: pd.DataFrame) -> str:
 
 def draw_drift(d: pd.DataFrame, months: list[str]) -> str:
     """Median predicted / measured per month of each model version (log scale), the 0.5-2 band shaded."""
-    fig = _figure(10.5, 3.4)
+    fig = figure(10.5, 3.4)
     ax = fig.add_axes((0.09, 0.14, 0.58, 0.78))
     pos = {m: i for i, m in enumerate(months)}
     ax.axhspan(0.5, 2.0, color="#e5f5e0", label="within 2x")
@@ -593,7 +583,7 @@ def draw_drift(d: pd.DataFrame, months: list[str]) -> str:
 def draw_app(rows: list[dict]) -> str:
     """An application's months: I/O core-hours as bars (left axis), throughput p50 with the
     p10-p90 band (right axis, MiB/s); the legend above the axes."""
-    fig = _figure(10.5, 3.6)
+    fig = figure(10.5, 3.6)
     ax = fig.add_axes((0.08, 0.12, 0.82, 0.72))
     x = list(range(len(rows)))
     ax.bar(

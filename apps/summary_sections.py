@@ -46,13 +46,15 @@ CATEGORY_LABELS = {
 }
 
 
-def _png(fig) -> bytes:
+def png_bytes(fig) -> bytes:
+    """The figure as PNG bytes (the report and the fleet page embed them as base64)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png")
     return buf.getvalue()
 
 
-def _figure(width: float, height: float):
+def figure(width: float, height: float):
+    """A matplotlib figure on the Agg canvas (no pyplot state: safe in a long-lived process)."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -77,7 +79,7 @@ def draw_io_cost(cost: pd.DataFrame, run_time_s: float | None) -> bytes:
     """pydarshan's I/O cost figure, on its side: per module, seconds per process in read,
     write, metadata and wait, stacked, on an axis of the job's run time (a dashed line), each
     bar's total and its share of the run time written beside it."""
-    fig = _figure(10, 1.3 + 0.42 * len(cost))
+    fig = figure(10, 1.3 + 0.42 * len(cost))
     ax = fig.add_subplot(111)
     y = list(range(len(cost)))
     left = [0.0] * len(cost)
@@ -106,7 +108,7 @@ def draw_io_cost(cost: pd.DataFrame, run_time_s: float | None) -> bytes:
     ax.spines[["right", "top"]].set_visible(False)
     fig.legend(loc="upper right", fontsize=8, ncols=4, frameon=False)
     fig.tight_layout(rect=(0, 0, 1, 1 - 0.3 / fig.get_figheight()))
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def _bars(ax, labels, series: dict[str, list], colours: dict[str, str]) -> None:
@@ -144,7 +146,7 @@ def _bars(ax, labels, series: dict[str, list], colours: dict[str, str]) -> None:
 def draw_access_sizes(hist: pd.DataFrame) -> bytes:
     """pydarshan's access-size histogram of each module: reads and writes per size bin."""
     modules = [m for m in js.HIST_MODULES if m in set(hist["module"])]
-    fig = _figure(10, 2.9 * len(modules) + 0.3)
+    fig = figure(10, 2.9 * len(modules) + 0.3)
     for i, module in enumerate(modules):
         ax = fig.add_subplot(len(modules), 1, i + 1)
         h = hist[hist["module"] == module].sort_values("bin")
@@ -159,7 +161,7 @@ def draw_access_sizes(hist: pd.DataFrame) -> bytes:
         ax.set_ylabel("count", fontsize=8)
         ax.legend(fontsize=8, loc="upper right")
     fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def draw_op_counts(ops: pd.DataFrame) -> bytes:
@@ -167,14 +169,14 @@ def draw_op_counts(ops: pd.DataFrame) -> bytes:
     modules = [m for m in js.OP_COUNTS if m in set(ops["module"])]
     cols = 2 if len(modules) > 1 else 1
     rows = math.ceil(len(modules) / cols)
-    fig = _figure(10, 3.0 * rows + 0.3)
+    fig = figure(10, 3.0 * rows + 0.3)
     for i, module in enumerate(modules):
         ax = fig.add_subplot(rows, cols, i + 1)
         o = ops[ops["module"] == module].sort_values("position")
         _bars(ax, o["operation"].tolist(), {"count": o["count"].tolist()}, {"count": "#40A43A"})
         ax.set_title(f"{module}: operations", fontsize=10, loc="left")
     fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def draw_file_categories(cats: pd.DataFrame) -> bytes:
@@ -188,7 +190,7 @@ def draw_file_categories(cats: pd.DataFrame) -> bytes:
         ]
         for m in modules
     }
-    fig = _figure(10, 2.8)
+    fig = figure(10, 2.8)
     ax = fig.add_subplot(111)
     palette = ["#2C69A9", "#FD6A07", "#40A43A", "#853692", "#8c8c8c"]
     _bars(ax, labels, series, dict(zip(modules, palette)))
@@ -197,14 +199,14 @@ def draw_file_categories(cats: pd.DataFrame) -> bytes:
     ax.legend(fontsize=8, loc="upper right")
     ax.tick_params(axis="x", labelrotation=0)
     fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def draw_roots(roots: pd.DataFrame) -> bytes:
     """pydarshan's data access by category: per file-system root, bytes and files read and
     written (the MAX_ROOTS roots with most traffic)."""
     r = roots.head(MAX_ROOTS).iloc[::-1]
-    fig = _figure(10, 0.9 + 0.55 * len(r))
+    fig = figure(10, 0.9 + 0.55 * len(r))
     axb, axf = fig.add_subplot(1, 2, 1), fig.add_subplot(1, 2, 2)
     y = list(range(len(r)))
     for ax, cols, unit in (
@@ -246,7 +248,7 @@ def draw_roots(roots: pd.DataFrame) -> bytes:
     axb.set_title("bytes", fontsize=9, loc="left")
     axf.set_title("files", fontsize=9, loc="left")
     fig.tight_layout()
-    return _png(fig)
+    return png_bytes(fig)
 
 
 def draw_dxt_heatmap(read, write, edges, title: str) -> bytes:

@@ -1,7 +1,7 @@
 """Build a large corpus of *distinct* Darshan logs from real ones, for scale benchmarks.
 
     python -m bench.make_corpus OUT --logs 100000 [--templates DIR ...] [--per-dir 1000]
-                                [--month YYYY-MM] [--first-jobid N]
+                                [--month YYYY-MM [--months N]] [--first-jobid N]
     python -m bench.make_corpus --quick      # 500 logs from the wheel's sample logs, then deleted
 
 Hard links or copies of the shared logs would all hash to the same 1,252 contents, and ingest
@@ -18,6 +18,9 @@ the way a centre's nightly drop is spread over folders.
 
 `--month 2026-10` also moves every job's start (and, by the same amount, its end) into that
 month, the way one night's drop holds the jobs of one month (the templates span many months).
+`--month 2025-01 --months 18` spreads them over 18 months from January 2025 instead, the k-th
+copy of each template in month k mod 18, so every template (an application of the fleet view)
+runs in every month and the marts have trends to draw.
 """
 
 from __future__ import annotations
@@ -148,6 +151,13 @@ def main(argv=None) -> int:
         "--month", help="move every job's start into this month (YYYY-MM): one night's drop"
     )
     ap.add_argument(
+        "--months",
+        type=int,
+        default=1,
+        help="with --month: spread the jobs over this many months from it, each template in "
+        "every month (a lake with trends for the fleet view)",
+    )
+    ap.add_argument(
         "--quick", action="store_true", help="500 logs from the sample logs into a scratch folder"
     )
     args = ap.parse_args(argv)
@@ -161,13 +171,25 @@ def main(argv=None) -> int:
     return make(args)
 
 
+def month_starts(first: str, n: int) -> list[int]:
+    """The Unix times of the first second of `n` consecutive months from `first` (YYYY-MM, UTC)."""
+    import datetime as dt
+
+    d = dt.datetime.strptime(first, "%Y-%m").replace(tzinfo=dt.UTC)
+    out = []
+    for k in range(n):
+        y, m = divmod(d.month - 1 + k, 12)
+        out.append(int(d.replace(year=d.year + y, month=m + 1).timestamp()))
+    return out
+
+
 def make(args) -> int:
     """Writes the corpus `args` describes; returns the exit code."""
     month0 = None
+    if args.months > 1 and not args.month:
+        raise SystemExit("--months needs --month, the first month (YYYY-MM)")
     if args.month:
-        import datetime as dt
-
-        month0 = int(dt.datetime.strptime(args.month, "%Y-%m").replace(tzinfo=dt.UTC).timestamp())
+        month0 = month_starts(args.month, max(1, args.months))
     paths = []
     for t in args.templates or []:
         paths += (
@@ -191,9 +213,11 @@ def make(args) -> int:
         d = args.out / f"d{i // args.per_dir:04d}"
         if i % args.per_dir == 0:
             d.mkdir(exist_ok=True)
-        start = (
-            None if month0 is None else month0 + (i * 7919) % (27 * 86400)
-        )  # spread over the month
+        start = (  # the k-th copy of a template in month k mod N, spread over the month's days
+            None
+            if month0 is None
+            else month0[(i // len(templates)) % len(month0)] + (i * 7919) % (27 * 86400)
+        )
         data = t.with_jobid(args.first_jobid + i, start)
         (d / f"{i:07d}_{t.path.name}").write_bytes(data)
         total += len(data)

@@ -60,6 +60,7 @@ SHARED_LAKE_GROUPS = {
     "tests/jobs/test_tags.py": "first_run_lake",
     "tests/jobs/test_fleet.py": "first_run_lake",
     "tests/services/test_s3_lake.py": "first_run_lake",
+    "tests/cluster/test_standalone.py": "first_run_lake",
     "tests/apps/test_report.py": "report_lake",
     "tests/examples/test_examples.py": "report_lake",
     "tests/apps/test_derived_metrics_pydarshan.py": "pydarshan_lake",

@@ -1,9 +1,13 @@
 """The whole pipeline on a real Spark standalone cluster (master + 2 workers on this machine)
 gives the same tables as the same pipeline run locally.
 
-One cluster run (`cluster/standalone.sh`, i.e. `cluster.standalone`) over the sample logs plus
-14 IOR-sweep configurations traced on both tiers (so that labels, train and score produce
-rows), and one local run in a subprocess of its own (own JVM), side by side to save wall time.
+One cluster run (`cluster/standalone.sh`, i.e. `cluster.standalone`) over the sample logs, with
+the first run's configuration; the local reference is the first run's own lake
+(`tests.support.lakes.first_run_lake`, built once per session for test_first_run and shared), so
+the suite runs the pipeline on these logs locally once, not twice. The sample logs give the lake
+no two-tier label, so labels come from the shipped benchmark on the cluster as locally: labels
+computed from a lake's own two-tier files are tested locally (tests/jobs/test_models.py) by the
+same code the cluster runs.
 """
 
 from __future__ import annotations
@@ -19,14 +23,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from tests.support.data import ROOT, shared_path
-
-# IOR-sweep configurations (repetition 1, both tiers) whose files' bandwidth in the lake favours
-# pfs (6: 0.57-0.66x of bb) or bb (8: >= 2x), with distinct I/O features: enough label groups of
-# both tiers for `train` (>= 10 groups, >= 2 per tier) while keeping the run short.
-SWEEP_CONFIGS = (247, 286, 127, 334, 154, 70, 174, 101, 216, 93, 226, 230, 258, 269)
-# Small, fast models: the test is about the cluster, not model quality.
-MODELS = {"classifiers": ["decision_tree"], "regressors": ["decision_tree"], "splits": 2}
+from tests.support.data import ROOT
+from tests.support.lakes import FIRST_RUN_MODELS, first_run_lake
 
 # Columns whose values belong to a run, not to the data; everything else must be equal.
 RUN_SPECIFIC = {
@@ -71,13 +69,6 @@ RUN_SPECIFIC = {
 # partitioning (2 standalone executors vs local[2]); the fixed-seed random splits are positional,
 # so the fitted trees may differ. What must match is which files were scored, with which model
 # name and version, and the files' tier and measured bandwidth.
-
-
-def sweep_logs() -> list[str]:
-    root = shared_path("iosweep", "darshan")
-    return [
-        str(root / t / f"{t}_c{c:04d}_r1.darshan") for c in SWEEP_CONFIGS for t in ("bb", "pfs")
-    ]
 
 
 def _canon(v, digits: int = 12) -> str:
@@ -179,33 +170,17 @@ def _same_advice(spark, lake_a: str, lake_b: str) -> None:
 
 
 @pytest.mark.slow
-def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
+def test_standalone_cluster_run_equals_local_run(spark, tmp_path, tmp_path_factory):
     from cluster.standalone import run_conf_dir
     from iolake.cli import sample_inputs
     from iolake.lake import table_exists
     from schemas import BRONZE, GOLD, SILVER
 
-    inputs = sample_inputs() + sweep_logs()
-    conf_dir = run_conf_dir(ROOT / "conf", tmp_path / "conf", {"models": MODELS})
-    # The local reference run skips the data-quality gates (they only check, never change rows,
-    # and take a third of ingest's time); the cluster run keeps them.
-    # The partition settings `cluster/standalone.sh` gives its 2 one-core workers, so the local[*] run
-    # does not shuffle into conf/cluster.yaml's 200 partitions (which made it take 18 minutes).
-    parts = {
-        "spark.sql.shuffle.partitions": "4",
-        "spark.default.parallelism": "4",
-        "spark.databricks.delta.snapshotPartitions": "2",
-    }
-    local_conf = run_conf_dir(
-        ROOT / "conf",
-        tmp_path / "local-conf",
-        {"models": MODELS, "gates": {"enabled": False}, "spark": {"properties": parts}},
-    )
-    cluster_lake, local_lake, run_dir = (
-        tmp_path / "cluster-lake",
-        tmp_path / "local-lake",
-        tmp_path / "run",
-    )
+    local = first_run_lake(tmp_path_factory)  # the same logs and models, run locally
+    local_lake = local["lake"]
+    inputs = sample_inputs()
+    conf_dir = run_conf_dir(ROOT / "conf", tmp_path / "conf", {"models": FIRST_RUN_MODELS})
+    cluster_lake, run_dir = tmp_path / "cluster-lake", tmp_path / "run"
     cmd = [
         str(ROOT / "cluster" / "standalone.sh"),
         *inputs,
@@ -222,31 +197,6 @@ def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
     # Same process group: Ctrl-C reaches it; if pytest is killed, the script notices and stops its cluster.
     proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
     try:
-        # The same pipeline and configuration locally, meanwhile, in its own process and JVM: a whole
-        # run inside the suite's shared JVM, late in the suite, once exhausted its heap and took
-        # every later test down with it. Only the lake differs.
-        local_log = tmp_path / "local.out"
-        with open(local_log, "w") as fh:
-            local_rc = subprocess.run(
-                [
-                    sys.executable,
-                    "-m",
-                    "iolake.cli",
-                    "run",
-                    *inputs,
-                    "--env",
-                    "cluster",
-                    "--lake",
-                    str(local_lake),
-                    "--conf-dir",
-                    str(local_conf),
-                ],
-                stdout=fh,
-                stderr=subprocess.STDOUT,
-                cwd=ROOT,
-                timeout=2400,
-            ).returncode
-        assert local_rc == 0, local_log.read_text()[-5000:]
         rc = proc.wait(timeout=2400)
     finally:
         if proc.poll() is None:  # the script stops its cluster on SIGTERM
@@ -254,7 +204,7 @@ def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
             proc.wait(timeout=60)
         log.close()
     out = (tmp_path / "standalone.out").read_text()
-    print(f"cluster and local runs took {time.monotonic() - t0:.0f} s")
+    print(f"the cluster run took {time.monotonic() - t0:.0f} s")
     assert rc == 0, out[-5000:]
 
     # It really ran on the standalone cluster, with the project shipped in the archive.
@@ -287,8 +237,4 @@ def test_standalone_cluster_run_equals_local_run(spark, tmp_path):
             counts[spec.name] = assert_same_table(spark, spec, str(cluster_lake), str(local_lake))
     _same_advice(spark, str(cluster_lake), str(local_lake))
     print("equal tables (rows):", counts)
-    assert counts["logs"] == 6 + 2 * len(SWEEP_CONFIGS) and counts["placement_labels"] >= 10
-    assert counts["placement_predictions"] > 0
-    if "bandwidth_predictions" not in counts:  # on this small lake the guard may hold it back
-        local_out = (tmp_path / "local.out").read_text()
-        assert "[score] skipped iolake-bandwidth" in local_out and "held back" in local_out
+    assert counts["logs"] == 6 and counts["placement_predictions"] > 0  # the wheel's 6 sample logs

@@ -15,9 +15,20 @@ largest transfer size" (on the current tier). The group's other sizes are other 
 move more bytes per open at larger sizes, so the search here is not capped at the bytes of an
 open (`Space.cap_per_open`, on in the pipeline).
 
+A third strategy, **precedents** (`features/precedents.py`, issue 40): the group is one application,
+its configurations its runs. A start knows its own run (its configuration on its starting tier) and
+the other configurations' runs on both tiers; it does not know its own configuration on the other
+tier (that run never happened: leave-one-out drops the start's configuration, except the run it
+made). The baseline is the median measured bandwidth of the runs with the start's setting (its own
+run and any other configuration of the group with the same transfer size on the same tier); each
+other run's ratio is its bandwidth over that baseline; runs are grouped by their (transfer size,
+tier), and the start moves to the setting with the highest median ratio when that median reaches
+the threshold (as the what-if needs its predicted speed-up to), else stays. Scored like the rest,
+on the group's measured bandwidth of the chosen setting.
+
 Prints, per min-speedup threshold: the share of starts whose choice reaches >= 90% of the group's
-best, the share more than 10% below the current setting, and the same for the plain rule and
-for staying put. Goal: >= 90%, better than the rule, <= 5% more than 10% below now.
+best, the share more than 10% below the current setting, and the same for precedents, the plain
+rule and for staying put. Goal: >= 90%, better than the rule, <= 5% more than 10% below now.
 """
 
 from __future__ import annotations
@@ -75,6 +86,32 @@ def label_groups(pdf: pd.DataFrame, min_margin: float = 0.05) -> pd.DataFrame:
         axis=1
     )
     return g[margin > min_margin].reset_index(drop=True)
+
+
+def precedent_pick(
+    members: pd.DataFrame, config_id, start_tier: str, threshold: float
+) -> tuple[tuple[int, str], int]:
+    """The precedent strategy's (transfer size, tier) for the start (`config_id` on `start_tier`) and
+    the number of runs behind it (0 when it stays): see the module's docstring."""
+    me = members[members.config_id == config_id].iloc[0]
+    now = (int(me.ior_transfer_size), start_tier)
+    runs = [(now, float(getattr(me, f"bandwidth_mib_s_{start_tier}")))]  # the start's own run
+    runs += [
+        ((int(r.ior_transfer_size), t), float(getattr(r, f"bandwidth_mib_s_{t}")))
+        for r in members[members.config_id != config_id].itertuples()
+        for t in TIERS
+    ]
+    base = float(np.median([bw for s, bw in runs if s == now]))
+    ratios: dict = {}
+    for s, bw in runs[1:]:
+        if s != now:
+            ratios.setdefault(s, []).append(bw / base)
+    if not ratios:
+        return now, 0
+    best = max(ratios, key=lambda s: (float(np.median(ratios[s])), len(ratios[s])))
+    if float(np.median(ratios[best])) < threshold:
+        return now, 0
+    return best, len(ratios[best])
 
 
 def evaluate(
@@ -150,6 +187,7 @@ def evaluate(
                         else now
                     )
                     rule = (largest, t)
+                    prec, prec_runs = precedent_pick(members, cfg.config_id, t, thr)
                     out.append(
                         {
                             "threshold": thr,
@@ -163,6 +201,9 @@ def evaluate(
                             "bw_advised": measured.get(pick, np.nan),
                             "bw_best": measured[best_key],
                             "bw_rule": measured[rule],
+                            "precedent": prec,
+                            "precedent_runs": prec_runs,
+                            "bw_precedent": measured[prec],
                             "predicted_speedup": res.speedup,
                         }
                     )
@@ -183,10 +224,14 @@ def summary(ev: pd.DataFrame) -> pd.DataFrame:
                 "advice_ge90_best": share(d.bw_advised >= 0.9 * d.bw_best),
                 "advice_gt10_below_now": share(d.bw_advised < 0.9 * d.bw_current),
                 "advice_changed": share(d.advised != d.current),
+                "precedent_ge90_best": share(d.bw_precedent >= 0.9 * d.bw_best),
+                "precedent_gt10_below_now": share(d.bw_precedent < 0.9 * d.bw_current),
+                "precedent_changed": share(d.precedent != d.current),
                 "rule_ge90_best": share(d.bw_rule >= 0.9 * d.bw_best),
                 "rule_gt10_below_now": share(d.bw_rule < 0.9 * d.bw_current),
                 "stay_ge90_best": share(d.bw_current >= 0.9 * d.bw_best),
                 "advice_mean_of_best": float(np.mean(d.bw_advised / d.bw_best)),
+                "precedent_mean_of_best": float(np.mean(d.bw_precedent / d.bw_best)),
                 "rule_mean_of_best": float(np.mean(d.bw_rule / d.bw_best)),
             }
         )
@@ -250,8 +295,9 @@ def main(argv=None) -> int:
     result(
         "advice_eval",
         f"threshold {row.threshold}: advice >= 90% of the best on {row.advice_ge90_best:.1%} "
-        f"of {int(row.starts)} starts (rule {row.rule_ge90_best:.1%}), > 10% below now on "
-        f"{row.advice_gt10_below_now:.1%}",
+        f"of {int(row.starts)} starts (precedents {row.precedent_ge90_best:.1%}, rule "
+        f"{row.rule_ge90_best:.1%}), > 10% below now on {row.advice_gt10_below_now:.1%} "
+        f"(precedents {row.precedent_gt10_below_now:.1%})",
     )
     return 0
 

@@ -260,7 +260,9 @@ def stripe_rows(
         .join(io_procs(ff), "log_id", "left")
         .toPandas()
     )
-    empty = spark.createDataFrame([], OUT.struct).drop("advised_with", "advised_at")
+    from features.precedents import OUT_COLUMNS
+
+    empty = spark.createDataFrame([], OUT.struct).drop("advised_with", "advised_at", *OUT_COLUMNS)
     if hist.empty:
         return empty
     hist["shared"] = hist["shared"].astype("boolean").fillna(False).astype(bool)
@@ -610,13 +612,17 @@ def assemble(
     history_ff: DataFrame,
     bandwidth_mv=None,
     placement_mv=None,
+    app_runs: DataFrame | None = None,
 ) -> DataFrame:
     """Every advice row of the jobs in `todo` (log_id, job_month), in gold/tuning_advice's columns:
     what-ifs of their data files in `ff` (with the bandwidth champion `bandwidth_mv`; the placement
     champion `placement_mv` picks tiers under `advise.tier_from: placement`), DCA-IO stripe rows from
     `history_jobs` / `history_ff` (the whole silver job and file features), the recommendations of
     their `tags`, a `none` row for a job with nothing else. Shared by the advise stage and `iolake advise`.
-    Commands come from the site profile (conf `site:`); model rows name the model's provenance."""
+    Commands come from the site profile (conf `site:`); model rows name the model's provenance.
+    `app_runs` (gold/app_runs, whole; None: no precedents) gives each what-if, stripe and tag row its
+    precedent (`features/precedents.py`), from the runs of the advised jobs' applications only."""
+    from features import precedents
     from features.placement_labels import data_files
     from models import provenance
 
@@ -660,7 +666,14 @@ def assemble(
     rows = parts[0]
     for p in parts[1:]:
         rows = rows.unionByName(p)
-    return rows.unionByName(none_rows(todo, rows))
+    key_parts = list(conf.watch.key_parts)
+    history = (
+        precedents.history_for(todo, app_runs, history_jobs, history_ff, key_parts)
+        if app_runs is not None
+        else None
+    )
+    rows = precedents.attach(rows, history, key_parts, TAG_DIMENSION)
+    return rows.unionByName(none_rows(todo, rows), allowMissingColumns=True)
 
 
 def model_tiers(mv) -> list[str]:
@@ -671,6 +684,11 @@ def model_tiers(mv) -> list[str]:
 
 
 def finish(advice: DataFrame, advised_with: str) -> DataFrame:
+    """The rows in gold/tuning_advice's columns, stamped with the pass; a column the rows lack (the
+    precedent columns of rows assembled without them) is null."""
+    for f in OUT.struct.fields:
+        if f.name not in advice.columns and f.name not in ("advised_with", "advised_at"):
+            advice = advice.withColumn(f.name, F.lit(None).cast(f.dataType))
     return (
         advice.withColumn("advised_with", F.lit(advised_with))
         .withColumn("advised_at", F.current_timestamp())

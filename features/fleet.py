@@ -149,14 +149,29 @@ def app_month(
 
 
 def job_speedups(tuning_advice: DataFrame) -> DataFrame:
-    """(log_id, speedup): the largest predicted_speedup >= 1 of each job's `what_if` advice rows
-    (over every model version that advised it). A model's prediction, not a measurement."""
+    """(log_id, speedup, source): per job, the largest predicted_speedup >= 1 of its `what_if` advice
+    rows (over every model version that advised it), source `what_if` (a model's prediction); for a
+    job without one, the largest precedent_speedup >= 1 of its advice rows (`features/precedents.py`:
+    what other runs of the same application measured with the advised setting), source `precedent`.
+    A table advised before the precedent columns existed gives `what_if` rows only."""
     s = F.col("predicted_speedup")
-    return (
+    model = (
         tuning_advice.where((F.col("kind") == "what_if") & s.isNotNull() & (s >= 1))
         .groupBy("log_id")
         .agg(F.max(s).alias("speedup"))
+        .withColumn("source", F.lit("what_if"))
     )
+    if "precedent_speedup" not in tuning_advice.columns:
+        return model
+    p = F.col("precedent_speedup")
+    measured = (
+        tuning_advice.where(p.isNotNull() & (p >= 1))
+        .groupBy("log_id")
+        .agg(F.max(p).alias("speedup"))
+        .join(model.select("log_id"), "log_id", "left_anti")
+        .withColumn("source", F.lit("precedent"))
+    )
+    return model.unionByName(measured)
 
 
 def tag_cost(
@@ -170,9 +185,10 @@ def tag_cost(
 
     jobs = count of those jobs; io_core_hours = sum of their I/O core-hours (suspect jobs add 0);
     core_hours = sum of their core-hours; recoverable_io_core_hours = sum over those jobs with a
-    what-if speed-up s (`job_speedups`) of io_core_hours * (1 - 1/s), null when none has one
-    (`recoverable_source` 'what_if' when not null). A job counts in every tag that fired on it:
-    tags' sums overlap. `codes`: tag -> catalog code (schemas.bottleneck_tags.CATALOG).
+    speed-up s (`job_speedups`: a what-if's, else a precedent's) of io_core_hours * (1 - 1/s), null
+    when none has one; `recoverable_source` the sources of the jobs that added to it (`what_if`,
+    `precedent`, or `what_if+precedent` for both), null with it. A job counts in every tag that
+    fired on it: tags' sums overlap. `codes`: tag -> catalog code (schemas.bottleneck_tags.CATALOG).
     """
     code_rows = [(t, c) for t, c in codes.items()]
     spark = jobs.sparkSession
@@ -188,6 +204,9 @@ def tag_cost(
         F.coalesce(F.sum("io_core_hours"), F.lit(0.0)).alias("io_core_hours"),
         F.sum("core_hours").alias("core_hours"),
         F.sum("recoverable").alias("recoverable_io_core_hours"),
+        F.sort_array(  # descending: "what_if+precedent"
+            F.collect_set(F.when(F.col("recoverable").isNotNull(), F.col("source"))), asc=False
+        ).alias("sources"),
     )
     out = agg.join(F.broadcast(code_df), "tag", "left").select(
         "month",
@@ -199,9 +218,7 @@ def tag_cost(
         "io_core_hours",
         "core_hours",
         "recoverable_io_core_hours",
-        F.when(F.col("recoverable_io_core_hours").isNotNull(), F.lit("what_if")).alias(
-            "recoverable_source"
-        ),
+        F.when(F.size("sources") > 0, F.array_join("sources", "+")).alias("recoverable_source"),
         _ts(updated_at).alias("updated_at"),
     )
     return out.select(*GOLD["fleet_tag_cost"].columns)

@@ -1,7 +1,9 @@
 """advise: what to change in each job, by how much it should help, and the evidence -> gold/tuning_advice.
 
 Reads:  silver/file_features, silver/job_features (whole: DCA-IO's run history), silver/bottleneck_tags,
-        gold/tuning_advice (what was advised already); `models:/iolake-bandwidth@ALIAS` and
+        gold/tuning_advice (what was advised already), gold/app_runs (whole, then only the runs of
+        the advised jobs' applications: their precedents, features/precedents.py);
+        `models:/iolake-bandwidth@ALIAS` and
         `models:/iolake-placement@ALIAS` (ALIAS: `models.alias`).
 Writes: gold/tuning_advice, insert-only: every job not yet advised with the bandwidth champion's
         current version gets its rows once (anti-join on (log_id, advised_with)); a re-run adds
@@ -9,7 +11,8 @@ Writes: gold/tuning_advice, insert-only: every job not yet advised with the band
 Suspect logs (silver/job_features.suspect): still advised (tags, what-if), but their throughput
         is left out of the run history stripe advice reads and of the measured per-tier bandwidths.
 Logic:  features/advice.py (assembly), features/what_if.py (the model-based what-if, run on the
-        executors), features/stripe_advice.py (DCA-IO), features/site.py (the commands, from the site
+        executors), features/stripe_advice.py (DCA-IO), features/precedents.py (what other runs of
+        the same application measured with the advised setting), features/site.py (the commands, from the site
         profile, conf `site:`); rows name their model's provenance (models/provenance.py). Settings:
         conf `advise:`. Without a champion the what-if and the gains are skipped; stripe and tag
         advice still come.
@@ -21,11 +24,12 @@ import sys
 
 from iolake.cli import entry_points
 
-FF, JF, TAGS, OUT = (
+FF, JF, TAGS, OUT, RUNS = (
     "silver/file_features",
     "silver/job_features",
     "silver/bottleneck_tags",
     "gold/tuning_advice",
+    "gold/app_runs",
 )
 SUMMARY = ("jobs", "what_if", "stripe", "tag", "suspect")
 
@@ -92,6 +96,7 @@ def execute(ctx) -> dict:
         ctx.read(FF, whole=True).join(bad, "log_id", "left_anti"),
         bw_mv,
         pl_mv,
+        ctx.read(RUNS, whole=True),  # empty before the watch ran: no precedents
     )
     out = advice.finish(rows, advised_with).cache()
     counts = {r.kind: r["count"] for r in out.groupBy("kind").count().collect()}

@@ -9,8 +9,11 @@ user (null when unknown), `month` the job's `job_month`. `jobs` counts the jobs 
 that fired on it, so tags' sums overlap: never add them across tags.
 `recoverable_io_core_hours` is an ESTIMATE: the sum over those jobs of io_core_hours * (1 - 1/s),
 s the largest predicted_speedup >= 1 of the job's `what_if` rows in gold/tuning_advice (a
-model's prediction, not a measurement); null when none of the jobs has one, and then
-`recoverable_source` is null too; else it is `what_if`.
+model's prediction, not a measurement) or, for a job without one, the largest precedent_speedup
+>= 1 of its advice rows (what other runs of the same application measured with the advised
+setting, `features/precedents.py`); null when none of the jobs has either, and then
+`recoverable_source` is null too; else it says which: `what_if`, `precedent`, or
+`what_if+precedent` when the row's jobs used both.
 Partitioned by `month`; the fleet stage replaces the months new logs touch.
 """
 
@@ -19,7 +22,7 @@ from pyspark.sql import types as T
 from schemas._spec import Expectation, TableSpec
 
 F = T.StructField
-RECOVERABLE_SOURCES = ("what_if",)
+RECOVERABLE_SOURCES = ("what_if", "precedent", "what_if+precedent")
 SPEC = TableSpec(
     name="fleet_tag_cost",
     layer="gold",

@@ -17,7 +17,16 @@ one): a re-run adds nothing, a newly promoted version advises every job again.
 `item` names what the row is about: the file's record id, the tag, or `job`.
 `measured_speedup`: for a what-if that moves a file to another tier and nothing else, the ratio of
 the lake's own mean file bandwidths of files with the same features on the two tiers, when the
-lake traced both (null otherwise). `current` / `advised` are readable settings; `model_name` /
+lake traced both (null otherwise). The precedent columns (`features/precedents.py`; null when
+the lake holds no precedent, and in rows advised before they existed): for a what-if, stripe or
+tag row, the runs of the same application (the watch's key, gold/app_runs, without the parts the
+advised move changes) that differ from this job in the advised dimension(s) and equal it in the
+others — `precedent_speedup` the median of their throughputs over the median throughput of this
+job's comparable runs (same application, same setting), `precedent_runs` how many runs,
+`precedent_low` / `precedent_high` the smallest and largest of those per-run ratios (min–max),
+`precedent_setting` the setting they used in words (e.g. `4 MiB transfers`). A measurement of
+other runs, not a controlled experiment: the message gives it beside the prediction.
+`current` / `advised` are readable settings; `model_name` /
 `model_version` are set on rows a model computed (null for DCA-IO's rules and tag texts), with
 the model's provenance (`models/provenance.py`): `model_alias` (the alias it was loaded by),
 `trained_on` (its training run's `iolake.training_source`) and `training_origin` (`lake`: this
@@ -59,6 +68,12 @@ SPEC = TableSpec(
             F("message", T.StringType(), False),
             F("advised_with", T.StringType(), False),
             F("advised_at", T.TimestampType(), False),
+            # precedents (features/precedents.py): appended last, so an existing table evolves
+            F("precedent_speedup", T.DoubleType(), True),
+            F("precedent_runs", T.LongType(), True),
+            F("precedent_low", T.DoubleType(), True),
+            F("precedent_high", T.DoubleType(), True),
+            F("precedent_setting", T.StringType(), True),
         ]
     ),
     keys=("log_id", "kind", "item", "advised_with"),
@@ -69,6 +84,8 @@ SPEC = TableSpec(
         Expectation("compound_unique", ("log_id", "kind", "item", "advised_with")),
         Expectation("in_set", "kind", {"values": list(KINDS)}),
         Expectation("between", "predicted_speedup", {"min": 0}),
+        Expectation("between", "precedent_speedup", {"min": 0}),
+        Expectation("between", "precedent_runs", {"min": 1}),
         Expectation("in_set", "training_origin", {"values": list(TRAINING_ORIGINS)}),
     ),
     doc=__doc__,

@@ -122,6 +122,33 @@ def test_tag_cost_by_hand(spark):
     )
 
 
+def test_tag_cost_uses_a_precedent_where_no_what_if_and_says_so(spark):
+    _, jobs = _jobs(spark)
+    rows = [
+        ("A", dict(ADVICE, kind="what_if", item="1", predicted_speedup=4.0, precedent_speedup=9.0)),
+        (
+            "B",
+            dict(ADVICE, kind="tag", item="small_writes", precedent_speedup=2.0, precedent_runs=3),
+        ),
+        ("B", dict(ADVICE, kind="stripe", item="job", precedent_speedup=0.5, precedent_runs=1)),
+    ]
+    advice = None
+    for log, r in rows:
+        df = frame(spark, "tuning_advice", [r], log_id=log)
+        advice = df if advice is None else advice.unionByName(df)
+    codes = {"small_writes": "IO02", "small_reads": "IO01"}
+    got = {r.tag: r for r in fleet.tag_cost(jobs, _tags(spark), advice, codes, NOW).collect()}
+    w, rd = got["small_writes"], got["small_reads"]
+    # A keeps its what-if (4x, not its precedent's 9x): 1 * (1 - 1/4) = 0.75; B has no what-if, its
+    # largest precedent >= 1 is 2x: 0.2 * (1 - 1/2) = 0.1; together 0.85 from both sources
+    assert w.recoverable_io_core_hours == pytest.approx(0.85)
+    assert w.recoverable_source == "what_if+precedent"
+    assert (rd.recoverable_io_core_hours, rd.recoverable_source) == (pytest.approx(0.75), "what_if")
+    only_b = fleet.tag_cost(jobs, _tags(spark), advice.where("log_id = 'B'"), codes, NOW)
+    b = {r.tag: r for r in only_b.collect()}["small_writes"]
+    assert (b.recoverable_io_core_hours, b.recoverable_source) == (pytest.approx(0.1), "precedent")
+
+
 def test_drift_by_hand(spark):
     rows = [
         dict(throughput_mib_s=m, predicted_throughput_mib_s=p, model_name="job", model_version="1",

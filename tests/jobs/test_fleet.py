@@ -182,13 +182,21 @@ def test_tag_cost_equals_independent_sql_and_reconciles(first_run):
     want = _rows(
         con,
         """
-        with s as (select log_id, max(predicted_speedup) as s from gold_tuning_advice
+        with m as (select log_id, max(predicted_speedup) as s from gold_tuning_advice
                    where kind = 'what_if' and predicted_speedup >= 1 group by log_id),
+        p as (select log_id, max(precedent_speedup) as s from gold_tuning_advice
+              where precedent_speedup >= 1 and log_id not in (select log_id from m)
+              group by log_id),
+        s as (select log_id, s, 'what_if' as src from m
+              union all select log_id, s, 'precedent' as src from p),
         fired as (select distinct log_id, tag from silver_bottleneck_tags where tag <> 'no_issue')
         select j.month, f.tag, c.code, j.app, j.uid, count(*) as jobs,
           coalesce(sum(ioch), 0) as io_core_hours, sum(ch) as core_hours,
           sum(ioch * (1 - 1 / s.s)) as recoverable_io_core_hours,
-          case when sum(ioch * (1 - 1 / s.s)) is not null then 'what_if' end as recoverable_source
+          case count(distinct case when ioch * (1 - 1 / s.s) is not null then s.src end)
+            when 0 then null when 2 then 'what_if+precedent'
+            else max(case when ioch * (1 - 1 / s.s) is not null then s.src end)
+          end as recoverable_source
         from jobs j join fired f using (log_id) left join s using (log_id)
         left join codes c using (tag)
         group by all

@@ -37,7 +37,7 @@ EDGES = {
     "labels": ["features"],
     "train": ["labels"],
     "score": ["train"],
-    "advise": ["score", "tags"],
+    "advise": ["watch", "score", "tags"],
     "fleet": ["watch", "tags", "score", "advise"],
 }
 

@@ -599,6 +599,14 @@ def _month_labels(months: list[str]) -> list[str]:
     return [m if i % step == 0 else "" for i, m in enumerate(months)]
 
 
+def _month_ticks(ax, months: list[str]) -> None:
+    """Ticks (and grid lines) only at the labelled months of `_month_labels`: a decade of months
+    would otherwise draw 120 grid lines."""
+    labels = _month_labels(months)
+    shown = [(i, m) for i, m in enumerate(labels) if m]
+    ax.set_xticks([i for i, _ in shown], [m for _, m in shown], fontsize=8)
+
+
 def _short(label: str, width: int = 38) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
@@ -620,7 +628,7 @@ def draw_trend(series: pd.DataFrame, ylabel: str) -> str:
             color="#888888" if others else COLOURS[i % len(COLOURS)],
             label=_short(str(col)),
         )
-    ax.set_xticks(x, _month_labels(list(series.index)), fontsize=8)
+    _month_ticks(ax, list(series.index))
     ax.set_ylabel(ylabel, fontsize=9)
     ax.tick_params(axis="y", labelsize=8)
     ax.yaxis.set_major_formatter(_thousands())
@@ -769,7 +777,7 @@ def draw_drift(d: pd.DataFrame, months: list[str]) -> str:
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_major_formatter(_thousands())
     ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xticks(range(len(months)), _month_labels(months), fontsize=8)
+    _month_ticks(ax, months)
     ax.set_ylabel("median predicted / measured", fontsize=9)
     ax.tick_params(axis="y", labelsize=8)
     ax.grid(alpha=0.3)
@@ -874,12 +882,17 @@ def draw_runs(runs: pd.DataFrame, regs: list[dict]) -> str | None:
     from matplotlib.ticker import LogLocator
 
     ax.set_yscale("log")
+    ys = [float(v) for v in df["bandwidth_mib_s"]] + [
+        float(r[k]) for r in regs if r["metric"] == "bandwidth_mib_s" for k in ("value", "baseline")
+        if r.get(k) and r[k] > 0
+    ]  # fmt: skip
+    ax.set_ylim(min(ys) / 1.6, max(ys) * 1.6)  # the runs in the middle, one run too
     ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.yaxis.set_major_formatter(_thousands())
     ax.yaxis.set_minor_formatter(_thousands() if _decades(ax) < 1 else "")
-    pad = pd.Timedelta(days=1)  # a day each side: the first and last runs off the frame
+    # a twentieth of the span each side (at least a minute): the first and last runs off the frame
+    pad = max((x.max() - x.min()) / 20, pd.Timedelta(minutes=1))
     ax.set_xlim(x.min() - pad, x.max() + pad)
-    ax.margins(y=0.08)
     locator = AutoDateLocator(minticks=3, maxticks=9)
     ax.xaxis.set_major_locator(locator)
     ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))

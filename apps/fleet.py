@@ -460,7 +460,11 @@ def weather_verdict(r: dict) -> tuple[str, str]:
         return "unknown", "no file system known for the run: peers cannot be compared"
     if not peers or pd.isna(peers):
         return "application?", f"no other application ran {where} in the window"
-    return "application", f"only {int(dropped)} of {int(peers)} other applications {where} dropped"
+    return (
+        "application",
+        f"{int(dropped)} of {int(peers)} other applications {where} dropped: not enough for "
+        "the file system's weather",
+    )
 
 
 def metric_value(metric: str, v) -> str:

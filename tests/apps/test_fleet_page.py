@@ -420,7 +420,8 @@ def test_fleet_page_regression_rows_equal_gold_regressions(page, lake):
          "iolake report h1"],
         ["alpha", "bandwidth_mib_s", "2026-01-20 10:00", "2026-01-18 00:00", "40.0 MiB/s",
          "100.0 MiB/s", "-60.0%", "sma", "3",
-         "application only 1 of 4 other applications on /scratch dropped", "iolake report a3"],
+         "application 1 of 4 other applications on /scratch dropped: not enough for the file "
+         "system's weather", "iolake report a3"],
     ]  # fmt: skip
     # and the same rows as gold/regressions holds them, read here with delta-rs
     from deltalake import DeltaTable

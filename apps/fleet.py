@@ -72,6 +72,9 @@ MONTH = re.compile(r"^\d{4}-(0[1-9]|1[0-2])$")
 DOCS = (Path(__file__).resolve().parent.parent / "docs" / "fleet.md").as_uri()
 TEMPLATE_DIR = Path(__file__).parent / "templates"
 NO_USER = "(no user in the key)"
+REGRESSIONS_SHOWN = 100  # regression rows the main page lists (newest first), then "and N more"
+RUNS_LISTED = 10  # runs an application page lists as recent and as slowest
+RUN_COLUMNS = ["log_id", "app", "start", "nprocs", "bandwidth_mib_s", "io_time_s", "bytes"]
 
 
 class MartMissing(FileNotFoundError):
@@ -128,11 +131,11 @@ def month_range(months: list[str]) -> list[str]:
     return out
 
 
-def _month_filter(since: str | None, until: str | None):
+def _month_filter(since: str | None, until: str | None, column: str = "month"):
     expr = None
     for op, v in ((pc.greater_equal, since), (pc.less_equal, until)):
         if v is not None:
-            e = op(pc.field("month"), pa.scalar(v))
+            e = op(pc.field(column), pa.scalar(v))
             expr = e if expr is None else expr & e
     return expr
 
@@ -179,6 +182,68 @@ def load(reader: FleetReader, since: str | None = None, until: str | None = None
         if name == "fleet_health" and len(df):
             df = df[_in_range(_month_of(df["night"]), since, until)]
         out[name] = df.reset_index(drop=True)
+    out["regressions"] = load_regressions(reader, since, until)
+    return out
+
+
+def _month_start(month: str) -> dt.datetime:
+    y, m = map(int, month.split("-"))
+    return dt.datetime(y, m, 1, tzinfo=dt.UTC)
+
+
+def _next_month(month: str) -> str:
+    y, m = map(int, month.split("-"))
+    return f"{y + (m == 12):04d}-{1 if m == 12 else m + 1:02d}"
+
+
+def _start_filter(since: str | None, until: str | None):
+    """An Arrow filter on gold/regressions' `start` (UTC) keeping [since, until]: its file
+    statistics let delta-rs skip files of other months."""
+    ts = pa.timestamp("us", tz="UTC")
+    expr = None
+    if since is not None:
+        expr = pc.field("start") >= pa.scalar(_month_start(since), ts)
+    if until is not None:
+        e = pc.field("start") < pa.scalar(_month_start(_next_month(until)), ts)
+        expr = e if expr is None else expr & e
+    return expr
+
+
+def load_regressions(
+    reader: FleetReader, since: str | None, until: str | None
+) -> pd.DataFrame | None:
+    """gold/regressions rows whose run `start` (UTC) falls in [since, until], newest first; None
+    when the lake has no such table (the watch stage has not run)."""
+    if not reader.exists("regressions"):
+        return None
+    df = reader.read("regressions", filter=_start_filter(since, until)).to_pandas()
+    if len(df):
+        df = df[_in_range(_month_of(df["start"]), since, until)]
+    return df.sort_values(["start", "app", "metric"], ascending=[False, True, True]).reset_index(
+        drop=True
+    )
+
+
+def load_runs(
+    reader: FleetReader, apps, since: str | None = None, until: str | None = None
+) -> dict[str, pd.DataFrame]:
+    """Each application's runs of [since, until] from gold/app_runs (RUN_COLUMNS), one filtered
+    read per application: the table is z-ordered by (app, start) and partitioned by job_month, so
+    delta-rs' file statistics skip the files of other applications and months. Empty when the
+    lake has no gold/app_runs."""
+    if not apps or not reader.exists("app_runs"):
+        return {}
+    table = arrow.open_table(reader.lake, reader.spec("app_runs"), reader.storage_options)
+    months = _month_filter(since, until, "job_month")
+    out = {}
+    for app in sorted(apps):
+        expr = pc.field("app") == pa.scalar(app)
+        if months is not None:
+            expr = expr & months
+        df = arrow.read_table(table, RUN_COLUMNS, expr, "gold/app_runs").to_pandas()
+        out[app] = df.sort_values(["start", "log_id"], ascending=[False, True]).reset_index(
+            drop=True
+        )
     return out
 
 
@@ -378,6 +443,142 @@ def _row_totals(rows: list[dict]) -> dict:
     return t
 
 
+def weather_verdict(r: dict) -> tuple[str, str]:
+    """ "Application or file system?" for one gold/regressions row, from the watch's weather
+    columns (`features/regressions.py`: peers are other applications with a run on the same file
+    system within conf `watch.weather_window_h`; `weather` is true when at least
+    `watch.weather_min_peers` of them ran and at least `watch.weather_share` of them dropped):
+    (verdict, why)."""
+    peers, dropped, fs = r.get("weather_peers"), r.get("weather_dropped"), r.get("fs")
+    where = f"on {fs}" if fs else "on its file system"
+    if r.get("weather") is True or r.get("weather") == 1:
+        return (
+            "file system",
+            f"{int(dropped)} of {int(peers)} other applications {where} dropped too",
+        )
+    if r.get("weather") is None or pd.isna(r.get("weather")):
+        return "unknown", "no file system known for the run: peers cannot be compared"
+    if not peers or pd.isna(peers):
+        return "application?", f"no other application ran {where} in the window"
+    return (
+        "application",
+        f"{int(dropped)} of {int(peers)} other applications {where} dropped: not enough for "
+        "the file system's weather",
+    )
+
+
+def metric_value(metric: str, v) -> str:
+    """A gold/regressions value or baseline in its metric's unit (conf `watch.metrics`)."""
+    if v is None or pd.isna(v):
+        return "—"
+    v = float(v)
+    if metric == "bandwidth_mib_s":
+        return f"{v:,.1f} MiB/s" if abs(v) >= 1 else f"{v:.3g} MiB/s"
+    if metric == "io_time_s":
+        return f"{v:,.1f} s" if abs(v) >= 1 else f"{v:.3g} s"
+    if metric == "meta_time_share":
+        return f"{100 * v:.1f}%"
+    if metric == "bytes":
+        from apps.summary_sections import human_bytes
+
+        return human_bytes(v)
+    return f"{v:.4g}"
+
+
+def _stamp(t) -> str | None:
+    if t is None or pd.isna(t):
+        return None
+    return pd.Timestamp(t).strftime("%Y-%m-%d %H:%M")
+
+
+def regression_rows(reg: pd.DataFrame | None) -> list[dict]:
+    """gold/regressions rows as the tables show them: the row's own columns, its value and
+    baseline in the metric's unit, the page of its application and the weather verdict."""
+    if reg is None or not len(reg):
+        return []
+    out = []
+    for r in reg.to_dict("records"):
+        verdict, why = weather_verdict(r)
+        out.append(
+            r
+            | {
+                "slug": slug(r["app"]),
+                "start_s": _stamp(r["start"]),
+                "since_s": _stamp(r.get("since")),
+                "start_v": pd.Timestamp(r["start"]).timestamp(),
+                "value_s": metric_value(r["metric"], r["value"]),
+                "baseline_s": metric_value(r["metric"], r["baseline"]),
+                "verdict": verdict,
+                "why": why,
+            }
+        )
+    return out
+
+
+def run_lists(runs: pd.DataFrame | None, flagged: set[str], n: int = RUNS_LISTED) -> dict:
+    """An application's runs to list: the `n` most recent, and the `n` slowest (lowest
+    bandwidth_mib_s, runs without one left out); `flagged`: log_ids with a regression."""
+    if runs is None or not len(runs):
+        return {"recent": [], "slowest": [], "count": 0}
+
+    def rows(df):
+        return [
+            r | {"start_s": _stamp(r["start"]), "flagged": r["log_id"] in flagged}
+            for r in df.to_dict("records")
+        ]
+
+    recent = runs.sort_values(["start", "log_id"], ascending=[False, True]).head(n)
+    slow = runs[runs["bandwidth_mib_s"].notna()]
+    slow = slow.sort_values(["bandwidth_mib_s", "log_id"], kind="mergesort").head(n)
+    return {"recent": rows(recent), "slowest": rows(slow), "count": len(runs)}
+
+
+def linked_jobs(page: dict, apps: list[dict]) -> list[str]:
+    """The log_ids the pages link to, in the order `--reports N` renders them: the main page's
+    regression rows (newest first), then per application page (in the order given) its
+    regressions, its slowest and its most recent runs. Each once."""
+    seen: dict[str, None] = {}
+    for r in page.get("regression_rows") or []:
+        if r.get("log_id"):
+            seen.setdefault(r["log_id"], None)
+    for a in apps:
+        for r in a.get("regs") or []:
+            if r.get("log_id"):
+                seen.setdefault(r["log_id"], None)
+        for key in ("slowest", "recent"):
+            for r in (a.get("runs") or {}).get(key, []):
+                seen.setdefault(r["log_id"], None)
+    return list(seen)
+
+
+def render_reports(conf, log_ids: list[str], folder: Path, limit: int) -> set[str]:
+    """Write `iolake report`'s page of the first `limit` logs of `log_ids` it can build into
+    folder/<log_id>.html (apps/report.py's `build` and `render`); returns the log_ids written. A
+    job the report cannot build (no bronze/jobs row: its log left the lake) is skipped with a
+    warning and the next one taken: its links show the command instead."""
+    from apps.report import JobNotFound
+    from apps.report import LakeReader as ReportReader
+    from apps.report import build as build_report
+    from apps.report import render as render_report
+
+    if not log_ids or limit < 1:
+        return set()
+    folder.mkdir(parents=True, exist_ok=True)
+    reader = ReportReader(conf)
+    done: set[str] = set()
+    for log_id in log_ids:
+        if len(done) >= limit:
+            break
+        try:
+            html = render_report(build_report(reader, log_id))
+        except (JobNotFound, LookupError, ValueError, OSError) as e:
+            print(f"iolake fleet: no report page for {log_id}: {e}", file=sys.stderr)
+            continue
+        (folder / f"{log_id}.html").write_text(html, encoding="utf-8")
+        done.add(log_id)
+    return done
+
+
 # ---- the figures ---------------------------------------------------------------------------
 COLOURS = [
     "#1f77b4", "#d62728", "#2ca02c", "#ff7f0e", "#9467bd",
@@ -402,6 +603,14 @@ def _month_labels(months: list[str]) -> list[str]:
     return [m if i % step == 0 else "" for i, m in enumerate(months)]
 
 
+def _month_ticks(ax, months: list[str]) -> None:
+    """Ticks (and grid lines) only at the labelled months of `_month_labels`: a decade of months
+    would otherwise draw 120 grid lines."""
+    labels = _month_labels(months)
+    shown = [(i, m) for i, m in enumerate(labels) if m]
+    ax.set_xticks([i for i, _ in shown], [m for _, m in shown], fontsize=8)
+
+
 def _short(label: str, width: int = 38) -> str:
     return label if len(label) <= width else label[: width - 1] + "…"
 
@@ -423,7 +632,7 @@ def draw_trend(series: pd.DataFrame, ylabel: str) -> str:
             color="#888888" if others else COLOURS[i % len(COLOURS)],
             label=_short(str(col)),
         )
-    ax.set_xticks(x, _month_labels(list(series.index)), fontsize=8)
+    _month_ticks(ax, list(series.index))
     ax.set_ylabel(ylabel, fontsize=9)
     ax.tick_params(axis="y", labelsize=8)
     ax.yaxis.set_major_formatter(_thousands())
@@ -572,7 +781,7 @@ def draw_drift(d: pd.DataFrame, months: list[str]) -> str:
     ax.yaxis.set_major_locator(FixedLocator(ticks))
     ax.yaxis.set_major_formatter(_thousands())
     ax.yaxis.set_minor_formatter(NullFormatter())
-    ax.set_xticks(range(len(months)), _month_labels(months), fontsize=8)
+    _month_ticks(ax, months)
     ax.set_ylabel("median predicted / measured", fontsize=9)
     ax.tick_params(axis="y", labelsize=8)
     ax.grid(alpha=0.3)
@@ -623,6 +832,85 @@ def draw_app(rows: list[dict]) -> str:
     )
     ax.grid(axis="y", alpha=0.3)
     return _png(fig)
+
+
+def draw_runs(runs: pd.DataFrame, regs: list[dict]) -> str | None:
+    """An application's runs over time (UMAMI-style, pytokio's run-over-time view): each run's
+    bandwidth (gold/app_runs.bandwidth_mib_s, log scale) at its start; the runs gold/regressions
+    flagged marked red (the application) or orange (the file system's weather), with the
+    baseline they were compared against when the metric is the bandwidth. None without a
+    bandwidth to draw."""
+    df = runs[runs["bandwidth_mib_s"].notna() & (runs["bandwidth_mib_s"] > 0)]
+    if not len(df):
+        return None
+    fig = figure(10.5, 3.4)
+    ax = fig.add_axes((0.08, 0.14, 0.7, 0.72))
+    x = pd.to_datetime(df["start"]).dt.tz_localize(None)
+    ax.scatter(x, df["bandwidth_mib_s"], s=14, color="#6baed6", label="run", zorder=2)
+    by_log = dict(zip(df["log_id"], df["bandwidth_mib_s"]))
+    marked = set()
+    for r in regs:
+        y = by_log.get(r.get("log_id"))
+        if r["metric"] == "bandwidth_mib_s":
+            y = r["value"]
+        if y is None or not y > 0:
+            continue
+        t = pd.Timestamp(r["start"]).tz_localize(None)
+        weather = r["verdict"] == "file system"
+        label = "flagged: file system" if weather else "flagged: application"
+        ax.scatter(
+            [t],
+            [y],
+            s=70,
+            marker="v",
+            color="#fd8d3c" if weather else "#cb181d",
+            edgecolor="black",
+            linewidth=0.5,
+            zorder=3,
+            label=None if label in marked else label,
+        )
+        marked.add(label)
+        if r["metric"] == "bandwidth_mib_s" and r.get("baseline") and r["baseline"] > 0:
+            ax.plot(
+                [t],
+                [r["baseline"]],
+                marker="_",
+                ms=14,
+                mew=2,
+                color="#444444",
+                zorder=3,
+                label=None if "baseline" in marked else "its baseline",
+            )
+            marked.add("baseline")
+    from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
+    from matplotlib.ticker import LogLocator
+
+    ax.set_yscale("log")
+    ys = [float(v) for v in df["bandwidth_mib_s"]] + [
+        float(r[k]) for r in regs if r["metric"] == "bandwidth_mib_s" for k in ("value", "baseline")
+        if r.get(k) and r[k] > 0
+    ]  # fmt: skip
+    ax.set_ylim(min(ys) / 1.6, max(ys) * 1.6)  # the runs in the middle, one run too
+    ax.yaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.yaxis.set_major_formatter(_thousands())
+    ax.yaxis.set_minor_formatter(_thousands() if _decades(ax) < 1 else "")
+    # a twentieth of the span each side (at least a minute): the first and last runs off the frame
+    pad = max((x.max() - x.min()) / 20, pd.Timedelta(minutes=1))
+    ax.set_xlim(x.min() - pad, x.max() + pad)
+    locator = AutoDateLocator(minticks=3, maxticks=9)
+    ax.xaxis.set_major_locator(locator)
+    ax.xaxis.set_major_formatter(ConciseDateFormatter(locator))
+    ax.set_ylabel("bandwidth, MiB/s", fontsize=9)
+    ax.tick_params(labelsize=8)
+    ax.tick_params(axis="y", which="minor", labelsize=7)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    return _png(fig)
+
+
+def _decades(ax) -> float:
+    lo, hi = ax.get_ylim()
+    return math.log10(hi / lo) if lo > 0 and hi > lo else 0.0
 
 
 def _nan(v) -> float:
@@ -723,6 +1011,15 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
             "more": max(0, len(rows) - top),
             "total": int(reg["regressions"].sum()),
         }
+    regs = regression_rows(data.get("regressions"))
+    page["missing_regressions"] = data.get("regressions") is None
+    page["regression_rows"] = regs[:REGRESSIONS_SHOWN]
+    page["regression_rows_more"] = max(0, len(regs) - REGRESSIONS_SHOWN)
+    page["regression_rows_total"] = len(regs)
+    page["weather_counts"] = {
+        v: sum(r["verdict"] == v for r in regs)
+        for v in ("application", "application?", "file system", "unknown")
+    }
     tc = data["fleet_tag_cost"]
     if tc is not None:
         ledger = tag_ledger(tc, total_io)
@@ -762,11 +1059,29 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
     return page
 
 
-def app_page(app: str, rows: list[dict], tags: list[dict], plot: bool = True) -> dict:
+def app_page(
+    app: str,
+    rows: list[dict],
+    tags: list[dict],
+    plot: bool = True,
+    regs: list[dict] | None = None,
+    runs: pd.DataFrame | None = None,
+) -> dict:
     """What an application's page shows: its months (its `app_months` rows), its totals, its
-    tags' cost (its `app_ledgers` rows); the plot only when `plot`."""
+    tags' cost (its `app_ledgers` rows), its regressions (`regression_rows` of the app); the
+    plots only when `plot`; its runs over time and the lists of its recent and slowest runs when
+    `runs` (its gold/app_runs rows, `load_runs`) is given."""
     first = rows[0]
+    regs = regs or []
+    listed = (
+        run_lists(runs, {r["log_id"] for r in regs if r.get("log_id")})
+        if runs is not None
+        else None
+    )
     return {
+        "regs": regs,
+        "runs": listed,
+        "runs_png": draw_runs(runs, regs) if plot and runs is not None and len(runs) else None,
         "app": app,
         "exe_name": first.get("exe_name"),
         "uid": None if pd.isna(first.get("uid")) else int(first["uid"]),
@@ -779,14 +1094,20 @@ def app_page(app: str, rows: list[dict], tags: list[dict], plot: bool = True) ->
     }
 
 
-def write(conf, out: str | None = None, since=None, until=None, top: int = TOP_N) -> Path:
-    """Write OUT/index.html and one OUT/apps/<slug>.html per application; returns the index."""
+def write(
+    conf, out: str | None = None, since=None, until=None, top: int = TOP_N, reports: int = 0
+) -> Path:
+    """Write OUT/index.html and one OUT/apps/<slug>.html per application; with `reports` > 0,
+    also the `iolake report` pages of the first `reports` jobs the pages link to (`linked_jobs`)
+    into OUT/jobs/<log_id>.html. Returns the index."""
     check_month(since, "--since")
     check_month(until, "--until")
     if since and until and since > until:
         raise ValueError(f"--since {since} is after --until {until}")
     if top < 1:
         raise ValueError(f"--top {top}: give at least 1")
+    if reports < 0:
+        raise ValueError(f"--reports {reports}: give 0 or more")
     reader = FleetReader(conf)
     data = load(reader, since, until)
     page = build(data, top, since, until)
@@ -794,16 +1115,34 @@ def write(conf, out: str | None = None, since=None, until=None, top: int = TOP_N
     env = _env()
     root = Path(out or "fleet")
     (root / "apps").mkdir(parents=True, exist_ok=True)
-    index = root / "index.html"
-    index.write_text(env.get_template("fleet.html.j2").render(p=page), encoding="utf-8")
     am, tc = data[REQUIRED], data["fleet_tag_cost"]
-    tmpl = env.get_template("fleet_app.html.j2")
     costs = app_ledgers(tc, am.groupby("app")["io_core_hours"].sum().to_dict())
     plotted = linked(page)
-    for app, rows in app_months(am).items():
-        a = app_page(app, rows, costs.get(app, []), plot=app in plotted)
-        (root / "apps" / f"{slug(app)}.html").write_text(
-            tmpl.render(a=a, lake=reader.lake, top=top), encoding="utf-8"
+    runs = load_runs(reader, plotted, since, until)
+    regs_by_app: dict[str, list[dict]] = {}
+    for r in regression_rows(data.get("regressions")):
+        regs_by_app.setdefault(r["app"], []).append(r)
+    pages = [
+        app_page(
+            app,
+            rows,
+            costs.get(app, []),
+            plot=app in plotted,
+            regs=regs_by_app.get(app),
+            runs=runs.get(app),
+        )
+        for app, rows in app_months(am).items()
+    ]
+    order = {r["app"]: i for i, r in enumerate((page.get("apps") or {}).get("rows", []))}
+    ranked = sorted(pages, key=lambda a: (order.get(a["app"], len(order)), a["app"]))
+    jobs = render_reports(conf, linked_jobs(page, ranked), root / "jobs", reports)
+    page["reports"] = len(jobs)
+    index = root / "index.html"
+    index.write_text(env.get_template("fleet.html.j2").render(p=page, jobs=jobs), encoding="utf-8")
+    tmpl = env.get_template("fleet_app.html.j2")
+    for a in pages:
+        (root / "apps" / f"{slug(a['app'])}.html").write_text(
+            tmpl.render(a=a, lake=reader.lake, top=top, jobs=jobs), encoding="utf-8"
         )
     return index
 
@@ -818,14 +1157,16 @@ def linked(page: dict) -> set[str]:
     return apps
 
 
-def main(conf, out=None, since=None, until=None, top: int = TOP_N) -> int:
-    """`iolake fleet [--out DIR] [--since YYYY-MM] [--until YYYY-MM] [--top N]`."""
+def main(conf, out=None, since=None, until=None, top: int = TOP_N, reports: int = 0) -> int:
+    """`iolake fleet [--out DIR] [--since YYYY-MM] [--until YYYY-MM] [--top N] [--reports N]`."""
     try:
-        index = write(conf, out, since, until, top)
+        index = write(conf, out, since, until, top, reports)
     except ValueError as e:
         print(f"iolake fleet: {e}", file=sys.stderr)
         return 2
     print(f"iolake fleet: wrote {index} and its application pages in {index.parent / 'apps'}")
+    if reports:
+        print(f"iolake fleet: job report pages in {index.parent / 'jobs'}")
     return 0
 
 
@@ -835,11 +1176,17 @@ __all__ = [
     "app_page",
     "build",
     "fs_mounts",
+    "linked_jobs",
     "load",
+    "load_regressions",
+    "load_runs",
     "main",
+    "regression_rows",
+    "render_reports",
     "ranking",
     "slug",
     "tag_ledger",
     "trend",
+    "weather_verdict",
     "write",
 ]

@@ -6,12 +6,15 @@ table's schema (`schemas/fleet_*.py`). The definitions below are the ones docs/f
 with their limits.
 
 - core-hours of a job = nprocs * run_time_s / 3600 (process-hours; one process per core).
-- I/O core-hours of a job = (read_time_s + write_time_s + meta_time_s) / 3600 of
+- I/O core-hours of a job = min(read_time_s + write_time_s + meta_time_s, nprocs * run_time_s)
+  / 3600 of
   silver/job_features: Darshan's per-record cumulative F_*_TIME counters (POSIX, STDIO where
   POSIX is absent), summed over ranks (darshan-util sums a shared record's times over its
   ranks: darshan-runtime's reduction of POSIX_F_READ_TIME etc., "cumulative time spent"), so
   process-hours inside I/O calls. MPI-IO time is not added: its calls end in POSIX (no double
   count), and a collective's wait outside POSIX is left out (a lower bound for MPI-IO jobs).
+  Cut at the job's core-hours: concurrent calls of one process's threads on different files
+  add up past its wall time (`io_core_hours_col`, decision 0032).
 - a suspect job (silver/job_features.suspect) counts in runs and core-hours, never in throughput
   percentiles, I/O core-hours or bytes.
 """
@@ -43,12 +46,24 @@ def core_hours_col() -> F.Column:
 
 
 def io_core_hours_col() -> F.Column:
-    """(read_time_s + write_time_s + meta_time_s) / 3600, a missing part counting 0; null for a
-    suspect job (its counters cannot be true)."""
+    """min(read_time_s + write_time_s + meta_time_s, nprocs * run_time_s) / 3600, a missing time
+    counting 0; null for a suspect job (its counters cannot be true).
+
+    The clamp (decision 0032): Darshan keeps one record's calls from overlapping
+    (DARSHAN_TIMER_INC_NO_OVERLAP, darshan-runtime/lib/darshan-common.h) but not calls on
+    different records, and darshan-util sums a rank's records' times as they are
+    (`rank_cumul_io_total_time`, darshan-util/darshan-logutils-accumulator.c). Threads of one
+    process blocked at once on several files (pydarshan's dxt.darshan: one process, 8 threads
+    each in open() of a named pipe for up to 1,462 s of a 1,469 s run) thus sum to more than
+    the process lived. A job's processes cannot spend more process-seconds inside I/O calls
+    than nprocs * run_time_s, so the excess is double counting, not I/O: it is cut. The
+    sum stands when the run time is unknown or 0 (no bound to cut at)."""
     secs = sum(
         F.coalesce(F.col(c), F.lit(0.0)) for c in ("read_time_s", "write_time_s", "meta_time_s")
     )
-    return F.when(~F.col("suspect"), secs / F.lit(3600.0))
+    wall = F.col("nprocs") * F.col("run_time_s")
+    bounded = F.when(wall > 0, F.least(secs, wall)).otherwise(secs)
+    return F.when(~F.col("suspect"), bounded / F.lit(3600.0))
 
 
 def fleet_jobs(job_features: DataFrame, app_keys: DataFrame) -> DataFrame:

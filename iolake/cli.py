@@ -9,7 +9,7 @@
   iolake maintain [--table NAME] [--dry-run] [--lake DIR]   OPTIMIZE + Z-ORDER, VACUUM, table stats
   iolake report JOB [--out FILE_OR_DIR] [--lake DIR]        one job's HTML page: summary, tags, covering set,
                 [--format html|text|json]                   timeline, placement plan (JOB: log_id, its prefix, or jobid)
-  iolake fleet [--out DIR] [--since YYYY-MM] [--until YYYY-MM] [--top N] [--lake DIR]
+  iolake fleet [--out DIR] [--since YYYY-MM] [--until YYYY-MM] [--top N] [--reports N] [--lake DIR]
                                                             the fleet's HTML dashboard from the fleet marts
 
 With no INPUT, `run` ingests the sample Darshan logs shipped in the `darshan` wheel; with no
@@ -179,6 +179,14 @@ def parser() -> argparse.ArgumentParser:
     fl.add_argument(
         "--top", type=int, default=15, metavar="N", help="rows of each ranking (default 15)"
     )
+    fl.add_argument(
+        "--reports",
+        type=int,
+        default=0,
+        metavar="N",
+        help="also render the `iolake report` pages of the first N jobs the pages link to, "
+        "into OUT/jobs/ (default 0: the pages show the command instead)",
+    )
     _common(fl)
     return p
 
@@ -246,7 +254,7 @@ def main(argv=None) -> int:
         if args.cmd == "report":
             return app("report")(conf, args.job, args.out, args.format)
         if args.cmd == "fleet":
-            return app("fleet")(conf, args.out, args.since, args.until, args.top)
+            return app("fleet")(conf, args.out, args.since, args.until, args.top, args.reports)
         if args.cmd == "watch":
             return app("watch")(conf, args.history, args.out)
         if args.cmd == "maintain":

@@ -15,7 +15,7 @@ import pytest
 
 from apps.fleet import month_range, slug
 from iolake.cli import main
-from tests.support.fleet_marts import HOSTILE, small
+from tests.support.fleet_marts import HOSTILE, jobs_table, small
 
 
 class Tables(HTMLParser):
@@ -81,7 +81,9 @@ def render(lake: Path, out: Path, *flags: str) -> tuple[str, Tables]:
 
 @pytest.fixture(scope="module")
 def lake(tmp_path_factory) -> Path:
-    return small(tmp_path_factory.mktemp("fleet") / "lake")
+    lake = small(tmp_path_factory.mktemp("fleet") / "lake")
+    jobs_table(lake, ["a3", "h1"])  # two of the three flagged runs have a job to report
+    return lake
 
 
 @pytest.fixture(scope="module")
@@ -355,6 +357,15 @@ def test_fleet_page_missing_marts_name_the_table_and_the_command(tmp_path, capsy
         m = re.search(rf'id="missing-{name}">(.*?)</p>', html, re.S)
         assert m and f"gold/{name}" in m.group(1) and "iolake stage fleet" in m.group(1)
     assert 'id="missing-fleet_fs_day"' not in html
+    assert 'id="missing-regressions"' not in html
+    # a lake whose watch has not run: no gold/regressions, no gold/app_runs
+    unwatched = small(tmp_path / "unwatched", skip=("watch",))
+    html, t = render(unwatched, tmp_path / "unwatched_out")
+    m = re.search(r'id="missing-regressions">(.*?)</p>', html, re.S)
+    assert m and "gold/regressions" in m.group(1) and "iolake stage watch" in m.group(1)
+    assert "regression-rows" not in t.tables
+    alpha = (tmp_path / "unwatched_out" / "apps" / f"{slug('alpha')}.html").read_text("utf-8")
+    assert 'id="runs-plot"' not in alpha and "slowest-table" not in Tables(alpha).tables
 
 
 def test_fleet_page_escapes_application_names(page):
@@ -376,13 +387,13 @@ def test_fleet_page_loads_nothing_from_the_network(page):
         for tag, attr, value in Tables(text).attrs_seen:
             if attr in ("src", "href"):
                 assert value.startswith(
-                    ("data:image/png;base64,", "#", "apps/", "../index.html", "file:")
+                    ("data:image/png;base64,", "#", "apps/", "../index.html", "file:", "jobs/")
                 ), (
                     tag,
                     value[:80],
                 )
                 if value.startswith("file:"):  # the only links out: the project's docs
-                    assert value.split("#")[0].endswith("/docs/fleet.md")
+                    assert value.split("#")[0].endswith(("/docs/fleet.md", "/docs/watch.md"))
                 if tag == "img":
                     assert value.startswith("data:image/png;base64,")
 
@@ -391,3 +402,109 @@ def test_fleet_page_trends_have_every_month_between():
     # a trend's x axis runs through the months without runs (over a year's end)
     assert month_range(["2025-11", "2026-02"]) == ["2025-11", "2025-12", "2026-01", "2026-02"]
     assert month_range(["2026-03"]) == ["2026-03"] and month_range([]) == []
+
+
+# Columns of the flagged-runs tables: (application,) metric, run start, since, value, baseline,
+# change, rule, baseline runs, application or file system?, job.
+def test_fleet_page_regression_rows_equal_gold_regressions(page, lake):
+    _, _, t = page
+    rows = t.body("regression-rows")
+    # tests/support/fleet_marts.py SMALL_REGRESSIONS, newest first; h2 has no bronze/jobs row and
+    # no page is rendered without --reports: every job shows the command
+    assert rows == [
+        [HOSTILE, "bandwidth_mib_s", "2026-03-06 10:00", "2026-03-05 10:00", "5.0 MiB/s",
+         "20.0 MiB/s", "-75.0%", "cusum", "5",
+         "unknown no file system known for the run: peers cannot be compared", "iolake report h2"],
+        [HOSTILE, "io_time_s", "2026-03-05 10:00", "2026-03-05 10:00", "30.0 s", "10.0 s",
+         "+200.0%", "robust_z", "5", "file system 3 of 3 other applications on /home dropped too",
+         "iolake report h1"],
+        ["alpha", "bandwidth_mib_s", "2026-01-20 10:00", "2026-01-18 00:00", "40.0 MiB/s",
+         "100.0 MiB/s", "-60.0%", "sma", "3",
+         "application 1 of 4 other applications on /scratch dropped: not enough for the file "
+         "system's weather", "iolake report a3"],
+    ]  # fmt: skip
+    # and the same rows as gold/regressions holds them, read here with delta-rs
+    from deltalake import DeltaTable
+
+    gold = DeltaTable(str(lake / "gold" / "regressions")).to_pyarrow_table().to_pylist()
+    gold.sort(key=lambda r: r["start"], reverse=True)
+    assert len(rows) == len(gold)
+    for cells, g in zip(rows, gold):
+        assert cells[:2] == [g["app"], g["metric"]]
+        assert cells[2] == g["start"].strftime("%Y-%m-%d %H:%M")
+        assert float(cells[6].rstrip("%")) == pytest.approx(100 * g["change"], abs=0.05)
+        assert float(cells[4].split()[0]) == pytest.approx(g["value"])
+        assert float(cells[5].split()[0]) == pytest.approx(g["baseline"])
+        assert (cells[7], int(cells[8])) == (g["rule"], g["baseline_runs"])
+        assert (
+            cells[9].split()[0]
+            == {True: "file", False: "application", None: "unknown"}[g["weather"]]
+        )
+        assert cells[10].endswith(g["log_id"])
+
+
+def test_fleet_page_regression_rows_keep_the_period(lake, tmp_path):
+    _, t = render(lake, tmp_path / "feb_on", "--since", "2026-02")
+    assert [r[2] for r in t.body("regression-rows")] == ["2026-03-06 10:00", "2026-03-05 10:00"]
+    _, t = render(lake, tmp_path / "jan", "--until", "2026-01")
+    assert [r[:2] for r in t.body("regression-rows")] == [["alpha", "bandwidth_mib_s"]]
+
+
+def test_fleet_page_application_runs_and_regressions(page):
+    out, _, _ = page
+    a = Tables((out / "apps" / f"{slug('alpha')}.html").read_text(encoding="utf-8"))
+    assert [r[:7] for r in a.body("app-regressions")] == [
+        ["bandwidth_mib_s", "2026-01-20 10:00", "2026-01-18 00:00", "40.0 MiB/s", "100.0 MiB/s",
+         "-60.0%", "sma"],
+    ]  # fmt: skip
+    # slowest: by bandwidth, a5 (no bandwidth) left out; a3 is the flagged run
+    slowest = a.body("slowest-table")
+    assert [(r[0], r[2], r[5]) for r in slowest] == [
+        ("2026-01-20 10:00", "40.0", "regression"),
+        ("2026-02-03 10:00", "80.0", ""),
+        ("2026-01-09 10:00", "95.0", ""),
+        ("2026-01-15 10:00", "100.0", ""),
+        ("2026-01-02 10:00", "110.0", ""),
+    ]
+    assert [r[-1] for r in slowest][0] == "iolake report a3"
+    recent = a.body("recent-table")
+    assert [r[0] for r in recent] == [
+        "2026-02-10 10:00", "2026-02-03 10:00", "2026-01-20 10:00", "2026-01-15 10:00",
+        "2026-01-09 10:00", "2026-01-02 10:00",
+    ]  # fmt: skip
+    alpha = (out / "apps" / f"{slug('alpha')}.html").read_text(encoding="utf-8")
+    assert 'id="runs-plot"' in alpha and "6 runs of this application" in alpha
+    # delta is not on the main page: its runs are not read
+    delta = (out / "apps" / f"{slug('delta')}.html").read_text(encoding="utf-8")
+    assert 'id="no-runs"' in delta and 'id="runs-plot"' not in delta
+    assert not (out / "jobs").exists()  # no --reports: no job page, no link to one
+    assert 'href="../jobs/' not in alpha
+
+
+def _job_links(out: Path) -> list[tuple[Path, str]]:
+    links = []
+    for p in [out / "index.html", *(out / "apps").glob("*.html")]:
+        for tag, attr, value in Tables(p.read_text(encoding="utf-8")).attrs_seen:
+            if tag == "a" and attr == "href" and "jobs/" in value:
+                links.append((p, value))
+    return links
+
+
+def test_fleet_page_reports_render_the_linked_jobs(lake, tmp_path, capsys):
+    out = tmp_path / "with_reports"
+    _, t = render(lake, out, "--top", "2", "--reports", "2")
+    # linked in order: h2 (newest regression; no bronze/jobs row: skipped, said so), h1, a3
+    assert "no report page for h2" in capsys.readouterr().err
+    assert sorted(p.name for p in (out / "jobs").iterdir()) == ["a3.html", "h1.html"]
+    a3 = (out / "jobs" / "a3.html").read_text(encoding="utf-8")
+    assert "log a3" in a3 and "/bin/app-a3" in a3  # apps/report.py's page of that job
+    links = _job_links(out)
+    assert {v for _, v in links} == {"jobs/a3.html", "jobs/h1.html", "../jobs/a3.html",
+                                     "../jobs/h1.html"}  # fmt: skip
+    for page_file, href in links:
+        assert (page_file.parent / href).resolve().is_file(), (page_file.name, href)
+    assert [r[-1] for r in t.body("regression-rows")] == ["iolake report h2", "h1", "a3"]
+    # --reports 1: the first linked job that renders
+    _, t = render(lake, tmp_path / "one", "--reports", "1")
+    assert sorted(p.name for p in (tmp_path / "one" / "jobs").iterdir()) == ["h1.html"]
+    assert main(["fleet", "--lake", str(lake), "--out", str(tmp_path), "--reports", "-1"]) == 2

@@ -101,8 +101,13 @@ keyed as (
   union all select log_id, app from sk where log_id not in (select log_id from gold_app_runs))
 select jf.log_id, jf.job_month as month, k.app, jf.program, jf.uid, jf.suspect,
   jf.nprocs * jf.run_time_s / 3600.0 as ch,
-  case when not jf.suspect then (coalesce(jf.read_time_s, 0) + coalesce(jf.write_time_s, 0)
-       + coalesce(jf.meta_time_s, 0)) / 3600.0 end as ioch,
+  -- I/O seconds cut at nprocs * run time when that is > 0 (decision 0032)
+  case when not jf.suspect then (case
+       when jf.nprocs * jf.run_time_s > 0 and coalesce(jf.read_time_s, 0)
+            + coalesce(jf.write_time_s, 0) + coalesce(jf.meta_time_s, 0)
+            > jf.nprocs * jf.run_time_s then jf.nprocs * jf.run_time_s
+       else coalesce(jf.read_time_s, 0) + coalesce(jf.write_time_s, 0)
+            + coalesce(jf.meta_time_s, 0) end) / 3600.0 end as ioch,
   case when not jf.suspect then jf.bytes_read end as br,
   case when not jf.suspect then jf.bytes_written end as bw,
   case when not jf.suspect then jf.throughput_mib_s end as tp
@@ -167,6 +172,8 @@ def test_app_month_equals_independent_sql(first_run):
     got = _rows(con, "select * from gold_fleet_app_month", ("app", "month"))
     _same(got, want, [c for c in next(iter(want.values())) if c not in ("app", "month")])
     assert sum(r["runs"] for r in got.values()) == len(jobs)
+    # no month spends more than its core-hours in I/O (the cut of decision 0032)
+    assert all(r["io_share"] is None or r["io_share"] <= 1 + 1e-12 for r in got.values())
 
 
 def test_tag_cost_equals_independent_sql_and_reconciles(first_run):

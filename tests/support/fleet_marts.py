@@ -3,7 +3,8 @@ as the real one (LAKE/gold/fleet_app_month, ...), in the marts' fixed column typ
 `month` as the fleet stage writes them (fs_day by its day's month, health by its night's), from
 chosen rows.
 
-`small(lake)` writes a handful of hand-chosen rows whose page figures tests/apps/test_fleet_page.py
+`small(lake)` writes a handful of hand-chosen rows (and the watch's gold/regressions and
+gold/app_runs, `watch_tables`, unless `skip` names "watch") whose page figures tests/apps/test_fleet_page.py
 works out by hand (the numbers are in that file's comments); `centre(lake)` writes a plausible
 centre's six months (a dozen applications, a few users, three mounts, nightly health, two model
 versions) from a seeded generator, for the screenshots in docs/images/fleet*.png and for timing.
@@ -158,7 +159,93 @@ def small(lake: Path, skip: tuple[str, ...] = ()) -> Path:
     for name, rows in marts.items():
         if name not in skip:
             write(lake, name, rows)
+    if "watch" not in skip:
+        watch_tables(lake)
     return lake
+
+
+def _t(day: int, month: int = 1, hour: int = 10) -> dt.datetime:
+    return dt.datetime(2026, month, day, hour, tzinfo=dt.UTC)
+
+
+# gold/regressions of `small`: alpha's one in 2026-01 and HOSTILE's two in 2026-03, as
+# gold/fleet_app_month counts them; one per kind of weather verdict.
+SMALL_REGRESSIONS = [
+    dict(app="alpha", start=_t(20), log_id="a3", metric="bandwidth_mib_s", value=40.0,
+         baseline=100.0, change=-0.6, rule="sma", threshold_name="watch.sma.drop", threshold=0.3,
+         score=-0.6, since=_t(18, hour=0), baseline_runs=3, baseline_first=_t(2),
+         baseline_last=_t(15), fs="/scratch", weather=False, weather_peers=4, weather_dropped=1),
+    dict(app=HOSTILE, start=_t(5, 3), log_id="h1", metric="io_time_s", value=30.0, baseline=10.0,
+         change=2.0, rule="robust_z", threshold_name="watch.robust_z.z", threshold=3.5, score=6.1,
+         since=_t(5, 3), baseline_runs=5, baseline_first=_t(3), baseline_last=_t(28, 2),
+         fs="/home", weather=True, weather_peers=3, weather_dropped=3),
+    dict(app=HOSTILE, start=_t(6, 3), log_id="h2", metric="bandwidth_mib_s", value=5.0,
+         baseline=20.0, change=-0.75, rule="cusum", threshold_name="watch.cusum.h", threshold=5.0,
+         score=None, since=_t(5, 3), baseline_runs=5, baseline_first=_t(3), baseline_last=_t(28, 2),
+         fs=None, weather=None, weather_peers=None, weather_dropped=None),
+]  # fmt: skip
+# gold/app_runs of `small`: alpha's runs (a3 is the flagged one) and HOSTILE's
+SMALL_RUNS = [
+    dict(log_id=f"a{i}", job_month=m, app="alpha", start=t, nprocs=8, bandwidth_mib_s=bw,
+         io_time_s=io, bytes=b)
+    for i, (m, t, bw, io, b) in enumerate([
+        ("2026-01", _t(2), 110.0, 10.0, 1100 * MIB),
+        ("2026-01", _t(9), 95.0, 12.0, 1140 * MIB),
+        ("2026-01", _t(15), 100.0, 11.0, 1100 * MIB),
+        ("2026-01", _t(20), 40.0, 30.0, 1200 * MIB),
+        ("2026-02", _t(3, 2), 80.0, 14.0, 1120 * MIB),
+        ("2026-02", _t(10, 2), None, None, 0),
+    ])
+] + [
+    dict(log_id=f"h{i}", job_month=m, app=HOSTILE, start=t, nprocs=1, bandwidth_mib_s=bw,
+         io_time_s=io, bytes=b)
+    for i, (m, t, bw, io, b) in enumerate([
+        ("2026-01", _t(3), 20.0, 10.0, 200 * MIB),
+        ("2026-03", _t(5, 3), 18.0, 30.0, 540 * MIB),
+        ("2026-03", _t(6, 3), 5.0, 12.0, 60 * MIB),
+        ("2026-03", _t(7, 3), 19.0, 9.0, 171 * MIB),
+    ])
+]  # fmt: skip
+WATCH_SCHEMAS = {
+    "regressions": pa.schema(
+        [
+            ("app", STRING), ("start", STAMP), ("log_id", STRING), ("metric", STRING),
+            ("value", DOUBLE), ("baseline", DOUBLE), ("change", DOUBLE), ("rule", STRING),
+            ("threshold_name", STRING), ("threshold", DOUBLE), ("score", DOUBLE),
+            ("since", STAMP), ("baseline_runs", LONG), ("baseline_first", STAMP),
+            ("baseline_last", STAMP), ("fs", STRING), ("weather", pa.bool_()),
+            ("weather_peers", LONG), ("weather_dropped", LONG),
+        ]
+    ),
+    "app_runs": pa.schema(
+        [
+            ("log_id", STRING), ("job_month", STRING), ("app", STRING), ("exe", STRING),
+            ("uid", LONG), ("nprocs", LONG), ("nprocs_bucket", STRING), ("fs", STRING),
+            ("direction", STRING), ("layout", STRING), ("start", STAMP),
+            ("bandwidth_mib_s", DOUBLE), ("io_time_s", DOUBLE), ("meta_time_share", DOUBLE),
+            ("bytes", LONG),
+        ]
+    ),
+}  # fmt: skip
+
+
+def watch_tables(lake: Path, regressions=SMALL_REGRESSIONS, runs=SMALL_RUNS) -> None:
+    """gold/regressions and gold/app_runs (the watch stage's tables, schemas/regressions.py and
+    schemas/app_runs.py) from rows, laid out as the stage writes them (app_runs by job_month)."""
+    from deltalake import write_deltalake
+
+    for name, rows, parts in (
+        ("regressions", regressions, None),
+        ("app_runs", runs, ["job_month"]),
+    ):
+        schema = WATCH_SCHEMAS[name]
+        cols = {f.name: [r.get(f.name) for r in rows] for f in schema}
+        write_deltalake(
+            str(Path(lake) / "gold" / name),
+            pa.table(cols, schema=schema),
+            partition_by=parts,
+            mode="overwrite",
+        )
 
 
 CENTRE_APPS = [  # name, program, uid, runs per month, processes, hours per run, I/O share, MiB/s
@@ -325,3 +412,27 @@ def centre(lake: Path, seed: int = 40, apps=CENTRE_APPS, months=CENTRE_MONTHS) -
     ):
         write(lake, name, rows)
     return lake
+
+
+def jobs_table(lake: Path, log_ids: list[str]) -> None:
+    """bronze/jobs rows for `log_ids` (one process, 2026-01-20, 60 s; the schema of
+    schemas/jobs.py), so that `iolake report` can build those jobs' pages from this lake."""
+    from deltalake import write_deltalake
+
+    from schemas import TABLES
+
+    spec = TABLES["jobs"]
+    start = int(_t(20).timestamp())
+    rows = [
+        dict(log_id=i, job_month="2026-01", jobid=1000 + k, uid=100, nprocs=1,
+             start_time_sec=start, end_time_sec=start + 60, run_time_s=60.0,
+             exe=f"/bin/app-{i}", metadata=[], log_ver="3.41", mounts=[])
+        for k, i in enumerate(log_ids)
+    ]  # fmt: skip
+    cols = {f.name: [r.get(f.name) for r in rows] for f in spec.arrow_schema}
+    write_deltalake(
+        spec.path(str(lake)),
+        pa.table(cols, schema=spec.arrow_schema),
+        partition_by=list(spec.partition_by),
+        mode="overwrite",
+    )

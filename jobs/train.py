@@ -879,7 +879,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     # jobs: the lake's single-tier jobs when they span two tiers or are enough (lake_ok), else the
     # benchmark's job rows
     if (two_tiers(jobs, MIN_JOBS) or lake_ok) and not m.benchmark_table:
-        j_rows = jobs[[*JOB_FEATURES, "throughput_mib_s"]].fillna(0)
+        j_rows = _as_scored(jobs[[*JOB_FEATURES, "throughput_mib_s"]].fillna(0))
         if jobs["app"].nunique() >= MIN_SPLIT_GROUPS:
             j_apps = jobs[["app", "start", "log_id"]].reset_index(drop=True)
             j_groups = pd.factorize(j_apps["app"])[0]
@@ -922,6 +922,22 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
             reference=j_ref,
             apps=j_apps,
         )
+
+
+def _as_scored(rows: pd.DataFrame) -> pd.DataFrame:
+    """The lake's job rows with silver/job_features' integer columns as int64: a nullable count
+    (small_requests) arrives as float64 from Spark when a value is null, and a model whose
+    signature says double refuses the long column `score` gives it."""
+    from pyspark.sql import types as T
+
+    from schemas import SILVER
+
+    struct = SILVER["job_features"].struct
+    out = rows.copy()
+    for c in out.columns:
+        if c in struct.fieldNames() and isinstance(struct[c].dataType, (T.LongType, T.IntegerType)):
+            out[c] = out[c].astype("int64")
+    return out
 
 
 NO_APP = (

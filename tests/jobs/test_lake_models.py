@@ -63,7 +63,7 @@ def _job(a: int, r: int) -> dict:
         "file_count": FILES,
         "shared_file_count": 0,
         "seq_pct": 90.0,
-        "small_requests": 0,
+        "small_requests": None if (a + r) % 5 == 0 else 0,  # a nullable count, as in real logs
         "medium_requests": 8 * FILES,
         "read_requests": 0,
         "write_requests": 8 * FILES,

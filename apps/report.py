@@ -211,6 +211,9 @@ class Report:
     site: str | None = None  # the site profile's name (conf `site.name`): where commands come from
 
     sections: dict | None = None  # pydarshan's job-summary sections (apps/summary_sections.py)
+    efficiency: str | None = (
+        None  # `efficiency_line`: measured against the lake model's expectation
+    )
 
 
 SUSPECT_EXCLUDED = (
@@ -242,6 +245,32 @@ def _advice(reader: LakeReader, log_id: str) -> list[dict] | None:
             -(r.get("predicted_speedup") or 0),
             r["item"],
         ),
+    )
+
+
+def efficiency_line(reader: LakeReader, log_id: str) -> str | None:
+    """One sentence on the job's efficiency (gold/job_bandwidth_predictions.efficiency = measured /
+    expected throughput, from the newest per-job model version that scored it; docs/fleet.md), or
+    why there is none; None when no per-job model scored the job."""
+    rows = _latest(_rows(reader.read("job_bandwidth_predictions", log_id=log_id)))
+    if not rows:
+        return None
+    r = rows[0]
+    model = f"{r['model_name']} v{r['model_version']}"
+    eff = r.get("efficiency")
+    if eff is not None:
+        return (
+            f"This job got {eff:.2f} of what similar jobs on this file system get: "
+            f"{num(r.get('throughput_mib_s'))} MiB/s measured, {num(r.get('predicted_throughput_mib_s'))} "
+            f"MiB/s expected for its pattern on {r.get('tier') or '?'} ({model}, trained on this lake)."
+        )
+    if r.get("training_origin") != "lake":
+        return (
+            f"No efficiency: the per-job model ({model}) was not trained on this lake's jobs, and "
+            "against another machine's benchmark the ratio means nothing."
+        )
+    return (
+        f"No efficiency: {model} has no expected throughput for this job's tier or no measured one."
     )
 
 
@@ -798,6 +827,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
         plan_provenance=plan_provenance,
         site=reader.site,
         sections=sections,
+        efficiency=efficiency_line(reader, log_id),
     )
 
 
@@ -1277,6 +1307,8 @@ def to_text(report: Report, colour: bool = False, width: int = 100) -> str:
     ]
     out += wrap(" | ".join(j for j in job[:2] if j), "", "  ")
     out += wrap(" | ".join(j for j in job[2:] if j), "", "  ")
+    if report.efficiency:
+        out += wrap(report.efficiency, "", "  ")
     if report.suspect:
         out.append("")
         out += wrap(f"SUSPECT: {report.suspect}. {SUSPECT_EXCLUDED}", "", "  ")

@@ -95,8 +95,26 @@ def fired_tags(bottleneck_tags: DataFrame) -> DataFrame:
     return bottleneck_tags.where(F.col("tag") != F.lit(NO_TAG)).select("log_id", "tag").distinct()
 
 
+def job_efficiency(job_predictions: DataFrame) -> DataFrame:
+    """(log_id, efficiency): each job's gold/job_bandwidth_predictions.efficiency (measured /
+    the per-job model's prediction for its pattern on its file system) from the model in use for
+    it: its newest scored row (latest scored_at, then the highest numeric version). Null when that
+    model was not trained on this lake (the score stage leaves it null then)."""
+    version = F.col("model_version").cast("long")
+    if "efficiency" not in job_predictions.columns:  # a table scored before the column existed
+        job_predictions = job_predictions.withColumn("efficiency", F.lit(None).cast("double"))
+    return job_predictions.groupBy("log_id").agg(
+        F.max_by("efficiency", F.struct("scored_at", version.alias("v"))).alias("efficiency")
+    )
+
+
 def app_month(
-    jobs: DataFrame, bottleneck_tags: DataFrame, regressions: DataFrame, has_user: bool, updated_at
+    jobs: DataFrame,
+    bottleneck_tags: DataFrame,
+    regressions: DataFrame,
+    has_user: bool,
+    updated_at,
+    efficiency: DataFrame | None = None,
 ) -> DataFrame:
     """gold/fleet_app_month from `fleet_jobs` rows, silver/bottleneck_tags and gold/regressions.
 
@@ -107,6 +125,9 @@ def app_month(
     numpy's default) of the non-suspect jobs' throughput_mib_s; tag_runs = {tag: jobs it fired
     on}; regressions = gold/regressions rows of the app whose start falls in the month (UTC).
     `has_user`: whether the key includes the user (conf `watch.key_parts`); uid is null if not.
+    `efficiency` (`job_efficiency`: log_id, efficiency): efficiency_p50 = exact median of the
+    non-suspect jobs' non-null efficiency, efficiency_runs = how many (null and 0 without it, or
+    when the model in use was not trained on this lake).
     """
     agg = jobs.groupBy("app", "month").agg(
         F.count(F.lit(1)).alias("runs"),
@@ -135,9 +156,23 @@ def app_month(
         .agg(F.count(F.lit(1)).alias("regressions"))
     )
     empty_map = F.create_map().cast("map<string,bigint>")
+    eff_schema = "app string, month string, efficiency_p50 double, efficiency_runs long"
+    eff = (
+        jobs.where(~F.col("suspect"))
+        .select("log_id", "app", "month")
+        .join(efficiency.where(F.col("efficiency").isNotNull()), "log_id", "inner")
+        .groupBy("app", "month")
+        .agg(
+            F.expr("percentile(efficiency, 0.5)").alias("efficiency_p50"),
+            F.count(F.lit(1)).alias("efficiency_runs"),
+        )
+        if efficiency is not None
+        else jobs.sparkSession.createDataFrame([], eff_schema)
+    )
     out = (
         agg.join(tag_runs, ["app", "month"], "left")
         .join(regs, ["app", "month"], "left")
+        .join(eff, ["app", "month"], "left")
         .select(
             "app",
             "month",
@@ -157,6 +192,8 @@ def app_month(
             "throughput_p90_mib_s",
             F.coalesce(F.col("tag_runs"), empty_map).alias("tag_runs"),
             F.coalesce(F.col("regressions"), F.lit(0)).cast("long").alias("regressions"),
+            F.col("efficiency_p50").cast("double").alias("efficiency_p50"),
+            F.coalesce(F.col("efficiency_runs"), F.lit(0)).cast("long").alias("efficiency_runs"),
             _ts(updated_at).alias("updated_at"),
         )
     )

@@ -176,6 +176,8 @@ class ModelsConf:
         int  # lake rows a bandwidth model trains on at most (whole feature groups sampled past it)
     )
     cv_jobs: int  # a bandwidth model's grouped splits fitted at once, in threads (0: one per core)
+    lake_min_jobs: int  # plausible single-tier lake jobs with a throughput the lake's own bandwidth
+    lake_min_apps: int  # models need (from at least this many applications), else the benchmark
     classifiers: list[str]
     regressors: list[str]
     placement_model: str  # registered model names
@@ -459,6 +461,7 @@ def load_config(
             "is the alias a version that lost gets; choose another (e.g. champion)"
         )
     _check_watch(conf.watch, origin)
+    _check_lake_models(conf.models, origin)
     _check_advise(conf.advise, origin)
     _check_suspect(conf.suspect, origin)
     _check_site(conf.site, origin)
@@ -478,6 +481,21 @@ def _check_maintain(m: MaintainConf, origin: dict) -> None:
             f"{src}: maintain.vacuum_retention_hours: {m.vacuum_retention_hours:g} h is below Delta's safety "
             f"limit of {DELTA_RETENTION_SAFETY_HOURS:g} h (delta.deletedFileRetentionDuration): VACUUM could delete "
             "files a running reader or writer still needs; set maintain.allow_short_retention: true to allow it"
+        )
+
+
+def _check_lake_models(m: ModelsConf, origin: dict) -> None:
+    """`models.lake_min_jobs` / `lake_min_apps`: grouped splits by application need two
+    applications at least (one held out, one to learn from), and a job per application."""
+    bad = _section_error("models", origin)
+    if m.lake_min_apps < 2:
+        raise bad(
+            "lake_min_apps", f"must be >= 2 (splits hold applications out), got {m.lake_min_apps}"
+        )
+    if m.lake_min_jobs < m.lake_min_apps:
+        raise bad(
+            "lake_min_jobs",
+            f"must be >= models.lake_min_apps ({m.lake_min_apps}), got {m.lake_min_jobs}",
         )
 
 

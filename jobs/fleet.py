@@ -85,7 +85,8 @@ def execute(ctx) -> dict:
     has_user = "uid" in conf.watch.key_parts
 
     counts = {}
-    app_month = fleet.app_month(jobs, tags, regs, has_user, now)
+    efficiency = fleet.job_efficiency(_in_months(ctx.read(JOB_PRED, whole=True), months))
+    app_month = fleet.app_month(jobs, tags, regs, has_user, now, efficiency)
     counts["apps"] = _replace(ctx, APP_MONTH, app_month, months)
     advice = _in_months(ctx.read(ADVICE, whole=True), months)
     codes = {tag: t.code for tag, t in CATALOG.items()}

@@ -128,12 +128,27 @@ def predict(
             .withColumn("trained_on", F.lit(prov.trained_on))
             .withColumn("training_origin", F.lit(prov.origin))
         )
+    if "efficiency" in spec.struct.fieldNames():
+        scored = scored.withColumn("efficiency", efficiency_col(prov))
     return (
         scored.withColumn("model_name", F.lit(name))
         .withColumn("model_version", F.lit(str(version)))
         .withColumn("scored_at", F.current_timestamp())
         .select(*[F.col(f.name).cast(f.dataType) for f in spec.struct.fields])
     )
+
+
+def efficiency_col(prov):
+    """measured / predicted throughput (gold/job_bandwidth_predictions.efficiency): the share of
+    what the model expects for the job's pattern on its file system that the job got. Null unless
+    the model was trained on this lake (`prov.origin` `lake`: a benchmark machine's expectation
+    says nothing of this site's jobs), and unless both throughputs are positive."""
+    import pyspark.sql.functions as F
+
+    measured, predicted = F.col("throughput_mib_s"), F.col("predicted_throughput_mib_s")
+    if prov is None or prov.origin != "lake":
+        return F.lit(None).cast("double")
+    return F.when((measured > 0) & (predicted > 0), measured / predicted)
 
 
 def _score_one(ctx, name, table, candidates, per_key: bool = True) -> int:

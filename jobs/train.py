@@ -1,17 +1,28 @@
 """train: placement and bandwidth models in MLflow, evaluated on grouped splits, refit on all labels.
 
 Reads:  gold/placement_labels, silver/file_features, silver/job_features, bronze/logs (suspect
-        logs' rows, silver/job_features.suspect, left out of the lake's bandwidth rows); the
-        benchmark table (`models.benchmark_table`, else `models.default_benchmark` when the
+        logs' rows, silver/job_features.suspect, left out of the lake's bandwidth rows),
+        gold/app_runs (the watch's application key: the lake's bandwidth rows are split by it);
+        the benchmark table (`models.benchmark_table`, else `models.default_benchmark` when the
         lake has no two-tier labels or bandwidths: `models/benchmarks/`).
+
+Which rows train the bandwidth models: the lake's own (files: silver/file_features; jobs: the
+plausible single-tier jobs of silver/job_features) when they span two tiers, or when they hold
+at least `models.lake_min_jobs` such jobs from at least `models.lake_min_apps` applications
+(decision record 0033), even on one tier; else the benchmark. A benchmark forced in
+`models.benchmark_table` always wins. Placement is unchanged: it needs two tiers.
 Writes: MLflow runs (experiments `iolake-placement`, `iolake-bandwidth`, `iolake-job-bandwidth`)
         and registered versions of the three models.
 
 How a model is chosen (models/evaluation.py):
 1. every model in `models.classifiers` / `models.regressors` is scored on the same
    `models.splits` grouped splits: a configuration's files and a log's files are never on both
-   sides. Each figure stands beside its baseline on the same splits: the majority class
-   (placement), the median bandwidth of the tier (bandwidth), and, when the labels come from a
+   sides; the lake's bandwidth rows are split by application (gold/app_runs.app), so a model is
+   scored on applications it never saw. Each figure stands beside its baseline on the same
+   splits: the majority class (placement), the median bandwidth of the tier (bandwidth; on the
+   lake's rows also each application's own median where it has history, the global median
+   otherwise, and a second split, time-ordered within each application, where every held-out
+   run's application has history), and, when the labels come from a
    benchmark with its own parameters, a decision tree given those parameters (the reference);
 2. the best mean score wins; the winner is refit on *all* labelled rows and registered;
 3. the new version takes `models.alias` when it beats the version holding it on the same rows
@@ -292,13 +303,20 @@ def train_bandwidth(
     echo=print,
     sample: str | None = None,
     reference: pd.DataFrame | None = None,
+    apps: pd.DataFrame | None = None,
 ) -> dict:
     """Compare `models.regressors` on grouped splits (beside the median-per-tier rule), refit the best
     on every row, register it as `model_name`: one model that predicts every tier it saw. `sample`
     says how the rows were sampled (`sample_groups`' note), logged as the run's param `sample`.
     `reference` (a benchmark's own parameters and the tier, row for row): the true-parameter
     reference on the same folds (`bandwidth.reference_estimator`), printed and logged
-    (`reference_*` metrics) beside the models; it never competes."""
+    (`reference_*` metrics) beside the models; it never competes.
+
+    `apps` (the lake's rows: columns app, start, log_id, row for row; `groups` are then the
+    applications): the per-application median baseline beside the scores (`app_scores`), on the
+    grouped splits and on a second split, time-ordered within each application
+    (`evaluation.time_splits`), where the held-out runs' applications have history; printed and
+    logged (`app_baseline_*`, `time_split.*`)."""
     import mlflow
 
     from models import bandwidth, evaluation, provenance, pyfunc, registry, tracking
@@ -350,6 +368,7 @@ def train_bandwidth(
     )
     if note:
         echo(f"[train] bandwidth/{level}: {note}")
+    by_app = _app_baselines(X, bw, apps, folds, best, level, m, echo) if apps is not None else {}
     if veto and source.startswith("silver/"):
         veto += (
             " (the lake's own files do not predict their bandwidth better than the median rule: set "
@@ -378,7 +397,7 @@ def train_bandwidth(
                 "level": level,
                 "tiers": ",".join(tiers),
                 "splits": m.splits,
-                "split": "grouped",
+                "split": "grouped by application" if apps is not None else "grouped",
                 "seed": m.seed,
                 "refit": "all rows",
                 "training_version": version,
@@ -402,6 +421,10 @@ def train_bandwidth(
                 if k.endswith("_mean") or k.endswith("_std"):
                     mlflow.log_metric(f"{r['model']}.{k}", v)
         mlflow.log_metrics({k: best[k] for k in best if k.endswith("_mean") or k.endswith("_std")})
+        if by_app:
+            mlflow.log_metrics(by_app)
+        if apps is not None:
+            mlflow.log_dict(held_out(apps, folds), "splits.json")
         if ref is not None:
             mlflow.log_metrics(
                 {
@@ -450,7 +473,74 @@ def train_bandwidth(
         f"[train] {model_name} v{promo['version']} ({best['model']}, refit on {len(X)} rows) -> @{promo['alias']}: "
         f"{promo['why']}"
     )
-    return {"best": best["model"], "results": results, "reference": ref, **promo}
+    return {"best": best["model"], "results": results, "reference": ref, "by_app": by_app, **promo}
+
+
+SPLIT_LOGS_MAX = 50_000  # rows up to which splits.json lists each split's held-out logs
+
+
+def held_out(apps: pd.DataFrame, folds) -> dict:
+    """What each grouped split held out (the run's `splits.json`): its applications, and its logs
+    while the rows are at most SPLIT_LOGS_MAX, so a reader can check that no application (and no
+    log) trained and was scored in the same split."""
+    app, log = apps["app"].to_numpy(dtype=object), apps["log_id"].to_numpy(dtype=object)
+    listed = len(apps) <= SPLIT_LOGS_MAX
+    return {
+        "by": "application (gold/app_runs.app)",
+        "rows": len(apps),
+        "splits": [
+            {
+                "test_apps": sorted(set(app[te])),
+                **({"test_logs": sorted(set(log[te]))} if listed else {}),
+            }
+            for _, te in folds
+        ],
+    }
+
+
+def _app_baselines(X, bw, apps: pd.DataFrame, folds, best: dict, level: str, m, echo) -> dict:
+    """The per-application median baseline (`bandwidth.app_median_rule`) beside the winner's scores:
+    on the grouped-by-application `folds` (where no held-out application has history, so it is the
+    training part's global median) and on one split time-ordered within each application
+    (`evaluation.time_splits`: earlier runs train, later runs test), where it is each held-out
+    run's own application's median. Printed; returned as MLflow metrics."""
+    from models import bandwidth, evaluation
+
+    app = apps["app"].to_numpy(dtype=object)
+    out = {}
+    g = bandwidth.app_scores(None, X, bw, app, folds, level=level, seed=m.seed)
+    if g is not None:
+        out |= {
+            "app_baseline_mdape_pct_mean": g["app_baseline_mdape_pct"],
+            "app_baseline_r2_log_mean": g["app_baseline_r2_log"],
+            "app_split_test_apps_with_history": g["test_apps_with_history"],
+        }
+        echo(
+            f"[train] bandwidth/{level} split by application ({len(folds)} splits, {len(np.unique(app))} "
+            f"applications, held-out applications never seen): {best['model']} MdAPE "
+            f"{best['mdape_pct_mean']:.1f}% R²(log) {best['r2_log_mean']:.3f}; per-application median "
+            f"MdAPE {g['app_baseline_mdape_pct']:.1f}% R²(log) {g['app_baseline_r2_log']:.3f} "
+            f"(the global median: {100 * g['test_apps_with_history']:.0f}% of held-out rows have "
+            f"history); median per tier MdAPE {g['tier_baseline_mdape_pct']:.1f}% R²(log) "
+            f"{g['tier_baseline_r2_log']:.3f}"
+        )
+    ts = evaluation.time_splits(app, apps["start"], apps["log_id"], m.test_fraction)
+    t = bandwidth.app_scores(best["model"], X, bw, app, ts, level=level, seed=m.seed)
+    if t is None:
+        echo(
+            f"[train] bandwidth/{level} time-ordered split: no application has two runs with a start "
+            "time: not scored"
+        )
+        return out
+    out |= {f"time_split.{k}": float(v) for k, v in t.items()}
+    echo(
+        f"[train] bandwidth/{level} time-ordered split within application ({t['test_rows']:,} later "
+        f"rows held out, their applications' earlier runs train): {best['model']} MdAPE "
+        f"{t['model_mdape_pct']:.1f}% R²(log) {t['model_r2_log']:.3f}; per-application median MdAPE "
+        f"{t['app_baseline_mdape_pct']:.1f}% R²(log) {t['app_baseline_r2_log']:.3f}; median per tier "
+        f"MdAPE {t['tier_baseline_mdape_pct']:.1f}% R²(log) {t['tier_baseline_r2_log']:.3f}"
+    )
+    return out
 
 
 def file_model_rows(file_features, logs, m) -> tuple[pd.DataFrame, str | None]:
@@ -683,17 +773,31 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         None  # the sample's note when the lake's own rows train (the benchmark is whole)
     )
     if ctx.exists(jf_t):
+        keys = _app_keys(ctx)
         job_df = (
             suspect.plausible(ctx.read(jf_t))
             .join(ok, "log_id", "left_semi")
             .where((F.col("throughput_mib_s") > 0) & (F.size("tiers") == 1))
             .withColumn("tier", F.col("tiers")[0])
             .select("log_id", *JOB_FEATURES, "throughput_mib_s")
+            .join(keys, "log_id", "left")
         )
         job_df, j_note = sample_groups(job_df, ["log_id"], m.max_train_rows, m.seed)
         if j_note:
             echo(f"[train] bandwidth/job: {j_note}")
-        jobs = job_df.orderBy("log_id", *JOB_FEATURES).toPandas()
+        jobs = _with_apps(job_df.orderBy("log_id", *JOB_FEATURES).toPandas())
+    lake_ok, n_apps = _lake_enough(jobs, m)
+    if ctx.exists(jf_t) and not m.benchmark_table:
+        echo(
+            f"[train] bandwidth: {len(jobs):,} plausible single-tier lake jobs with a throughput from "
+            f"{n_apps:,} applications (models.lake_min_jobs {m.lake_min_jobs:,}, lake_min_apps "
+            f"{m.lake_min_apps:,}): "
+            + (
+                "the bandwidth models train on the lake"
+                if lake_ok
+                else "too few to train on the lake's own tier(s) alone"
+            )
+        )
     bench = _benchmark(conf)
     bpdf = None
 
@@ -710,10 +814,18 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     f_ref = j_ref = (
         None  # the true-parameter reference's inputs, for benchmark rows with parameters
     )
-    if two_tiers(files, MIN_LABELS) and not m.benchmark_table:
-        f_groups = file_split_groups(files, "bandwidth/file", echo)
+    f_apps = j_apps = None  # the lake's rows' applications, when the splits group by them
+    if (two_tiers(files, MIN_LABELS) or (lake_ok and len(files) >= MIN_LABELS)) and not (
+        m.benchmark_table
+    ):
         f_rows, f_src, f_ver = files, "silver/file_features", lake_v
         f_sample = f_note
+        f_apps = _file_apps(ctx, files) if ctx.exists(jf_t) else None
+        if f_apps is not None and f_apps["app"].nunique() >= MIN_SPLIT_GROUPS:
+            f_groups = pd.factorize(f_apps["app"])[0]
+        else:
+            f_apps = None
+            f_groups = file_split_groups(files, "bandwidth/file", echo)
     elif bench:
         f_rows = benchmarks.file_rows(benchmark_frame())
         f_ref = benchmarks.reference_rows(f_rows, benchmark_frame())
@@ -761,12 +873,18 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
                 echo,
                 sample=f_sample,
                 reference=f_ref,
+                apps=f_apps,
             )
 
-    # jobs: the lake's single-tier jobs when they span two tiers, else the benchmark's job rows
-    if two_tiers(jobs, MIN_JOBS) and not m.benchmark_table:
-        j_rows = jobs.fillna(0)
-        j_groups = evaluation.feature_groups(j_rows, JOB_NUMERIC)
+    # jobs: the lake's single-tier jobs when they span two tiers or are enough (lake_ok), else the
+    # benchmark's job rows
+    if (two_tiers(jobs, MIN_JOBS) or lake_ok) and not m.benchmark_table:
+        j_rows = _as_scored(jobs[[*JOB_FEATURES, "throughput_mib_s"]].fillna(0))
+        if jobs["app"].nunique() >= MIN_SPLIT_GROUPS:
+            j_apps = jobs[["app", "start", "log_id"]].reset_index(drop=True)
+            j_groups = pd.factorize(j_apps["app"])[0]
+        else:
+            j_groups = evaluation.feature_groups(j_rows, JOB_NUMERIC)
         j_src, j_ver = "silver/job_features", f"{lake_v}+{ctx.version(jf_t)}"
         j_sample = j_note
     elif bench and len(benchmarks.job_rows(benchmark_frame())) >= MIN_JOBS:
@@ -802,7 +920,75 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
             echo,
             sample=j_sample,
             reference=j_ref,
+            apps=j_apps,
         )
+
+
+def _as_scored(rows: pd.DataFrame) -> pd.DataFrame:
+    """The lake's job rows with silver/job_features' integer columns as int64: a nullable count
+    (small_requests) arrives as float64 from Spark when a value is null, and a model whose
+    signature says double refuses the long column `score` gives it."""
+    from pyspark.sql import types as T
+
+    from schemas import SILVER
+
+    struct = SILVER["job_features"].struct
+    out = rows.copy()
+    for c in out.columns:
+        if c in struct.fieldNames() and isinstance(struct[c].dataType, (T.LongType, T.IntegerType)):
+            out[c] = out[c].astype("int64")
+    return out
+
+
+NO_APP = (
+    "log:"  # the split group of a row whose job has no application key (no start time): its log
+)
+
+
+def _app_keys(ctx):
+    """(log_id, app, start) of the lake's jobs: the watch's key (gold/app_runs, written by the watch
+    stage before train), or, on a lake without it, the same key computed by the same function
+    (`features.regressions.app_runs`)."""
+    from features import regressions
+
+    if ctx.exists("gold/app_runs"):
+        return ctx.read("gold/app_runs", whole=True).select("log_id", "app", "start")
+    return regressions.app_runs(
+        ctx.read("silver/job_features", whole=True),
+        ctx.read("silver/file_features", whole=True),
+        ctx.conf.watch,
+    ).select("log_id", "app", "start")
+
+
+def _with_apps(rows: pd.DataFrame) -> pd.DataFrame:
+    """`rows` (with app, start from `_app_keys`, null where a job has none) whose missing app is
+    the log's own group (`NO_APP` + log_id)."""
+    out = rows.copy()
+    missing = out["app"].isna()
+    out.loc[missing, "app"] = NO_APP + out.loc[missing, "log_id"].astype(str)
+    return out.reset_index(drop=True)
+
+
+def _lake_enough(jobs: pd.DataFrame, m) -> tuple[bool, int]:
+    """(whether the lake's single-tier jobs train the bandwidth models on their own: at least
+    `models.lake_min_jobs` of them from at least `models.lake_min_apps` applications with a key,
+    the number of those applications)."""
+    if not len(jobs):
+        return False, 0
+    keyed = jobs.loc[~jobs["app"].astype(str).str.startswith(NO_APP), "app"]
+    n_apps = int(keyed.nunique())
+    return len(jobs) >= m.lake_min_jobs and n_apps >= m.lake_min_apps, n_apps
+
+
+def _file_apps(ctx, files: pd.DataFrame) -> pd.DataFrame | None:
+    """(app, start, log_id) of each file row: its log's application (`_app_keys`); None when no
+    file's log has one."""
+    logs = ctx.spark.createDataFrame(files[["log_id"]].drop_duplicates(), "log_id string")
+    keys = _app_keys(ctx).join(logs, "log_id", "left_semi").toPandas()
+    if keys.empty:
+        return None
+    out = files[["log_id"]].merge(keys, on="log_id", how="left")
+    return _with_apps(out)[["app", "start", "log_id"]]
 
 
 def execute(ctx) -> dict:

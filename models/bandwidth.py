@@ -195,6 +195,58 @@ def median_rule(X_train: pd.DataFrame, bw_train, X_test: pd.DataFrame) -> np.nda
     return X_test["tier"].map(med).fillna(train.bw.median()).to_numpy(dtype=float)
 
 
+def app_median_rule(apps_train, bw_train, apps_test) -> np.ndarray:
+    """The per-application baseline (issue 40): the training median bandwidth of the row's
+    application where it has history in the training part, the training part's global median
+    otherwise (every held-out application of a split grouped by application)."""
+    train = pd.DataFrame({"app": np.asarray(apps_train, object), "bw": np.asarray(bw_train, float)})
+    med = train.groupby("app").bw.median()
+    return (
+        pd.Series(np.asarray(apps_test, object))
+        .map(med)
+        .fillna(train.bw.median())
+        .to_numpy(dtype=float)
+    )
+
+
+def app_scores(
+    name: str, X: pd.DataFrame, bandwidth, apps, folds, *, level: str, seed: int = 0
+) -> dict:
+    """On each (train, test) of `folds`: the model `name` refit on train (None: baselines only), the
+    per-application median (`app_median_rule`) and the median-per-tier rule (`median_rule`),
+    scored on test (`metrics`); the means over folds as `model_*`, `app_baseline_*`,
+    `tier_baseline_*` (mdape_pct, r2_log), with `test_rows` and `test_apps_with_history` (share of
+    held-out rows whose application has rows in the training part). None when no fold has rows
+    on both sides."""
+    y = np.log(np.asarray(bandwidth, float))
+    apps = np.asarray(apps, object)
+    per = []
+    for tr, te in folds:
+        if not len(te) or not len(tr):
+            continue
+        truth = np.exp(y[te])
+        got = {}
+        if name is not None:
+            est = build_estimator(name, level=level, seed=seed).fit(X.iloc[tr], y[tr])
+            got["model"] = metrics(truth, np.exp(est.predict(X.iloc[te])))
+        got |= {
+            "app_baseline": metrics(truth, app_median_rule(apps[tr], np.exp(y[tr]), apps[te])),
+            "tier_baseline": metrics(truth, median_rule(X.iloc[tr], np.exp(y[tr]), X.iloc[te])),
+        }
+        row = {f"{k}_{m}": v[m] for k, v in got.items() for m in ("mdape_pct", "r2_log")}
+        row["test_rows"] = len(te)
+        row["test_apps_with_history"] = (
+            float(np.isin(apps[te], apps[tr]).mean()) if len(te) else 0.0
+        )
+        per.append(row)
+    if not per:
+        return None
+    df = pd.DataFrame(per)
+    out = {k: float(df[k].mean()) for k in df.columns if k != "test_rows"}
+    out["test_rows"] = int(df["test_rows"].sum())
+    return out
+
+
 def closer(measured, predicted, rule) -> dict:
     """metric -> (rows where `predicted` is closer to `measured` than `rule`, rows where `rule` is),
     in each metric's own error: absolute percentage error (MdAPE), |log error| (R²(log))."""

@@ -167,3 +167,33 @@ def select(results: list[dict], key, checks) -> tuple[dict, str | None, str | No
         ),
         None,
     )
+
+
+def time_splits(apps, starts, logs, test_fraction: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """One (train, test) split ordered in time within each application: of an application's logs
+    sorted by (start, log), the last `max(1, floor(n * test_fraction))` are held out when it has
+    n >= 2 logs, the earlier ones train; an application of one log only trains. A log's rows stay
+    on one side, and every held-out application has history in the training part (the split
+    where a per-application median baseline means something). Rows without a start train."""
+    frame = pd.DataFrame(
+        {
+            "app": np.asarray(apps, dtype=object),
+            "start": pd.to_datetime(pd.Series(starts), utc=True).to_numpy(),
+            "log": np.asarray(logs, dtype=object),
+        }
+    )
+    per_log = (
+        frame.dropna(subset=["start"])
+        .groupby(["app", "log"], sort=False)["start"]
+        .min()
+        .reset_index()
+        .sort_values(["app", "start", "log"], kind="mergesort")
+    )
+    held: set = set()
+    for _, g in per_log.groupby("app", sort=False):
+        n = len(g)
+        if n >= 2:
+            k = max(1, int(np.floor(n * test_fraction)))
+            held.update(g["log"].iloc[n - k :])
+    test = frame["log"].isin(held).to_numpy()
+    return [(np.flatnonzero(~test), np.flatnonzero(test))]

@@ -15,6 +15,10 @@ core_hours (null when core_hours is 0 or null). Throughput percentiles are exact
 `percentile`, linear interpolation) over the non-suspect runs' throughput_mib_s. `tag_runs`: runs
 on which each tag of silver/bottleneck_tags fired (`no_issue` left out). `regressions`: rows of
 gold/regressions of this application whose start is in the month.
+`efficiency_p50`: the median over the month's non-suspect runs of their efficiency
+(gold/job_bandwidth_predictions.efficiency = measured / expected throughput, from the per-job
+model in use for each job); null when that model was not trained on this lake (a benchmark
+machine's expectation means nothing here). `efficiency_runs`: the runs it is over.
 Partitioned by `month`; the fleet stage replaces the months new logs touch.
 """
 
@@ -44,6 +48,8 @@ SPEC = TableSpec(
             F("throughput_p90_mib_s", T.DoubleType(), True),
             F("tag_runs", T.MapType(T.StringType(), T.LongType()), False),
             F("regressions", T.LongType(), False),
+            F("efficiency_p50", T.DoubleType(), True),
+            F("efficiency_runs", T.LongType(), True),
             F("updated_at", T.TimestampType(), False),
         ]
     ),
@@ -64,6 +70,7 @@ SPEC = TableSpec(
         Expectation("between", "bytes_written", {"min": 0}),
         Expectation("between", "throughput_p50_mib_s", {"min": 0}),
         Expectation("between", "regressions", {"min": 0}),
+        Expectation("between", "efficiency_p50", {"min": 0}),
         Expectation("not_null", "updated_at"),
     ),
     doc=__doc__,

@@ -9,6 +9,10 @@ tier the model never saw has a null `predicted_throughput_mib_s` and `speedup` a
 `model_alias`, `trained_on` and `training_origin` say where the model came from
 (`models/provenance.py`: `lake`, `benchmark`, `shipped_benchmark`, `unknown`; null on rows
 scored before they were recorded).
+`efficiency` = throughput_mib_s / predicted_throughput_mib_s: what the job got of what the model
+expects for its pattern on its file system (issue 40; docs/fleet.md). Only from a model trained
+on this lake (`training_origin` = `lake`): against another machine's benchmark the ratio means
+nothing, and it is null; null too when either side is missing or not positive.
 """
 
 from pyspark.sql import types as T
@@ -31,6 +35,7 @@ SPEC = TableSpec(
             F("best_tier", T.StringType(), True),
             F("best_throughput_mib_s", T.DoubleType(), True),
             F("speedup", T.DoubleType(), True),
+            F("efficiency", T.DoubleType(), True),  # measured / predicted, lake-trained models only
             F("model_name", T.StringType(), False),
             F("model_version", T.StringType(), False),
             *PROVENANCE,
@@ -43,6 +48,7 @@ SPEC = TableSpec(
         Expectation("compound_unique", ("log_id", "model_name", "model_version")),
         Expectation("between", "predicted_throughput_mib_s", {"min": 0}),
         Expectation("between", "speedup", {"min": 1}),
+        Expectation("between", "efficiency", {"min": 0}),
         Expectation("in_set", "training_origin", {"values": list(TRAINING_ORIGINS)}),
     ),
     doc=__doc__,

@@ -35,7 +35,7 @@ EDGES = {
     "tags": ["features"],
     "watch": ["features"],
     "labels": ["features"],
-    "train": ["labels"],
+    "train": ["labels", "watch"],
     "score": ["train"],
     "advise": ["watch", "score", "tags"],
     "fleet": ["watch", "tags", "score", "advise"],

@@ -46,13 +46,14 @@ RUN_SPECIFIC = {
         "best_tier",
         "best_throughput_mib_s",
         "speedup",
+        "efficiency",
     },
     "placement_predictions": {"scored_at", "predicted_tier", "probability"},
     # advice rows: compared by `_same_advice` (what-if rows and tag gains rest on predicted values)
     "tuning_advice": {"advised_at"},
     # the fleet marts: when a month was recomputed; the figures that rest on predicted values
     # (the recoverable estimate, drift); the runs of a night and their seconds (ops/runs)
-    "fleet_app_month": {"updated_at"},
+    "fleet_app_month": {"updated_at", "efficiency_p50"},
     "fleet_tag_cost": {"updated_at", "recoverable_io_core_hours", "recoverable_source"},
     "fleet_fs_day": {"updated_at"},
     "fleet_health": {"updated_at", "runs", "failed_runs", "run_seconds", "night", "month"},

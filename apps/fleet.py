@@ -74,6 +74,8 @@ TEMPLATE_DIR = Path(__file__).parent / "templates"
 NO_USER = "(no user in the key)"
 REGRESSIONS_SHOWN = 100  # regression rows the main page lists (newest first), then "and N more"
 RUNS_LISTED = 10  # runs an application page lists as recent and as slowest
+EFFICIENCY_SHOWN = 15  # application-months the efficiency table lists (least efficient first)
+EFFICIENCY_MIN_RUNS = 3  # runs with an efficiency an application-month needs to be listed
 RUN_COLUMNS = ["log_id", "app", "start", "nprocs", "bandwidth_mib_s", "io_time_s", "bytes"]
 
 
@@ -441,6 +443,45 @@ def _row_totals(rows: list[dict]) -> dict:
     t = {c: sum(0 if pd.isna(r[c]) else r[c] for r in rows) for c in SUMS + ("regressions",)}
     t["io_share"] = t["io_core_hours"] / t["core_hours"] if t["core_hours"] else None
     return t
+
+
+def efficiency_rows(
+    am: pd.DataFrame, n: int = EFFICIENCY_SHOWN, min_runs: int = EFFICIENCY_MIN_RUNS
+) -> dict:
+    """The application-months whose runs got the least of what similar jobs get: the rows of
+    gold/fleet_app_month with `efficiency_p50` (the median over the month's non-suspect runs of
+    measured / expected throughput, docs/fleet.md "Efficiency") over at least `min_runs` runs,
+    lowest first (ties: more runs first, then the name). {"rows": the first n, "more": the
+    others listed, "months": app-months with an efficiency at all, "few": those under min_runs}.
+    Medians of different months are not combined: each row is one month."""
+    if "efficiency_p50" not in am.columns:
+        return {"rows": [], "more": 0, "months": 0, "few": 0}
+    has = am[am["efficiency_p50"].notna() & (am["efficiency_runs"].fillna(0) > 0)]
+    ok = has[has["efficiency_runs"] >= min_runs]
+    ok = ok.sort_values(
+        ["efficiency_p50", "efficiency_runs", "app", "month"],
+        ascending=[True, False, True, True],
+        kind="mergesort",
+    )
+    rows = []
+    for r in ok.head(n).to_dict("records"):
+        rows.append(
+            {
+                "app": r["app"],
+                "slug": slug(r["app"]),
+                "month": r["month"],
+                "efficiency": float(r["efficiency_p50"]),
+                "runs": int(r["efficiency_runs"]),
+                "all_runs": int(r["runs"]),
+                "throughput_p50": _nan(r.get("throughput_p50_mib_s")),
+            }
+        )
+    return {
+        "rows": rows,
+        "more": max(0, len(ok) - n),
+        "months": len(has),
+        "few": len(has) - len(ok),
+    }
 
 
 def weather_verdict(r: dict) -> tuple[str, str]:
@@ -1011,6 +1052,8 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
             "more": max(0, len(rows) - top),
             "total": int(reg["regressions"].sum()),
         }
+    page["efficiency"] = efficiency_rows(am) if len(am) else None
+    page["efficiency_min_runs"] = EFFICIENCY_MIN_RUNS
     regs = regression_rows(data.get("regressions"))
     page["missing_regressions"] = data.get("regressions") is None
     page["regression_rows"] = regs[:REGRESSIONS_SHOWN]

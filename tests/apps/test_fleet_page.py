@@ -270,6 +270,7 @@ def test_fleet_page_application_pages_are_linked_and_hand_worked(page):
         "50.0",
         "100.0",
         "200.0",
+        "0.40",
         "1",
         "small_writes: 2",
     ]
@@ -508,3 +509,31 @@ def test_fleet_page_reports_render_the_linked_jobs(lake, tmp_path, capsys):
     _, t = render(lake, tmp_path / "one", "--reports", "1")
     assert sorted(p.name for p in (tmp_path / "one" / "jobs").iterdir()) == ["h1.html"]
     assert main(["fleet", "--lake", str(lake), "--out", str(tmp_path), "--reports", "-1"]) == 2
+
+
+def test_fleet_page_efficiency_lists_the_least_efficient_app_months(page, tmp_path):
+    """The small marts' efficiencies: alpha 2026-01 0.40 over 3 runs, alpha 2026-02 0.10 over 2
+    (under the 3 runs a row needs: left out, though lowest), gamma 2026-02 0.25 over 5; the others
+    none. So: gamma first, then alpha 2026-01; one application-month left out for too few runs."""
+    out, html, t = page
+    rows = t.body("efficiency-table")
+    assert [r[:5] for r in rows] == [
+        ["gamma", "2026-02", "0.25", "5", "5"],
+        ["alpha", "2026-01", "0.40", "3", "4"],
+    ]
+    assert rows[0][5] == "12.5"  # gamma's throughput p50; alpha 2026-01's is 100.0
+    assert rows[1][5] == "100.0"
+    assert "(1 application-months with fewer are left out)" in " ".join(html.split())
+    # marts without an efficiency (a lake whose job model learnt from a benchmark): the note
+    import pyarrow as pa
+    from deltalake import DeltaTable, write_deltalake
+
+    lake = small(tmp_path / "lake")
+    path = str(lake / "gold" / "fleet_app_month")
+    am = DeltaTable(path).to_pyarrow_table()
+    i = am.schema.get_field_index("efficiency_p50")
+    am = am.set_column(i, "efficiency_p50", pa.nulls(len(am), pa.float64()))
+    write_deltalake(path, am, mode="overwrite", partition_by=["month"])
+    html2, t2 = render(lake, tmp_path / "out")
+    assert 'id="no-efficiency"' in html2 and "efficiency-table" not in t2.tables
+    assert "needs a per-job bandwidth model trained on this lake" in " ".join(html2.split())

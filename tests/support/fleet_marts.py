@@ -31,7 +31,8 @@ SCHEMAS = {
             ("io_core_hours", DOUBLE), ("io_share", DOUBLE), ("bytes_read", LONG),
             ("bytes_written", LONG), ("throughput_p10_mib_s", DOUBLE),
             ("throughput_p50_mib_s", DOUBLE), ("throughput_p90_mib_s", DOUBLE),
-            ("tag_runs", COUNTS), ("regressions", LONG), ("updated_at", STAMP),
+            ("tag_runs", COUNTS), ("regressions", LONG), ("efficiency_p50", DOUBLE),
+            ("efficiency_runs", LONG), ("updated_at", STAMP),
         ]
     ),
     "fleet_tag_cost": pa.schema(
@@ -111,13 +112,14 @@ def small(lake: Path, skip: tuple[str, ...] = ()) -> Path:
         "fleet_app_month": [
             _app("alpha", "2026-01", "alpha.x", 100, 4, 100.0, 10.0, suspect=1, read=GIB, written=2 * GIB,
                  throughput_p10_mib_s=50.0, throughput_p50_mib_s=100.0, throughput_p90_mib_s=200.0,
-                 tags={"small_writes": 2}, regressions=1),
+                 tags={"small_writes": 2}, regressions=1, efficiency_p50=0.4, efficiency_runs=3),
             _app("alpha", "2026-02", "alpha.x", 100, 2, 50.0, 20.0, read=GIB, written=0,
                  throughput_p10_mib_s=40.0, throughput_p50_mib_s=80.0, throughput_p90_mib_s=90.0,
-                 tags={"small_writes": 1, "metadata_heavy": 1}),
+                 tags={"small_writes": 1, "metadata_heavy": 1}, efficiency_p50=0.1, efficiency_runs=2),
             _app(HOSTILE, "2026-01", "<script>", 200, 1, 10.0, 5.0),
             _app(HOSTILE, "2026-03", "<script>", 200, 3, 30.0, 1.0, regressions=2),
-            _app("gamma", "2026-02", "gamma", None, 5, 40.0, 8.0),
+            _app("gamma", "2026-02", "gamma", None, 5, 40.0, 8.0, throughput_p50_mib_s=12.5,
+                 efficiency_p50=0.25, efficiency_runs=5),
             _app("delta", "2026-03", "delta", 100, 1, 4.0, 0.5),
         ],
         "fleet_tag_cost": [

@@ -769,6 +769,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         echo(f"[train] bandwidth/file: {f_note}")
     ok = logs.where(F.col("format").isin(list(m.label_formats))).select("log_id")
     jobs, j_note = pd.DataFrame(), None
+    j_ints: set[str] = set()
     f_sample = j_sample = (
         None  # the sample's note when the lake's own rows train (the benchmark is whole)
     )
@@ -786,6 +787,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         if j_note:
             echo(f"[train] bandwidth/job: {j_note}")
         jobs = _with_apps(job_df.orderBy("log_id", *JOB_FEATURES).toPandas())
+        j_ints = _integer_columns(job_df.schema)
     lake_ok, n_apps = _lake_enough(jobs, m)
     if ctx.exists(jf_t) and not m.benchmark_table:
         echo(
@@ -879,7 +881,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     # jobs: the lake's single-tier jobs when they span two tiers or are enough (lake_ok), else the
     # benchmark's job rows
     if (two_tiers(jobs, MIN_JOBS) or lake_ok) and not m.benchmark_table:
-        j_rows = _as_scored(jobs[[*JOB_FEATURES, "throughput_mib_s"]].fillna(0))
+        j_rows = _as_scored(jobs[[*JOB_FEATURES, "throughput_mib_s"]].fillna(0), j_ints)
         if jobs["app"].nunique() >= MIN_SPLIT_GROUPS:
             j_apps = jobs[["app", "start", "log_id"]].reset_index(drop=True)
             j_groups = pd.factorize(j_apps["app"])[0]
@@ -924,18 +926,21 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         )
 
 
-def _as_scored(rows: pd.DataFrame) -> pd.DataFrame:
-    """The lake's job rows with silver/job_features' integer columns as int64: a nullable count
-    (small_requests) arrives as float64 from Spark when a value is null, and a model whose
-    signature says double refuses the long column `score` gives it."""
+def _integer_columns(schema) -> set[str]:
+    """The names of a Spark schema's integer (long, int) columns."""
     from pyspark.sql import types as T
 
-    from schemas import SILVER
+    return {f.name for f in schema.fields if isinstance(f.dataType, (T.LongType, T.IntegerType))}
 
-    struct = SILVER["job_features"].struct
+
+def _as_scored(rows: pd.DataFrame, integers: set[str]) -> pd.DataFrame:
+    """The lake's job rows with their integer columns (`integers`, from silver/job_features'
+    schema as read) as int64: a nullable count (small_requests) arrives as float64 from Spark
+    when a value is null, and a model whose signature says double refuses the long column
+    `score` gives it. `rows` has no nulls (filled before)."""
     out = rows.copy()
     for c in out.columns:
-        if c in struct.fieldNames() and isinstance(struct[c].dataType, (T.LongType, T.IntegerType)):
+        if c in integers:
             out[c] = out[c].astype("int64")
     return out
 

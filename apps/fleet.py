@@ -889,40 +889,46 @@ def draw_runs(runs: pd.DataFrame, regs: list[dict]) -> str | None:
     x = pd.to_datetime(df["start"]).dt.tz_localize(None)
     ax.scatter(x, df["bandwidth_mib_s"], s=14, color="#6baed6", label="run", zorder=2)
     by_log = dict(zip(df["log_id"], df["bandwidth_mib_s"]))
-    marked = set()
-    for r in regs:
+    flagged: dict[bool, tuple[list, list]] = {False: ([], []), True: ([], [])}
+    base_t, base_y = [], []
+    for r in regs:  # collected first, drawn in one call per kind (an app may have hundreds)
         y = by_log.get(r.get("log_id"))
         if r["metric"] == "bandwidth_mib_s":
             y = r["value"]
         if y is None or not y > 0:
             continue
         t = pd.Timestamp(r["start"]).tz_localize(None)
-        weather = r["verdict"] == "file system"
-        label = "flagged: file system" if weather else "flagged: application"
-        ax.scatter(
-            [t],
-            [y],
-            s=70,
-            marker="v",
-            color="#fd8d3c" if weather else "#cb181d",
-            edgecolor="black",
-            linewidth=0.5,
-            zorder=3,
-            label=None if label in marked else label,
-        )
-        marked.add(label)
+        ts, vs = flagged[r["verdict"] == "file system"]
+        ts.append(t)
+        vs.append(y)
         if r["metric"] == "bandwidth_mib_s" and r.get("baseline") and r["baseline"] > 0:
-            ax.plot(
-                [t],
-                [r["baseline"]],
-                marker="_",
-                ms=14,
-                mew=2,
-                color="#444444",
+            base_t.append(t)
+            base_y.append(r["baseline"])
+    for weather, (ts, vs) in flagged.items():
+        if ts:
+            ax.scatter(
+                ts,
+                vs,
+                s=70,
+                marker="v",
+                color="#fd8d3c" if weather else "#cb181d",
+                edgecolor="black",
+                linewidth=0.5,
                 zorder=3,
-                label=None if "baseline" in marked else "its baseline",
+                label="flagged: file system" if weather else "flagged: application",
             )
-            marked.add("baseline")
+    if base_t:
+        ax.plot(
+            base_t,
+            base_y,
+            linestyle="none",
+            marker="_",
+            ms=14,
+            mew=2,
+            color="#444444",
+            zorder=3,
+            label="its baseline",
+        )
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
     from matplotlib.ticker import LogLocator
 

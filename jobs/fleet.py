@@ -85,7 +85,8 @@ def execute(ctx) -> dict:
     has_user = "uid" in conf.watch.key_parts
 
     counts = {}
-    efficiency = fleet.job_efficiency(_in_months(ctx.read(JOB_PRED, whole=True), months))
+    job_pred = _in_months(ctx.read(JOB_PRED, whole=True), months)  # efficiency and drift
+    efficiency = fleet.job_efficiency(job_pred)
     app_month = fleet.app_month(jobs, tags, regs, has_user, now, efficiency)
     counts["apps"] = _replace(ctx, APP_MONTH, app_month, months)
     advice = _in_months(ctx.read(ADVICE, whole=True), months)
@@ -94,11 +95,7 @@ def execute(ctx) -> dict:
         ctx, TAG_COST, fleet.tag_cost(jobs, tags, advice, codes, now), months
     )
     counts["fs_days"] = _replace(ctx, FS_DAY, fleet.fs_day(jf, ff, now), months)
-    drift = fleet.drift(
-        _in_months(ctx.read(JOB_PRED, whole=True), months),
-        _in_months(ctx.read(FILE_PRED, whole=True), months),
-        now,
-    )
+    drift = fleet.drift(job_pred, _in_months(ctx.read(FILE_PRED, whole=True), months), now)
     counts["drift_rows"] = _replace(ctx, DRIFT, drift, months)
     echo(
         f"[fleet] {counts['apps']:,} application-months, {counts['tag_rows']:,} tag-cost rows, "

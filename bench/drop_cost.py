@@ -2,6 +2,7 @@
 stage's inputs to the new logs' `job_month` partitions (`iolake/runner.py` `month_filter`).
 
     python -m bench.drop_cost LAKE [--stages features covering tags] [--repeat 2]
+    python -m bench.drop_cost LAKE --spread-nights [--before ISO]
 
 LAKE: a lake whose ingest is ahead of the stages (e.g. the 100,000-log corpus lake with every
 stage run, then a `python -m bench.make_corpus --month` drop ingested on top: the drop is the
@@ -10,6 +11,15 @@ filter by broadcast semi join, with or without the month filter) feed the stage'
 output is cached and counted; nothing is committed. Pruned and unpruned alternate (which goes
 first too), `--repeat` rounds; the best seconds per variant, the ratio, and a checksum of every
 output (row count and the sum of a 64-bit hash of each row) to show both read the same rows.
+
+`--spread-nights` prepares a corpus lake for drop benchmarks of the fleet stage instead, and
+exits: a corpus is ingested in one go, so all its logs share one ingest night, while a centre's
+lake was filled night by night, and `gold/fleet_health` is per ingest night. It sets
+`bronze/logs.ingested_at` of every log ingested before `--before` (default: now) to 02:00 UTC of
+the day after its job ended (`bronze/jobs.end_time_sec`; logs without a job row keep theirs),
+in one MERGE, and deletes `ops/fleet_done` and `gold/fleet_health`, so the next fleet run
+rebuilds every mart from the spread ledger. Only for benchmark lakes: the ledger no longer
+says when the logs were really ingested.
 """
 
 from __future__ import annotations
@@ -53,11 +63,47 @@ def run_once(spark, conf, stage, prune: bool) -> tuple[float, dict]:
     return seconds, {"logs": ctx.n_todo, "months": ctx.todo_months, "outputs": sums}
 
 
+def spread_nights(spark, lake: str, before: str | None) -> int:
+    """Backdate the ledger's ingest times to the nights after the jobs ran (see the docstring);
+    returns how many logs moved."""
+    import shutil
+    from pathlib import Path
+
+    import pyspark.sql.functions as F
+    from delta.tables import DeltaTable
+
+    cut = F.lit(before).cast("timestamp") if before else F.current_timestamp()
+    jobs = spark.read.format("delta").load(f"{lake}/bronze/jobs")
+    logs = spark.read.format("delta").load(f"{lake}/bronze/logs").where(F.col("ingested_at") < cut)
+    night = F.date_add(F.to_date(F.timestamp_seconds("end_time_sec")), 1)
+    moved = (
+        logs.select("log_id")
+        .join(jobs.select("log_id", "end_time_sec").dropDuplicates(["log_id"]), "log_id")
+        .select(
+            "log_id", F.to_timestamp(F.concat(night.cast("string"), F.lit(" 02:00:00"))).alias("t")
+        )
+        .cache()
+    )
+    n = moved.count()
+    (
+        DeltaTable.forPath(spark, f"{lake}/bronze/logs")
+        .alias("l")
+        .merge(moved.alias("m"), "l.log_id = m.log_id")
+        .whenMatchedUpdate(set={"ingested_at": "m.t"})
+        .execute()
+    )
+    for table in ("ops/fleet_done", "gold/fleet_health"):
+        shutil.rmtree(Path(lake) / table, ignore_errors=True)
+    return n
+
+
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("lake")
     ap.add_argument("--stages", nargs="+", default=["features", "covering", "tags"])
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--spread-nights", action="store_true", help="prepare LAKE (see above), exit")
+    ap.add_argument("--before", help="with --spread-nights: move logs ingested before this time")
     a = ap.parse_args(argv)
 
     from iolake.config import load_config
@@ -66,6 +112,10 @@ def main(argv=None) -> int:
 
     conf = load_config("local", overrides={"lake": {"root": a.lake}})
     spark = session_from_config(conf)
+    if a.spread_nights:
+        n = spread_nights(spark, a.lake, a.before)
+        result("drop_cost", f"{n:,} logs moved to the night after their job ended")
+        return 0
     ratios, all_same = [], True
     for name in a.stages:
         stage = stage_by_name(name)

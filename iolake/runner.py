@@ -116,13 +116,14 @@ class StageContext:
         months: list[str] | None = None,
         files: list[str] | None = None,
         log_ids=None,
+        only: dict[str, list] | None = None,
     ) -> None:
         """Gate and commit `df` to a declared output (`iolake.lake.writer.write`)."""
         from iolake.lake.writer import write
 
         spec = self.spec(table, "output")
         self.written_tables.append(table)
-        write(self.spark, self.conf, spec, df, mode, months, self.echo, files, log_ids)
+        write(self.spark, self.conf, spec, df, mode, months, self.echo, files, log_ids, only)
 
 
 def stage_by_name(name: str, pipeline=None) -> Stage:

@@ -13,9 +13,10 @@ Writes: the five marts, each with mode `replace`: the partitions (months) the ne
 Logic:  `features/fleet.py` (definitions, formulas and limits: docs/fleet.md).
 Incremental: the logs of silver/job_features that ops/fleet_done lacks (`new_logs`); none ->
         nothing is written. Touched months: the new logs' job_months (fleet_app_month,
-        fleet_tag_cost, fleet_drift; fleet_fs_day by the start day's month), and for
-        fleet_health the months of the new logs' ingest nights plus of the ledger's nights it
-        holds no row for yet (a night of quarantined logs only). A month's rows depend on its own
+        fleet_tag_cost, fleet_drift; fleet_fs_day by the start day's month). fleet_health is
+        replaced per night, not per month: the new logs' ingest nights and every night of the
+        ledger from the newest night it holds on (a night of quarantined logs only). A month's
+        rows depend on its own
         jobs (and on gold/regressions, tuning_advice and predictions as they stand when the month
         is recomputed: a later change to those for an untouched month shows after that month is
         touched again, or after ops/fleet_done is deleted).
@@ -25,6 +26,7 @@ from __future__ import annotations
 
 import datetime as dt
 import sys
+import time
 
 import pyspark.sql.functions as F
 
@@ -131,45 +133,62 @@ def _app_keys(ctx, jf, ff, months):
     return runs.unionByName(sus_keys.join(runs, "log_id", "left_anti"))
 
 
-def _replace(ctx, table: str, df, months: list[str]) -> int:
-    """Rewrite `months`' partitions of `table` with `df` (its rows of those months); the count."""
+def _replace(ctx, table: str, df, months: list[str], only: dict | None = None) -> int:
+    """Rewrite `months`' partitions of `table` (their rows `only` names, when given) with `df`;
+    the count. Echoes how long computing the rows took (the commit echoes its own times)."""
+    t0 = time.monotonic()
     df = df.cache()
     n = df.count()
-    ctx.write(table, df, mode="replace", months=months)
+    ctx.echo(f"[fleet] {table}: {n:,} rows computed in {time.monotonic() - t0:.1f} s")
+    ctx.write(table, df, mode="replace", months=months, only=only)
     df.unpersist()
     return n
 
 
-def _health(ctx, new, now) -> tuple[list[str], int]:
-    """fleet_health for the months of the new logs' nights and of the ledger's nights the table
-    lacks; returns those months and the nights written."""
+def _health(ctx, new, now) -> tuple[list, int]:
+    """fleet_health for the nights (ingest dates) of the new logs, and for every night of the
+    ledger from the newest night the table holds on (nights of quarantined logs only have no new
+    log in silver/job_features); returns those nights and the rows written. Only those nights'
+    rows are replaced, and the tables that say whether a night's logs are held are read in the
+    job_months of that night's logs only: a drop costs its nights, not its months."""
     logs = ctx.read(LOGS, whole=True)
-    night_month = F.date_format(F.to_date("ingested_at"), "yyyy-MM")
-    touched = logs.join(new.select("log_id"), "log_id", "left_semi").select(night_month.alias("m"))
-    if ctx.exists(HEALTH):
-        have = ctx.read(HEALTH, whole=True).select("night")
-        unseen = logs.select(F.to_date("ingested_at").alias("night"), night_month.alias("m"))
-        touched = touched.unionByName(unseen.join(have, "night", "left_anti").select("m"))
-    months = sorted(r[0] for r in touched.distinct().collect())
-    if not months:
-        return months, 0
-    logs_m = logs.where(night_month.isin(months))
-    ids = logs_m.select("log_id")
-    jf = ctx.read(JF, whole=True).join(ids, "log_id", "left_semi").select("log_id", "suspect")
-    runs = ctx.read(OPS_RUNS, whole=True).where(
-        F.date_format(F.to_date("started"), "yyyy-MM").isin(months)
+    night = F.to_date("ingested_at")
+    touched = logs.join(new.select("log_id"), "log_id", "left_semi").select(night.alias("night"))
+    newest = ctx.read(HEALTH, whole=True).agg(F.max("night")).first()[0]
+    since = logs if newest is None else logs.where(night >= F.lit(newest))
+    touched = touched.unionByName(since.select(night.alias("night")))
+    nights = sorted(r[0] for r in touched.distinct().collect())
+    if not nights:
+        return nights, 0
+    logs_n = logs.where(night.isin(nights)).cache()
+    job_months = sorted(
+        r[0] for r in logs_n.select("job_month").distinct().collect() if r[0] is not None
     )
+    ids = logs_n.select("log_id")
+    jf = (
+        _in_months(ctx.read(JF, whole=True), job_months)
+        .join(ids, "log_id", "left_semi")
+        .select("log_id", "suspect")
+    )
+    runs = ctx.read(OPS_RUNS, whole=True).where(F.to_date("started").isin(nights))
     empty = ctx.read(EMPTY, whole=True) if ctx.exists(EMPTY) else None
     held = {}
     for table, stage in LAG_STAGES.items():
-        df = jf.select("log_id") if table == JF else ctx.read(table, whole=True).select("log_id")
+        df = (
+            jf.select("log_id")
+            if table == JF
+            else _in_months(ctx.read(table, whole=True), job_months).select("log_id")
+        )
         if empty is not None:
             skipped = empty.where((F.col("stage") == stage) & (F.col("done_table") == table))
             df = df.unionByName(skipped.select("log_id"))
         held[table] = df.join(ids, "log_id", "left_semi")
-    n = _replace(ctx, HEALTH, fleet.health(logs_m, jf, runs, held, now), months)
-    ctx.echo(f"[fleet] lake health: {n:,} nights in {len(months):,} months rewritten")
-    return months, n
+    months = sorted({f"{d:%Y-%m}" for d in nights})
+    rows = fleet.health(logs_n, jf, runs, held, now)
+    n = _replace(ctx, HEALTH, rows, months, only={"night": [d.isoformat() for d in nights]})
+    logs_n.unpersist()
+    ctx.echo(f"[fleet] lake health: {n:,} nights rewritten ({_span([str(d) for d in nights])})")
+    return nights, n
 
 
 run, main = entry_points("fleet")

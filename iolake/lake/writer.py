@@ -12,7 +12,9 @@ Every stage (ingest, features, …, score) and the `ops/runs` table write throug
    - `append`: rows are added as they are (`ops/runs`: one row per run, a fresh run id each).
    - `replace`: the rows of the partitions named in `months` (values of the table's one partition
      column) are replaced by `df` in one commit (Delta `replaceWhere`); other partitions stay
-     (the fleet marts: a nightly drop rewrites the months it touched).
+     (the fleet marts: a nightly drop rewrites the months it touched). With `only`
+     ({data column: values}), just those partitions' rows whose column holds one of the values
+     are replaced (gold/fleet_health: the nights a drop touched, not their whole months).
    - `files`: ingest's staged Parquet files (`files`, read by the gate as `df`) are added to the
      table as they are, in one commit, without writing the rows again (`iolake.lake.files`);
      exactly once as `insert` is, falling back to it when the table already holds some of the logs.
@@ -37,13 +39,15 @@ def write(
     echo=None,
     files: list[str] | None = None,
     log_ids=None,
+    only: dict[str, list] | None = None,
 ) -> None:
     """Gate `df` against `spec`'s expectations, then commit it to `spec`'s table in `conf.lake.root`.
 
     `months`: the batch's job_months when the caller knows them (else an insert reads them from
-    `df`). `files`, `log_ids`: with mode `files`, the staged Parquet files `df` reads
-    and a DataFrame of the batch's log_ids not read from them (they move). `echo`, when given,
-    hears how long each step took (`[commit] io_ops: gate 3.1 s, merge 9.8 s`).
+    `df`); with mode `replace`, the partitions replaced, narrowed by `only` when given. `files`,
+    `log_ids`: with mode `files`, the staged Parquet files `df` reads and a DataFrame of the
+    batch's log_ids not read from them (they move). `echo`, when given, hears how long each step
+    took (`[commit] io_ops: gate 3.1 s, merge 9.8 s`).
     """
     from iolake import gates
     from iolake.lake.delta import ensure_table, merge_new_logs, with_retries
@@ -75,7 +79,10 @@ def write(
         )
     elif mode == "replace":
         ensure_table(spark, spec, lake, retries)
-        where = _partitions_in(spec.partition_by[0], months)
+        where = " AND ".join(
+            _partitions_in(column, values)
+            for column, values in {spec.partition_by[0]: months, **(only or {})}.items()
+        )
         with_retries(
             lambda: (
                 df.select(*spec.columns)
@@ -101,8 +108,9 @@ def write(
         echo(f"[commit] {spec.name}: gate {t1 - t0:.1f} s, {verb} {time.monotonic() - t1:.1f} s")
 
 
-def _partitions_in(column: str, values: list[str]) -> str:
-    """A `replaceWhere` predicate: `column` in `values` (false when there are none)."""
+def _partitions_in(column: str, values: list) -> str:
+    """A `replaceWhere` predicate: `column` in `values` (false when there are none); dates and
+    other values are quoted as their ISO strings, which Spark casts to the column's type."""
     if not values:
         return "false"
     quoted = ", ".join("'" + str(v).replace("'", "''") + "'" for v in values)

@@ -6,6 +6,7 @@ rewrites nothing; a log the stage has not counted recomputes its months only."""
 
 from __future__ import annotations
 
+import datetime as dt
 import math
 import shutil
 from pathlib import Path
@@ -380,6 +381,14 @@ def _versions(lake: Path) -> dict:
     return {m: DeltaTable(str(lake / "gold" / m)).version() for m in MARTS}
 
 
+def _append(spark, lake: Path, table: str, rows: list[dict]) -> None:
+    from schemas import TABLES
+
+    spec = TABLES[table.split("/")[1]]
+    df = spark.createDataFrame(rows, schema=spec.struct)
+    df.write.format("delta").mode("append").save(str(lake / table))
+
+
 def _key(row: dict) -> list:
     return sorted((k, str(v)) for k, v in row.items())
 
@@ -407,29 +416,45 @@ def test_rerun_without_new_logs_rewrites_nothing_and_a_new_log_only_its_months(s
     assert _versions(copy_lake) == before
 
     # a log the stage has not counted (its ops/fleet_done row deleted) comes back as new: its month
-    # (and its ingest night's month) is recomputed, every other month keeps its rows and updated_at
+    # is recomputed (and, for fleet_health, its ingest night and the newest night the table holds),
+    # every other month (night) keeps its rows and updated_at
     rows = _arrow(copy_lake, "ops/fleet_done").to_pylist()
     months = sorted({r["job_month"] for r in rows})
     assert len(months) > 1, "the sample logs span several months"
     log = next(r for r in rows if r["job_month"] == months[0])
+    ledger = _arrow(copy_lake, "bronze/logs").to_pylist()
+    night = next(r["ingested_at"] for r in ledger if r["log_id"] == log["log_id"]).date()
+    health = _arrow(copy_lake, "gold/fleet_health").to_pylist()
+    nights = {night, max(r["night"] for r in health)}
+    # a night earlier than any the ledger has, in the same month where the calendar allows: a
+    # per-month replace would drop its row (no log of the ledger is of that night), a per-night
+    # replace keeps it
+    earlier = min(nights) - dt.timedelta(days=1 if min(nights).day > 1 else 0)
+    if earlier not in nights:
+        fake = dict(next(r for r in health if r["night"] == min(nights)))
+        fake.update(night=earlier, month=f"{earlier:%Y-%m}")
+        _append(spark, copy_lake, "gold/fleet_health", [fake])
     old = {m: _arrow(copy_lake, f"gold/{m}").to_pylist() for m in MARTS}
     SparkDelta.forPath(spark, str(copy_lake / "ops/fleet_done")).delete(
         f"log_id = '{log['log_id']}'"
     )
-    ledger = _arrow(copy_lake, "bronze/logs").to_pylist()
-    night = next(r["ingested_at"] for r in ledger if r["log_id"] == log["log_id"])
     lines.clear()
     s = fleet.run(spark, conf, echo=lines.append)
     assert s["logs"] == 1 and s["months"] == 1
     new = {m: _arrow(copy_lake, f"gold/{m}").to_pylist() for m in MARTS}
+
+    def redone(m: str, r: dict) -> bool:
+        return r["night"] in nights if m == "fleet_health" else r["month"] == log["job_month"]
+
     for m in MARTS:
-        touched = {f"{night:%Y-%m}" if m == "fleet_health" else log["job_month"]}
-        keep_old = [r for r in old[m] if r["month"] not in touched]
-        keep_new = [r for r in new[m] if r["month"] not in touched]
+        keep_old = [r for r in old[m] if not redone(m, r)]
+        keep_new = [r for r in new[m] if not redone(m, r)]
         assert sorted(map(_key, keep_new)) == sorted(map(_key, keep_old)), m
-        redone_old = [r for r in old[m] if r["month"] in touched]
-        redone_new = [r for r in new[m] if r["month"] in touched]
+        redone_old = [r for r in old[m] if redone(m, r)]
+        redone_new = [r for r in new[m] if redone(m, r)]
         assert sorted(map(_stable, redone_new)) == sorted(map(_stable, redone_old)), m
         if redone_new:
             assert all(r["updated_at"] > max(o["updated_at"] for o in old[m]) for r in redone_new)
+    if earlier not in nights:
+        assert any(r["night"] == earlier for r in new["fleet_health"]), "an untouched night kept"
     assert _versions(copy_lake) != before

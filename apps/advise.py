@@ -5,7 +5,10 @@ Each Darshan log is decoded into bronze-shaped frames on a local Spark session
 stages, and advised by `features.advice.assemble` as the advise stage does: the what-if per data
 file with the registry's champions (`models.alias`), DCA-IO's stripe setting against the lake's
 run history (silver/job_features of --lake, when it has one; else the given logs alone), the
-tags' recommendations. Prints one block per log; `--out CSV` writes every row.
+tags' recommendations, and each piece of advice's precedents: the runs of the log's application
+in the lake (gold/app_runs, the log's own key computed as the watch computes it) that differ in
+the advised dimension, with their measured speed-up (`features/precedents.py`). Prints one block
+per log; `--out CSV` writes every row.
 """
 
 from __future__ import annotations
@@ -19,10 +22,10 @@ def advise(spark, conf, paths) -> object:
     import pyspark.sql.functions as F
 
     from apps.predict import bronze_frames
-    from features import advice, bottleneck_tags, file_features, job_features, suspect
+    from features import advice, bottleneck_tags, file_features, job_features, regressions, suspect
     from iolake.lake import read_or_empty, table_exists
     from jobs.advise import champions, say_provenance
-    from schemas import SILVER
+    from schemas import GOLD, SILVER
 
     ffs, jfs, tags = [], [], []
     for p in paths:
@@ -51,10 +54,18 @@ def advise(spark, conf, paths) -> object:
     # a suspect log's throughput is no history (features/suspect.py)
     hist_ff = hist_ff.join(suspect.suspect_ids(hist_jobs), "log_id", "left_anti")
     hist_jobs = suspect.plausible(hist_jobs)
+    # the applications' runs: the lake's (less these logs) and these logs' own, keyed as the watch
+    # keys them, so a log's precedents are the lake's runs of its application
+    runs = regressions.app_runs(jf, ff, conf.watch)
+    if table_exists(spark, GOLD["app_runs"], root):
+        lake_runs = read_or_empty(spark, GOLD["app_runs"], root)
+        runs = lake_runs.join(jf.select("log_id"), "log_id", "left_anti").unionByName(
+            runs.select(*lake_runs.columns)
+        )
     bw_mv, pl_mv = champions(conf, print)
     say_provenance(conf, [bw_mv, pl_mv], print)
     todo = jf.select("log_id", "job_month")
-    rows = advice.assemble(spark, conf, todo, ff, tag, hist_jobs, hist_ff, bw_mv, pl_mv)
+    rows = advice.assemble(spark, conf, todo, ff, tag, hist_jobs, hist_ff, bw_mv, pl_mv, runs)
     out = advice.finish(rows, str(bw_mv.version) if bw_mv else "none").toPandas()
     out["record_id"] = out["record_id"].astype("Int64")
     names = jf.select("log_id").toPandas().log_id.tolist()

@@ -22,8 +22,9 @@ and throughput over months), linked from the main page `OUT/index.html`. `slug` 
 safe characters plus a hash, so two names never share a page and no name escapes the folder.
 
 Readable at scale: each ranking shows the first `top` rows (`--top`, default TOP_N) and one
-"and N more" row with the rest's totals; the plots draw at most PLOTTED lines. Only the marts are
-read (never bronze or silver), through delta-rs (`iolake.lake.arrow`): no Spark, no JVM.
+"and N more" row with the rest's totals; the plots draw at most PLOTTED lines. The main page
+reads the marts only, the application pages also their runs and tags (below), all through
+delta-rs (`iolake.lake.arrow`): no Spark, no JVM.
 `--since` / `--until` (YYYY-MM, inclusive) keep the months (days, nights) of that range.
 
 gold/fleet_app_month is required: a lake without it (the fleet stage has not run) stops the
@@ -37,8 +38,10 @@ and no `|safe`. Nothing is loaded from elsewhere: the plots are base64 PNG `data
 style and the few lines of table-sorting script are inline; the only links leaving the page go to
 the project's docs/fleet.md (a `file:` URI of this installation).
 
-Reads: gold/fleet_app_month, fleet_tag_cost, fleet_fs_day, fleet_health, fleet_drift.
-Writes: OUT/index.html and OUT/apps/<slug>.html.
+Reads: gold/fleet_app_month, fleet_tag_cost, fleet_fs_day, fleet_health, fleet_drift; for the
+listed applications' pages gold/regressions, gold/app_runs (their runs) and
+silver/bottleneck_tags (those runs' tags, for the strip under the runs plot).
+Writes: OUT/index.html and OUT/apps/<slug>.html (and OUT/jobs/ with `--reports`).
 """
 
 from __future__ import annotations
@@ -74,6 +77,7 @@ TEMPLATE_DIR = Path(__file__).parent / "templates"
 NO_USER = "(no user in the key)"
 REGRESSIONS_SHOWN = 100  # regression rows the main page lists (newest first), then "and N more"
 RUNS_LISTED = 10  # runs an application page lists as recent and as slowest
+RUN_TAGS_SHOWN = 5  # tags marked under an application's runs plot: its most frequent
 EFFICIENCY_SHOWN = 15  # application-months the efficiency table lists (least efficient first)
 EFFICIENCY_MIN_RUNS = 3  # runs with an efficiency an application-month needs to be listed
 RUN_COLUMNS = ["log_id", "app", "start", "nprocs", "bandwidth_mib_s", "io_time_s", "bytes"]
@@ -247,6 +251,24 @@ def load_runs(
             drop=True
         )
     return out
+
+
+def load_run_tags(
+    reader: FleetReader, runs: dict[str, pd.DataFrame], since=None, until=None
+) -> dict[str, pd.DataFrame]:
+    """The tags (silver/bottleneck_tags: log_id, tag) of the runs `load_runs` read, per
+    application: one read of the tags table's months of [since, until], filtered to those runs'
+    log_ids. Empty when the lake has no silver/bottleneck_tags or there is no run."""
+    ids = sorted({i for df in runs.values() for i in df["log_id"]})
+    if not ids or not reader.exists("bottleneck_tags"):
+        return {}
+    expr = pc.field("log_id").isin(pa.array(ids, pa.string()))
+    months = _month_filter(since, until, "job_month")
+    if months is not None:
+        expr = expr & months
+    tags = reader.read("bottleneck_tags", ["log_id", "tag"], filter=expr).to_pandas()
+    tags = tags.drop_duplicates()
+    return {app: tags[tags["log_id"].isin(set(df["log_id"]))] for app, df in runs.items()}
 
 
 # ---- what the page shows: pure functions of the marts' frames -------------------------------
@@ -574,6 +596,16 @@ def run_lists(runs: pd.DataFrame | None, flagged: set[str], n: int = RUNS_LISTED
     return {"recent": rows(recent), "slowest": rows(slow), "count": len(runs)}
 
 
+def run_tags(tags: pd.DataFrame | None, n: int = RUN_TAGS_SHOWN) -> list[dict]:
+    """An application's tags to mark under its runs plot: its `n` tags that fired on most of its
+    runs (ties by name), each {"tag", "runs": how many runs, "log_ids": those runs}."""
+    if tags is None or not len(tags):
+        return []
+    by_tag = tags.groupby("tag")["log_id"].agg(lambda s: sorted(set(s)))
+    order = sorted(by_tag.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:n]
+    return [{"tag": t, "runs": len(ids), "log_ids": ids} for t, ids in order]
+
+
 def linked_jobs(page: dict, apps: list[dict]) -> list[str]:
     """The log_ids the pages link to, in the order `--reports N` renders them: the main page's
     regression rows (newest first), then per application page (in the order given) its
@@ -875,17 +907,22 @@ def draw_app(rows: list[dict]) -> str:
     return _png(fig)
 
 
-def draw_runs(runs: pd.DataFrame, regs: list[dict]) -> str | None:
+def draw_runs(runs: pd.DataFrame, regs: list[dict], tags: list[dict] | None = None) -> str | None:
     """An application's runs over time (UMAMI-style, pytokio's run-over-time view): each run's
     bandwidth (gold/app_runs.bandwidth_mib_s, log scale) at its start; the runs gold/regressions
     flagged marked red (the application) or orange (the file system's weather), with the
-    baseline they were compared against when the metric is the bandwidth. None without a
-    bandwidth to draw."""
+    baseline they were compared against when the metric is the bandwidth; under it, one strip
+    per tag of `tags` (`run_tags`) with a tick at the start of each run it fired on. None
+    without a bandwidth to draw."""
     df = runs[runs["bandwidth_mib_s"].notna() & (runs["bandwidth_mib_s"] > 0)]
     if not len(df):
         return None
-    fig = figure(10.5, 3.4)
-    ax = fig.add_axes((0.08, 0.14, 0.7, 0.72))
+    tags = tags or []
+    strip = 0.24 * len(tags) + (0.1 if tags else 0.0)  # inches under the plot for the tags
+    height = 3.4 + strip
+    fig = figure(10.5, height)
+    bottom = 0.476 + strip  # the date labels' 0.476 in (0.14 of 3.4 in) under the lowest axes
+    ax = fig.add_axes((0.08, bottom / height, 0.7, 2.448 / height))
     x = pd.to_datetime(df["start"]).dt.tz_localize(None)
     ax.scatter(x, df["bandwidth_mib_s"], s=14, color="#6baed6", label="run", zorder=2)
     by_log = dict(zip(df["log_id"], df["bandwidth_mib_s"]))
@@ -952,7 +989,33 @@ def draw_runs(runs: pd.DataFrame, regs: list[dict]) -> str | None:
     ax.tick_params(axis="y", which="minor", labelsize=7)
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
+    if tags:
+        _tag_strip(fig, ax, runs, tags, 0.476 / height, (0.24 * len(tags)) / height)
     return _png(fig)
+
+
+def _tag_strip(fig, ax, runs: pd.DataFrame, tags: list[dict], y0: float, h: float) -> None:
+    """The tags under the runs plot `ax`: a row per tag (its name and run count on the right), a
+    tick at the start of each run it fired on, sharing the plot's time axis (which moves its date
+    labels down to the strip)."""
+    starts = dict(zip(runs["log_id"], pd.to_datetime(runs["start"]).dt.tz_localize(None)))
+    st = fig.add_axes((0.08, y0, 0.7, h), sharex=ax)
+    colors = ["#6a51a3", "#238b45", "#d94801", "#2171b5", "#737373"]
+    for i, t in enumerate(tags):
+        ts = [starts[i_] for i_ in t["log_ids"] if i_ in starts]
+        y = len(tags) - 1 - i
+        st.plot(ts, [y] * len(ts), linestyle="none", marker="|", ms=9, mew=1.2,
+                color=colors[i % len(colors)])  # fmt: skip
+    st.set_ylim(-0.6, len(tags) - 0.4)
+    st.set_yticks(range(len(tags)))
+    st.set_yticklabels([f"{t['tag']} ({t['runs']:,})" for t in reversed(tags)], fontsize=7.5)
+    st.yaxis.tick_right()
+    st.tick_params(axis="y", length=0)
+    st.tick_params(axis="x", labelsize=8)
+    st.grid(axis="x", alpha=0.3)
+    for side in ("top", "right", "left"):
+        st.spines[side].set_visible(False)
+    ax.tick_params(axis="x", labelbottom=False)
 
 
 def _decades(ax) -> float:
@@ -1115,13 +1178,16 @@ def app_page(
     plot: bool = True,
     regs: list[dict] | None = None,
     runs: pd.DataFrame | None = None,
+    tagged: pd.DataFrame | None = None,
 ) -> dict:
     """What an application's page shows: its months (its `app_months` rows), its totals, its
     tags' cost (its `app_ledgers` rows), its regressions (`regression_rows` of the app); the
     plots only when `plot`; its runs over time and the lists of its recent and slowest runs when
-    `runs` (its gold/app_runs rows, `load_runs`) is given."""
+    `runs` (its gold/app_runs rows, `load_runs`) is given, with its most frequent tags marked
+    under the plot from `tagged` (its runs' tags, `load_run_tags`)."""
     first = rows[0]
     regs = regs or []
+    marked = run_tags(tagged) if runs is not None and len(runs) else []
     listed = (
         run_lists(runs, {r["log_id"] for r in regs if r.get("log_id")})
         if runs is not None
@@ -1130,7 +1196,10 @@ def app_page(
     return {
         "regs": regs,
         "runs": listed,
-        "runs_png": draw_runs(runs, regs) if plot and runs is not None and len(runs) else None,
+        "runs_png": (
+            draw_runs(runs, regs, marked) if plot and runs is not None and len(runs) else None
+        ),
+        "run_tags": [{k: t[k] for k in ("tag", "runs")} for t in marked],
         "app": app,
         "exe_name": first.get("exe_name"),
         "uid": None if pd.isna(first.get("uid")) else int(first["uid"]),
@@ -1168,6 +1237,7 @@ def write(
     costs = app_ledgers(tc, am.groupby("app")["io_core_hours"].sum().to_dict())
     plotted = linked(page)
     runs = load_runs(reader, plotted, since, until)
+    tagged = load_run_tags(reader, runs, since, until)
     regs_by_app: dict[str, list[dict]] = {}
     for r in regression_rows(data.get("regressions")):
         regs_by_app.setdefault(r["app"], []).append(r)
@@ -1179,6 +1249,7 @@ def write(
             plot=app in plotted,
             regs=regs_by_app.get(app),
             runs=runs.get(app),
+            tagged=tagged.get(app),
         )
         for app, rows in app_months(am).items()
     ]
@@ -1229,6 +1300,8 @@ __all__ = [
     "load",
     "load_regressions",
     "load_runs",
+    "load_run_tags",
+    "run_tags",
     "main",
     "regression_rows",
     "render_reports",

@@ -2,6 +2,7 @@
 
     python -m bench.advice_eval [BENCHMARK_CSV] [--model lightgbm] [--min-speedup 1.2 ...]
     python -m bench.advice_eval --quick      # the first 3 transfer-size groups, threshold 1.1
+    python -m bench.advice_eval --lookup-cost 100000 2000   # precedents' look-up, RUNS ASKS
 
 On the IOR sweep (default: the shipped `models/benchmarks/iosweep.csv`, 270 configurations run
 on both tiers): the configurations identical in every IOR parameter but the transfer size (and
@@ -238,6 +239,80 @@ def summary(ev: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def lookup_cost(n_runs: int, n_asks: int, rounds: int = 2) -> int:
+    """`--lookup-cost`: `precedents.precedents` on `n_runs` random runs of 50 applications and
+    `n_asks` tag asks, with its bucketed look-up ("bucket") against a scan of each job's
+    application's runs ("scan", the look-up before it), alternating; both must give the same rows."""
+    import random
+
+    from bench.common import alternate
+    from features import precedents as P
+    from features.advice import TAG_DIMENSION
+
+    rng = random.Random(1)
+    base = {"uid": 7, "nprocs_bucket": "8-31", "fs": "/scratch", "direction": "write",
+            "layout": "shared", "tier": "pfs"}  # fmt: skip
+    values = {"exe": [f"app{i}" for i in range(50)], "transfer_class": [1 << 16, 1 << 20, 1 << 22],
+              "api": ["MPI-IO", "POSIX"], "file_layout": ["shared file", "file per process"],
+              "stripe_count": [None, 1, 4]}  # fmt: skip
+    runs = pd.DataFrame(
+        [
+            {
+                "log_id": f"R{i}",
+                **base,
+                **{k: rng.choice(v) for k, v in values.items()},
+                "throughput": rng.uniform(10, 500),
+            }
+            for i in range(n_runs)
+        ]  # fmt: skip
+    )
+    asks = pd.DataFrame(
+        [
+            {
+                "log_id": f"R{rng.randrange(n_runs)}",
+                "kind": "tag",
+                "item": "small_writes",
+                "current": None,
+                "advised": None,
+            }
+            for _ in range(n_asks)
+        ]  # fmt: skip
+    )
+    key = ["exe", "uid", "nprocs_bucket", "fs", "direction", "layout"]
+
+    class Scan(P._Buckets):  # every run of the job's application, `one` filters them
+        def __init__(self, recs, key_parts):
+            super().__init__(recs, key_parts)
+            self.keep = [p for p in self.key_parts if p not in P.KEY_PART_OF.values()]
+            self.apps: dict[tuple, list[dict]] = {}
+            for r in recs:
+                self.apps.setdefault(tuple(r[p] for p in self.keep), []).append(r)
+
+        def of(self, j, dims):
+            return self.apps[tuple(j[p] for p in self.keep)]
+
+    bucketed = P._Buckets
+
+    def timed(way):
+        P._Buckets = Scan if way == "scan" else bucketed
+        try:
+            t0 = time.perf_counter()
+            out = P.precedents(runs, asks, key, TAG_DIMENSION)
+            return time.perf_counter() - t0, out.sort_values("log_id").reset_index(drop=True)
+        finally:
+            P._Buckets = bucketed
+
+    best, last = alternate(rounds, timed, names=("scan", "bucket"))
+    same = last["scan"].equals(last["bucket"])
+    result(
+        "advice_eval",
+        f"precedents look-up, {n_runs:,} runs, {n_asks:,} asks: scan {best['scan']:.2f} s, "
+        f"bucket {best['bucket']:.2f} s, scan/bucket {best['scan'] / best['bucket']:.1f}; "
+        f"rows {'identical' if same else 'DIFFER'}",
+    )
+    return 0 if same else 1
+
+
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("benchmark", nargs="?", default=str(benchmarks.SHIPPED["iosweep"]))
@@ -262,7 +337,11 @@ def main(argv=None) -> int:
     )
     ap.add_argument("--groups", type=int, help="only the first N transfer-size groups")
     ap.add_argument("--quick", action="store_true", help="the first 3 groups, threshold 1.1")
+    ap.add_argument("--lookup-cost", nargs=2, type=int, metavar=("RUNS", "ASKS"),
+                    help="time precedents' look-up on random runs (see lookup_cost), exit")  # fmt: skip
     a = ap.parse_args(argv)
+    if a.lookup_cost:
+        return lookup_cost(*a.lookup_cost)
     if a.quick:
         a.groups, a.min_speedup = 3, [1.1]
     pdf = pd.read_csv(a.benchmark)

@@ -3,6 +3,7 @@ stage's inputs to the new logs' `job_month` partitions (`iolake/runner.py` `mont
 
     python -m bench.drop_cost LAKE [--stages features covering tags] [--repeat 2]
     python -m bench.drop_cost LAKE --spread-nights [--before ISO]
+    python -m bench.drop_cost LAKE --fleet SINCE [--repeat 2]
 
 LAKE: a lake whose ingest is ahead of the stages (e.g. the 100,000-log corpus lake with every
 stage run, then a `python -m bench.make_corpus --month` drop ingested on top: the drop is the
@@ -20,6 +21,13 @@ the day after its job ended (`bronze/jobs.end_time_sec`; logs without a job row 
 in one MERGE, and deletes `ops/fleet_done` and `gold/fleet_health`, so the next fleet run
 rebuilds every mart from the spread ledger. Only for benchmark lakes: the ledger no longer
 says when the logs were really ingested.
+
+`--fleet SINCE` times the fleet stage (`jobs/fleet.py`, in this process) on a lake whose marts
+are built: "drop", the logs ingested at or after SINCE (an ISO time: the drop's night) taken out
+of `ops/fleet_done` and counted again, against "rebuild", every log taken out (every month and
+night recomputed), alternating. Both must leave the same marts (every column but `updated_at`,
+and the health's run counts, which the in-process runs do not add to): a checksum of each mart
+after each variant is compared, so the drop's incremental result is the rebuild's.
 """
 
 from __future__ import annotations
@@ -97,6 +105,38 @@ def spread_nights(spark, lake: str, before: str | None) -> int:
     return n
 
 
+MARTS = ("fleet_app_month", "fleet_tag_cost", "fleet_fs_day", "fleet_health", "fleet_drift")
+MOVING = {"updated_at", "runs", "failed_runs", "run_seconds"}  # see --fleet above
+
+
+def fleet_round(spark, conf, since: str | None) -> tuple[float, dict]:
+    """Take the drop's logs (since given) or every log out of ops/fleet_done, run the fleet stage;
+    its seconds, and each mart's checksum without the moving columns."""
+    import pyspark.sql.functions as F
+    from delta.tables import DeltaTable
+
+    from jobs import fleet
+
+    lake = conf.lake.root
+    done = DeltaTable.forPath(spark, f"{lake}/ops/fleet_done")
+    if since:
+        drop = spark.read.format("delta").load(f"{lake}/bronze/logs")
+        ids = [
+            r.log_id for r in drop.where(F.col("ingested_at") >= since).select("log_id").collect()
+        ]
+        done.delete(F.col("log_id").isin(ids))
+    else:
+        done.delete()
+    t0 = time.perf_counter()
+    summary = fleet.run(spark, conf, echo=lambda line: print(line, flush=True))
+    seconds = time.perf_counter() - t0
+    sums = {}
+    for m in MARTS:
+        df = spark.read.format("delta").load(f"{lake}/gold/{m}")
+        sums[m] = checksum(df.select(*[c for c in df.columns if c not in MOVING]))
+    return seconds, {"logs": summary.get("logs"), "marts": sums}
+
+
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("lake")
@@ -104,6 +144,7 @@ def main(argv=None) -> int:
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--spread-nights", action="store_true", help="prepare LAKE (see above), exit")
     ap.add_argument("--before", help="with --spread-nights: move logs ingested before this time")
+    ap.add_argument("--fleet", metavar="SINCE", help="time the fleet stage (see above), exit")
     a = ap.parse_args(argv)
 
     from iolake.config import load_config
@@ -116,6 +157,22 @@ def main(argv=None) -> int:
         n = spread_nights(spark, a.lake, a.before)
         result("drop_cost", f"{n:,} logs moved to the night after their job ended")
         return 0
+    if a.fleet:
+        best, facts = alternate(
+            a.repeat,
+            lambda way: fleet_round(spark, conf, a.fleet if way == "drop" else None),
+            names=("drop", "rebuild"),
+        )
+        same = facts["drop"]["marts"] == facts["rebuild"]["marts"]
+        result(
+            "drop_cost",
+            f"fleet: drop of {facts['drop']['logs']:,} logs {best['drop']:.1f} s, rebuild of "
+            f"{facts['rebuild']['logs']:,} logs {best['rebuild']:.1f} s, drop/rebuild "
+            f"{best['drop'] / best['rebuild']:.2f}; marts {'identical' if same else 'DIFFER'}",
+        )
+        if not same:
+            print(facts, flush=True)
+        return 0 if same else 1
     ratios, all_same = [], True
     for name in a.stages:
         stage = stage_by_name(name)

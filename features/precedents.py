@@ -227,6 +227,31 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
+class _Buckets:
+    """The runs `one` can use for a job and dimensions, found by look-up instead of a scan of the
+    application's runs: those sharing the job's key parts (less the parts the dimensions move)
+    and its values of every other SETTING dimension. `one` reads nothing else (its comparable runs
+    and its precedents both share them), so it returns the same on a bucket as on every run, and
+    a night's asks cost their buckets, not the lake's runs of their applications. Values are
+    compared as `_same` does: nulls were made None, and None equals None in a key."""
+
+    def __init__(self, recs: list[dict], key_parts):
+        self.recs, self.key_parts = recs, list(key_parts)
+        self.index: dict[tuple, dict[tuple, list[dict]]] = {}
+
+    def of(self, j: dict, dims: tuple) -> list[dict]:
+        drop = {KEY_PART_OF[d] for d in dims if d in KEY_PART_OF}
+        app = tuple(p for p in self.key_parts if p not in drop)
+        others = tuple(d for d in SETTING if d not in dims)
+        ix = self.index.get((app, others))
+        if ix is None:
+            ix = self.index[(app, others)] = {}
+            for r in self.recs:
+                key = (tuple(r[p] for p in app), tuple(r[d] for d in others))
+                ix.setdefault(key, []).append(r)
+        return ix.get((tuple(j[p] for p in app), tuple(j[d] for d in others)), [])
+
+
 def precedents(
     runs: pd.DataFrame, asks: pd.DataFrame, key_parts, tag_dimension: dict
 ) -> pd.DataFrame:
@@ -244,19 +269,16 @@ def precedents(
         "message_text",
         "fact",
     ]
-    keep = [p for p in key_parts if p not in KEY_PART_OF.values()]
     recs = [{k: (None if _null(v) else v) for k, v in r.items()} for r in runs.to_dict("records")]
     by_id = {r["log_id"]: r for r in recs}
-    by_base: dict[tuple, list[dict]] = {}
-    for r in recs:
-        by_base.setdefault(tuple(r[p] for p in keep), []).append(r)
+    candidates = _Buckets(recs, key_parts)
     out = []
     for a in asks.to_dict("records"):
         q = ask(a["kind"], a["item"], a.get("current"), a.get("advised"), tag_dimension)
         j = by_id.get(a["log_id"])
         if q is None or j is None:
             continue
-        p = one(by_base[tuple(j[k] for k in keep)], j, q[0], q[1], key_parts)
+        p = one(candidates.of(j, q[0]), j, q[0], q[1], key_parts)
         if p["precedent_speedup"] is None:
             continue
         n, b = p["precedent_runs"], p["baseline_runs"]

@@ -178,6 +178,7 @@ class ModelsConf:
     cv_jobs: int  # a bandwidth model's grouped splits fitted at once, in threads (0: one per core)
     lake_min_jobs: int  # plausible single-tier lake jobs with a throughput the lake's own bandwidth
     lake_min_apps: int  # models need (from at least this many applications), else the benchmark
+    retrain_growth: float  # lake-trained bandwidth models retrain once the lake grew by this share
     classifiers: list[str]
     regressors: list[str]
     placement_model: str  # registered model names
@@ -496,6 +497,11 @@ def _check_lake_models(m: ModelsConf, origin: dict) -> None:
         raise bad(
             "lake_min_jobs",
             f"must be >= models.lake_min_apps ({m.lake_min_apps}), got {m.lake_min_jobs}",
+        )
+    if not m.retrain_growth >= 0:
+        raise bad(
+            "retrain_growth",
+            f"must be >= 0 (a share of the rows; 0 retrains on every change), got {m.retrain_growth}",
         )
 
 

@@ -49,6 +49,7 @@ from iolake.runinfo import RunInfo
 MIN_LABELS = 10  # label groups (and, per tier, 2) for grouped splits to hold both tiers out
 MIN_JOBS = 20
 MIN_SPLIT_GROUPS = 5  # fewer (log-connected) split groups than this cannot be split 10 ways
+LAKE_ROWS_TAG = "iolake.lake_rows"  # rows of silver/file_features + job_features a model saw
 
 
 def _already_trained(exp_id: str, version, digest: str) -> bool:
@@ -62,6 +63,47 @@ def _already_trained(exp_id: str, version, digest: str) -> bool:
         max_results=1,
     )
     return len(runs) > 0
+
+
+def _trained_on_fewer(exp_id: str, table_id: str, digest: str) -> int | None:
+    """The lake rows (LAKE_ROWS_TAG) of the newest finished run of the experiment trained on the
+    lake table `table_id` (any version) with this configuration; None when there is none."""
+    import mlflow
+
+    runs = mlflow.search_runs(
+        [exp_id],
+        filter_string=f"tags.`iolake.training_version` LIKE '{table_id}@%' and "
+        f"tags.`iolake.config_digest` = '{digest}' and attributes.status = 'FINISHED'",
+        order_by=["attributes.start_time DESC"],
+        max_results=1,
+    )
+    col = f"tags.{LAKE_ROWS_TAG}"
+    if not len(runs) or col not in runs.columns or pd.isna(runs[col].iloc[0]):
+        return None
+    return int(runs[col].iloc[0])
+
+
+def lake_growth_holds(ctx, table_id: str, rows_now: int) -> str | None:
+    """`models.retrain_growth`: when both bandwidth models were last trained on this lake's own
+    tables and the tables have grown by less than that share of the rows they saw since, a line
+    saying so (the stage keeps the champions: no retraining for a night's drop); else None."""
+    from models import tracking
+
+    conf, growth = ctx.conf, ctx.conf.models.retrain_growth
+    if growth <= 0:
+        return None
+    then = []
+    for name in (conf.models.bandwidth_model, conf.models.job_bandwidth_model):
+        rows = _trained_on_fewer(tracking.experiment(conf, name), table_id, ctx.info.config_digest)
+        if rows is None or rows_now >= rows * (1 + growth):
+            return None
+        then.append(rows)
+    base = min(then)
+    return (
+        f"[train] bandwidth: the lake's models were trained on {base:,} rows; the lake holds "
+        f"{rows_now:,} ({(rows_now - base) / base:+.1%}), under models.retrain_growth "
+        f"{growth:.0%}: kept, not retrained"
+    )
 
 
 def _table_id(spark, path: str) -> str:
@@ -304,6 +346,7 @@ def train_bandwidth(
     sample: str | None = None,
     reference: pd.DataFrame | None = None,
     apps: pd.DataFrame | None = None,
+    lake_rows: int | None = None,
 ) -> dict:
     """Compare `models.regressors` on grouped splits (beside the median-per-tier rule), refit the best
     on every row, register it as `model_name`: one model that predicts every tier it saw. `sample`
@@ -387,6 +430,7 @@ def train_bandwidth(
             "iolake.training_version": version,
             "iolake.training_source": source,
             provenance.ORIGIN_TAG: provenance.origin_for(m, not source.startswith("silver/")),
+            **({LAKE_ROWS_TAG: str(lake_rows)} if lake_rows is not None else {}),
         },
     ) as run:
         mlflow.log_params(
@@ -751,9 +795,14 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     conf, echo, info = ctx.conf, ctx.echo, ctx.info
     m = conf.models
     ff_t, jf_t = "silver/file_features", "silver/job_features"
-    lake_v = (
-        f"{_table_id(ctx.spark, ctx.spec(ff_t, 'input').path(conf.lake.root))}@{ctx.version(ff_t)}"
-    )
+    ff_id = _table_id(ctx.spark, ctx.spec(ff_t, "input").path(conf.lake.root))
+    lake_v = f"{ff_id}@{ctx.version(ff_t)}"
+    # the rows a lake-trained model saw: both feature tables' counts (from Delta's statistics)
+    lake_rows = sum(ctx.read(t, whole=True).count() for t in (ff_t, jf_t) if ctx.exists(t))
+    held = lake_growth_holds(ctx, ff_id, lake_rows) if not m.benchmark_table else None
+    if held:
+        echo(held)
+        return
     logs = ctx.read("bronze/logs")
     # a suspect log's throughput (silver/job_features.suspect, features/suspect.py) trains nothing
     bad = (
@@ -876,6 +925,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
                 sample=f_sample,
                 reference=f_ref,
                 apps=f_apps,
+                lake_rows=lake_rows if f_src == "silver/file_features" else None,
             )
 
     # jobs: the lake's single-tier jobs when they span two tiers or are enough (lake_ok), else the
@@ -923,6 +973,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
             sample=j_sample,
             reference=j_ref,
             apps=j_apps,
+            lake_rows=lake_rows if j_src == "silver/job_features" else None,
         )
 
 

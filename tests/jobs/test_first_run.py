@@ -211,7 +211,8 @@ def test_first_run_report_shows_the_advice(spark, first_run, tmp_path):
 
 def test_advise_command_gives_the_stage_s_tag_advice(spark, first_run, tmp_path):
     """`iolake advise LOG` on a sample log (decoded afresh, not read from the lake) gives the same
-    tag advice the pipeline stored for the same log, and what-ifs from the same champion."""
+    tag advice the pipeline stored for the same log, what-ifs from the same champion, and the same
+    precedents (the lake's runs of its application; a log with one when the lake has any)."""
     import contextlib
     import io
 
@@ -224,7 +225,16 @@ def test_advise_command_gives_the_stage_s_tag_advice(spark, first_run, tmp_path)
     tagged = {
         r.log_id for r in _table(spark, lake, "gold/tuning_advice").where("kind = 'tag'").collect()
     }
-    log = next(r for r in logs if r.log_id in tagged)
+    with_precedent = {
+        r.log_id
+        for r in _table(spark, lake, "gold/tuning_advice")
+        .where("precedent_runs is not null")
+        .collect()
+    }
+    log = next(
+        (r for r in logs if r.log_id in tagged & with_precedent),
+        next(r for r in logs if r.log_id in tagged),
+    )
     path = next(
         Path(d) / Path(log.source_uri).name
         for d in sample_inputs()
@@ -252,6 +262,13 @@ def test_advise_command_gives_the_stage_s_tag_advice(spark, first_run, tmp_path)
     assert set(rows[rows.kind == "tag"].item) == set(stage[stage.kind == "tag"].item)
     assert set(rows[rows.kind == "what_if"].model_version.astype(str)) <= {"1"}
     assert str(path) in out.getvalue()
+    cols = ["precedent_speedup", "precedent_runs", "precedent_setting"]
+    tag_rows = lambda df: (  # noqa: E731
+        df[df.kind == "tag"].set_index("item")[cols].astype(object).where(lambda d: d.notna(), None)
+    )
+    assert tag_rows(rows).sort_index().to_dict("index") == tag_rows(stage).sort_index().to_dict(
+        "index"
+    )
 
 
 def test_second_run_trains_and_scores_nothing_new(first_run):

@@ -382,9 +382,13 @@ def _versions(lake: Path) -> dict:
 
 
 def _append(spark, lake: Path, table: str, rows: list[dict]) -> None:
+    from pyspark.sql.types import MapType
+
     from schemas import TABLES
 
     spec = TABLES[table.split("/")[1]]
+    maps = [f.name for f in spec.struct.fields if isinstance(f.dataType, MapType)]
+    rows = [{**r, **{m: dict(r[m] or []) for m in maps}} for r in rows]  # Arrow gives maps as pairs
     df = spark.createDataFrame(rows, schema=spec.struct)
     df.write.format("delta").mode("append").save(str(lake / table))
 

@@ -302,3 +302,53 @@ def test_lake_min_apps_below_two_is_refused():
         load_config("local", overrides={"models": {"lake_min_apps": 1}})
     with pytest.raises(ConfigError, match="models.lake_min_jobs"):
         load_config("local", overrides={"models": {"lake_min_apps": 10, "lake_min_jobs": 5}})
+
+
+def _add_runs(spark, lake: Path, runs: list[tuple[int, int]]) -> None:
+    from iolake.lake import merge_new_logs
+    from schemas import BRONZE, SILVER
+
+    for a, r in runs:
+        log, job = _log_id(a, r), _job(a, r)
+        for spec, rows, extra in (
+            (SILVER["job_features"], [job], {"job_month": "2024-03"}),
+            (SILVER["file_features"], _files(a, r, job), {"job_month": "2024-03"}),
+            (BRONZE["logs"], [_ledger(log)], {}),
+        ):
+            merge_new_logs(
+                spark, spec, str(lake), frame(spark, spec.name, rows, log_id=log, **extra)
+            )
+
+
+@pytest.mark.slow
+def test_a_small_drop_keeps_the_lake_models_a_large_one_retrains(spark, lake_run):
+    """models.retrain_growth 0.1 (the default): the models saw 48 jobs + 144 files = 192 rows. One
+    more run (49 + 147 = 196 rows, +2.1%) keeps both champions; four more (53 + 159 = 212 rows,
+    >= 192 x 1.1 = 211.2) retrain both. Runs last in this module: it adds to the lake."""
+    from jobs import train, watch
+
+    lake, conf = lake_run["lake"], lake_run["conf"]
+    assert conf.models.retrain_growth == 0.1
+    models = (conf.models.bandwidth_model, conf.models.job_bandwidth_model)
+    before = {m: len(_runs(conf, m)) for m in models}
+    _add_runs(spark, lake, [(0, RUNS)])
+    lines: list[str] = []
+    watch.run(spark, conf, echo=lines.append)
+    out = train.run(spark, conf, echo=lines.append)
+    text = "\n".join(lines)
+    assert (
+        "[train] bandwidth: the lake's models were trained on 192 rows; the lake holds 196 (+2.1%), "
+        "under models.retrain_growth 10%: kept, not retrained" in text
+    ), text
+    assert "bandwidth" not in out and "job_bandwidth" not in out
+    assert {m: len(_runs(conf, m)) for m in models} == before
+
+    _add_runs(spark, lake, [(a, RUNS) for a in range(1, 5)])
+    lines.clear()
+    watch.run(spark, conf, echo=lines.append)
+    out = train.run(spark, conf, echo=lines.append)
+    assert "bandwidth" in out and "job_bandwidth" in out, lines
+    assert {m: len(_runs(conf, m)) for m in models} == {m: n + 1 for m, n in before.items()}
+    for m in models:
+        newest = max(_runs(conf, m), key=lambda r: r.info.start_time)
+        assert newest.data.tags["iolake.lake_rows"] == "212"

@@ -208,6 +208,16 @@ SMALL_RUNS = [
         ("2026-03", _t(7, 3), 19.0, 9.0, 171 * MIB),
     ])
 ]  # fmt: skip
+# silver/bottleneck_tags of `small` (log_id, tag, job_month): alpha's runs a0, a1, a3, a4 and a
+# hostile run's; x9 has no gold/app_runs row. alpha's most frequent: small_writes on 3 runs
+# (a0, a1, a3), metadata_heavy on 2 (a1, a4; a4's twice), rank0_heavy on 1 (a3)
+SMALL_RUN_TAGS = [
+    ("a0", "small_writes", "2026-01"), ("a1", "small_writes", "2026-01"),
+    ("a1", "metadata_heavy", "2026-01"), ("a3", "small_writes", "2026-01"),
+    ("a3", "rank0_heavy", "2026-01"), ("a4", "metadata_heavy", "2026-02"),
+    ("a4", "metadata_heavy", "2026-02"), ("h1", "stdio_heavy", "2026-03"),
+    ("x9", "small_writes", "2026-01"),
+]  # fmt: skip
 WATCH_SCHEMAS = {
     "regressions": pa.schema(
         [
@@ -231,19 +241,28 @@ WATCH_SCHEMAS = {
 }  # fmt: skip
 
 
-def watch_tables(lake: Path, regressions=SMALL_REGRESSIONS, runs=SMALL_RUNS) -> None:
+def watch_tables(
+    lake: Path, regressions=SMALL_REGRESSIONS, runs=SMALL_RUNS, tags=SMALL_RUN_TAGS
+) -> None:
     """gold/regressions and gold/app_runs (the watch stage's tables, schemas/regressions.py and
-    schemas/app_runs.py) from rows, laid out as the stage writes them (app_runs by job_month)."""
+    schemas/app_runs.py) from rows, laid out as the stage writes them (app_runs by job_month),
+    and the runs' tags (silver/bottleneck_tags in its spec's columns, the others null)."""
     from deltalake import write_deltalake
 
-    for name, rows, parts in (
-        ("regressions", regressions, None),
-        ("app_runs", runs, ["job_month"]),
+    from schemas import TABLES
+
+    tag_rows = [dict(zip(("log_id", "tag", "job_month"), t)) for t in tags]
+    for layer, name, rows, parts in (
+        ("gold", "regressions", regressions, None),
+        ("gold", "app_runs", runs, ["job_month"]),
+        ("silver", "bottleneck_tags", tag_rows, ["job_month"]),
     ):
-        schema = WATCH_SCHEMAS[name]
+        schema = WATCH_SCHEMAS.get(name) or pa.schema(
+            [f.with_nullable(True) for f in TABLES[name].arrow_schema]
+        )
         cols = {f.name: [r.get(f.name) for r in rows] for f in schema}
         write_deltalake(
-            str(Path(lake) / "gold" / name),
+            str(Path(lake) / layer / name),
             pa.table(cols, schema=schema),
             partition_by=parts,
             mode="overwrite",

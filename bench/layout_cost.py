@@ -15,6 +15,15 @@ the mean time of `--lookups` point reads of one log's `io_ops` rows through delt
 (`iolake stage NAME`, a fresh JVM each, as a user runs it), layouts interleaved stage by stage
 and round by round, each run on a fresh copy of its layout without silver/gold. Ratios are
 against the first layout, measured in the same run. Reads LAKE only; copies go to `--work`.
+
+    python -m bench.layout_cost LAKE --point-reads [--base-rev REV] [--lookups 3] [--rounds 3]
+
+`--point-reads`: what one job costs to read from LAKE as it is (no copy, no Spark): for
+`--lookups` logs, `iolake report PREFIX` (a 12-character log_id prefix; wall seconds and peak RSS
+of the process), `IOFrame.from_lake(LAKE, log_id=...)` (seconds in the process) — each for the
+code of `--base-rev` (a `git archive` of it) and of this tree, alternating, best of `--rounds` —
+and a DuckDB count of the log's `bronze/io_ops` rows, the whole table registered (`WHERE log_id =
+?`) against the documented month-pruned query (docs/querying.md), alternating in one process.
 """
 
 from __future__ import annotations
@@ -27,7 +36,53 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import ROOT, STAGE_DONE, iolake_cmd, parser, result
+from bench.common import (
+    ROOT,
+    STAGE_DONE,
+    alternate,
+    checkout,
+    iolake_cmd,
+    parser,
+    result,
+    tree_env,
+)
+
+DUCKDB_PROBE = r"""
+import sys, time, duckdb
+from deltalake import DeltaTable
+lake, log_id, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def whole():
+    con = duckdb.connect()
+    con.register("io_ops", DeltaTable(f"{lake}/bronze/io_ops").to_pyarrow_dataset())
+    return con.sql("SELECT count(*) FROM io_ops WHERE log_id = ?", params=[log_id]).fetchone()[0]
+def pruned():  # docs/querying.md, "One job's rows"
+    con = duckdb.connect()
+    con.register("logs", DeltaTable(f"{lake}/bronze/logs").to_pyarrow_dataset())
+    ((full, month),) = con.sql(
+        "SELECT log_id, job_month FROM logs WHERE starts_with(log_id, ?)", params=[log_id[:12]]
+    ).fetchall()
+    ops = DeltaTable(f"{lake}/bronze/io_ops").to_pyarrow_dataset(
+        file_pruning_predicate=[("job_month", "=", month), ("log_id", "=", full)]
+    )
+    con.register("io_ops", ops)
+    return con.sql(
+        "SELECT count(*) FROM io_ops WHERE job_month = ? AND log_id = ?", params=[month, full]
+    ).fetchone()[0]
+best = {}
+for k in range(rounds):
+    for name, f in ((("whole", whole), ("pruned", pruned)) if k % 2 == 0 else (("pruned", pruned), ("whole", whole))):
+        t = time.perf_counter(); n = f(); s = time.perf_counter() - t
+        best[name] = min(best.get(name, s), s)
+        print(name, n, f"{s:.3f}", flush=True)
+print("best", best["whole"], best["pruned"])
+"""
+FRAME_PROBE = r"""
+import sys, time
+from apps.analysis import IOFrame
+t = time.perf_counter()
+f = IOFrame.from_lake(sys.argv[1], log_id=sys.argv[2])
+print(time.perf_counter() - t, len(f.ops), len(f.counters))
+"""
 
 IO_OPS_ONLY = {"zorder2": ("log_id", "record_id"), "zorder1": ("log_id",), "compact": ()}
 LAYOUTS = ("staged", "maintain", *IO_OPS_ONLY)
@@ -99,6 +154,107 @@ def stage_seconds(stage: str, lake: Path) -> float:
     return found[-1]
 
 
+def report_run(tree: Path, lake: Path, job: str, out: Path) -> tuple[float, int]:
+    """`iolake report JOB` of `tree`'s code: (wall seconds, peak RSS in KiB) by GNU time."""
+    p = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", *iolake_cmd("report", job, "--lake", str(lake))]
+        + ["--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env=tree_env(tree),
+    )
+    if p.returncode != 0:
+        raise SystemExit(f"report {job} ({tree}) exited {p.returncode}:\n{p.stderr[-2000:]}")
+    wall, rss = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(rss)
+
+
+def frame_seconds(tree: Path, lake: Path, log_id: str) -> tuple[float, str]:
+    p = subprocess.run(
+        [sys.executable, "-c", FRAME_PROBE, str(lake), log_id],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env=tree_env(tree),
+        check=True,
+    )
+    seconds, *rows = p.stdout.split()
+    return float(seconds), " ".join(rows)
+
+
+def point_reads(args) -> int:
+    """`--point-reads`: report, IOFrame.from_lake and DuckDB, base tree against this one."""
+    from iolake.lake import arrow
+    from schemas import TABLES
+
+    ledger = arrow.read(
+        str(args.lake), TABLES["logs"], ["log_id"], pc_field_equals("status", "ok")
+    ).column("log_id")
+    ids = sorted(ledger.to_pylist())
+    random.Random(7).shuffle(ids)
+    ids = ids[: args.lookups]
+    work = Path(tempfile.mkdtemp(prefix="point_reads-"))
+    trees = {"base": checkout(args.base_rev, work / "base"), "this": ROOT}
+    out = work / "page.html"
+    print(f"{'log':<14} {'probe':<10} {'base':>8} {'this':>8} {'x':>6}", flush=True)
+    ratios = {"report": [], "from_lake": [], "duckdb": []}
+    for log_id in ids:
+        best, rss = alternate(
+            args.rounds,
+            lambda name, j=log_id: report_run(trees[name], args.lake, j[:12], out),
+        )
+        ratios["report"].append(best["this"] / best["base"])
+        print(
+            f"{log_id[:12]:<14} {'report':<10} {best['base']:8.2f} {best['this']:8.2f} "
+            f"{best['this'] / best['base']:6.3f}  peak RSS (last round) {rss['base'] // 1024} -> "
+            f"{rss['this'] // 1024} MiB",
+            flush=True,
+        )
+        best, rows = alternate(
+            args.rounds, lambda name, j=log_id: frame_seconds(trees[name], args.lake, j)
+        )
+        if rows["base"] != rows["this"]:
+            raise SystemExit(
+                f"{log_id}: from_lake differs: base {rows['base']}, this {rows['this']}"
+            )
+        ratios["from_lake"].append(best["this"] / best["base"])
+        print(
+            f"{log_id[:12]:<14} {'from_lake':<10} {best['base']:8.2f} {best['this']:8.2f} "
+            f"{best['this'] / best['base']:6.3f}  (ops, counters: {rows['this']})",
+            flush=True,
+        )
+        p = subprocess.run(
+            [sys.executable, "-c", DUCKDB_PROBE, str(args.lake), log_id, str(args.rounds)],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        counts = {line.split()[0]: line.split()[1] for line in p.stdout.splitlines()[:2]}
+        if len(set(counts.values())) != 1:
+            raise SystemExit(f"{log_id}: DuckDB counts differ: {counts}")
+        whole, pruned = map(float, p.stdout.split()[-2:])
+        ratios["duckdb"].append(pruned / whole)
+        print(
+            f"{log_id[:12]:<14} {'duckdb':<10} {whole:8.2f} {pruned:8.2f} {pruned / whole:6.3f}"
+            f"  ({counts['whole']} rows; base: whole table, this: month-pruned)",
+            flush=True,
+        )
+    shutil.rmtree(work, ignore_errors=True)
+    result(
+        "layout_cost",
+        "point reads this/base: "
+        + ", ".join(f"{k} {max(v):.3f}x at most" for k, v in ratios.items()),
+    )
+    return 0
+
+
+def pc_field_equals(column: str, value):
+    import pyarrow.compute as pc
+
+    return pc.field(column) == value
+
+
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("lake", type=Path)
@@ -117,7 +273,17 @@ def main(argv=None) -> int:
         default=None,
         help="scratch folder for the copies (default: a temp dir)",
     )
+    ap.add_argument(
+        "--point-reads",
+        action="store_true",
+        help="time one job's report, IOFrame.from_lake and DuckDB count on LAKE as it is",
+    )
+    ap.add_argument("--base-rev", default="main", help="--point-reads: the code to compare with")
+    ap.add_argument("--rounds-reads", type=int, default=3, dest="rounds_reads")
     args = ap.parse_args(argv)
+    if args.point_reads:
+        args.rounds = args.rounds_reads
+        return point_reads(args)
     if not (args.lake / "bronze/io_ops/_delta_log").is_dir():
         raise SystemExit(f"{args.lake}: no bronze/io_ops Delta table (ingest a lake first)")
 

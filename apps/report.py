@@ -175,7 +175,8 @@ def resolve_job(jobs: list[dict], query: str, ledger: list[dict] = ()) -> str:
 def find_job(reader: LakeReader, query: str) -> str:
     """The log_id JOB names (`resolve_job`'s rule). A log_id or a prefix resolves through
     bronze/logs (the ledger: one row per log) and then only its candidates' months of bronze/jobs
-    are read; a jobid (digits) is also looked up in bronze/jobs' `jobid` column."""
+    are read; a jobid (digits) is also looked up in bronze/jobs' `jobid` column. Only a miss
+    reads every month of bronze/jobs (a log the ledger lacks)."""
     q = query.strip().lower()
     if not q:
         return resolve_job([], query)  # raises: JOB is empty
@@ -206,6 +207,9 @@ def find_job(reader: LakeReader, query: str) -> str:
     if q.isdigit():
         by_jobid = reader.read("jobs", JOB_COLUMNS, filter=pc.field("jobid") == int(q))
         jobs += [j for j in _rows(by_jobid) if j["log_id"] not in months]
+    if not jobs:  # a log with rows but no ledger row (older lakes): every month, as before
+        by_prefix = reader.read("jobs", JOB_COLUMNS, filter=pc.starts_with(pc.field("log_id"), q))
+        jobs = _rows(by_prefix)
     reader._months.update({i: {i: months[i]} for i in ids})
     return resolve_job(jobs, query, ledger)
 

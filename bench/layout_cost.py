@@ -51,10 +51,11 @@ DUCKDB_PROBE = r"""
 import sys, time, duckdb
 from deltalake import DeltaTable
 lake, log_id, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+duckdb.execute("SET enable_progress_bar = false")
 def whole():
     con = duckdb.connect()
     con.register("io_ops", DeltaTable(f"{lake}/bronze/io_ops").to_pyarrow_dataset())
-    return con.sql("SELECT count(*) FROM io_ops WHERE log_id = ?", params=[log_id]).fetchone()[0]
+    return con.sql("SELECT count(*) FROM io_ops WHERE log_id = ?", params=[log_id]).fetchall()[0][0]
 def pruned():  # docs/querying.md, "One job's rows"
     con = duckdb.connect()
     con.register("logs", DeltaTable(f"{lake}/bronze/logs").to_pyarrow_dataset())
@@ -67,14 +68,12 @@ def pruned():  # docs/querying.md, "One job's rows"
     con.register("io_ops", ops)
     return con.sql(
         "SELECT count(*) FROM io_ops WHERE job_month = ? AND log_id = ?", params=[month, full]
-    ).fetchone()[0]
-best = {}
+    ).fetchall()[0][0]
+queries = [(q, {"whole": whole, "pruned": pruned}[q]) for q in sys.argv[4].split(",")]
 for k in range(rounds):
-    for name, f in ((("whole", whole), ("pruned", pruned)) if k % 2 == 0 else (("pruned", pruned), ("whole", whole))):
+    for name, f in queries if k % 2 == 0 else queries[::-1]:
         t = time.perf_counter(); n = f(); s = time.perf_counter() - t
-        best[name] = min(best.get(name, s), s)
         print(name, n, f"{s:.3f}", flush=True)
-print("best", best["whole"], best["pruned"])
 """
 FRAME_PROBE = r"""
 import sys, time
@@ -195,14 +194,20 @@ def point_reads(args) -> int:
     random.Random(7).shuffle(ids)
     ids = ids[: args.lookups]
     work = Path(tempfile.mkdtemp(prefix="point_reads-"))
-    trees = {"base": checkout(args.base_rev, work / "base"), "this": ROOT}
+    this_tree = checkout(args.this_rev, work / "this") if args.this_rev else ROOT
+    if args.other_lake:  # one tree, two layouts of the lake
+        trees = {"base": this_tree, "this": this_tree}
+        lakes = {"base": args.lake, "this": args.other_lake}
+    else:
+        trees = {"base": checkout(args.base_rev, work / "base"), "this": this_tree}
+        lakes = {"base": args.lake, "this": args.lake}
     out = work / "page.html"
     print(f"{'log':<14} {'probe':<10} {'base':>8} {'this':>8} {'x':>6}", flush=True)
     ratios = {"report": [], "from_lake": [], "duckdb": []}
     for log_id in ids:
         best, rss = alternate(
             args.rounds,
-            lambda name, j=log_id: report_run(trees[name], args.lake, j[:12], out),
+            lambda name, j=log_id: report_run(trees[name], lakes[name], j[:12], out),
         )
         ratios["report"].append(best["this"] / best["base"])
         print(
@@ -212,7 +217,7 @@ def point_reads(args) -> int:
             flush=True,
         )
         best, rows = alternate(
-            args.rounds, lambda name, j=log_id: frame_seconds(trees[name], args.lake, j)
+            args.rounds, lambda name, j=log_id: frame_seconds(trees[name], lakes[name], j)
         )
         if rows["base"] != rows["this"]:
             raise SystemExit(
@@ -224,20 +229,18 @@ def point_reads(args) -> int:
             f"{best['this'] / best['base']:6.3f}  (ops, counters: {rows['this']})",
             flush=True,
         )
-        p = subprocess.run(
-            [sys.executable, "-c", DUCKDB_PROBE, str(args.lake), log_id, str(args.rounds)],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        counts = {line.split()[0]: line.split()[1] for line in p.stdout.splitlines()[:2]}
-        if len(set(counts.values())) != 1:
-            raise SystemExit(f"{log_id}: DuckDB counts differ: {counts}")
-        whole, pruned = map(float, p.stdout.split()[-2:])
+        if args.other_lake:  # the month-pruned query on both layouts, alternating
+            best, n = alternate(
+                args.rounds, lambda name, j=log_id: duckdb_seconds(lakes[name], j, 1, "pruned")[1:]
+            )
+            whole, pruned, note = best["base"], best["this"], f"{n['this']} rows, month-pruned"
+        else:  # the whole-table query against the month-pruned one, alternating in one process
+            whole, pruned, n = duckdb_seconds(args.lake, log_id, args.rounds)
+            note = f"{n} rows; base: whole table, this: month-pruned"
         ratios["duckdb"].append(pruned / whole)
         print(
             f"{log_id[:12]:<14} {'duckdb':<10} {whole:8.2f} {pruned:8.2f} {pruned / whole:6.3f}"
-            f"  ({counts['whole']} rows; base: whole table, this: month-pruned)",
+            f"  ({note})",
             flush=True,
         )
     shutil.rmtree(work, ignore_errors=True)
@@ -247,6 +250,29 @@ def point_reads(args) -> int:
         + ", ".join(f"{k} {max(v):.3f}x at most" for k, v in ratios.items()),
     )
     return 0
+
+
+def duckdb_seconds(
+    lake: Path, log_id: str, rounds: int, queries: str = "whole,pruned"
+) -> tuple[float | None, float, str]:
+    """DUCKDB_PROBE on `lake`: best seconds of the whole-table (None when not run) and the
+    month-pruned query, and the row count (the two must agree)."""
+    p = subprocess.run(
+        [sys.executable, "-c", DUCKDB_PROBE, str(lake), log_id, str(rounds), queries],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = [
+        ln.split() for ln in p.stdout.splitlines() if ln.split()[:1] in (["whole"], ["pruned"])
+    ]
+    counts = {w[1] for w in lines}
+    if len(counts) != 1:
+        raise SystemExit(f"{log_id}: DuckDB counts differ: {lines}")
+    best = {
+        k: min((float(w[2]) for w in lines if w[0] == k), default=None) for k in ("whole", "pruned")
+    }
+    return best["whole"], best["pruned"], counts.pop()
 
 
 def pc_field_equals(column: str, value):
@@ -279,6 +305,13 @@ def main(argv=None) -> int:
         help="time one job's report, IOFrame.from_lake and DuckDB count on LAKE as it is",
     )
     ap.add_argument("--base-rev", default="main", help="--point-reads: the code to compare with")
+    ap.add_argument("--this-rev", help="--point-reads: measure this revision, not the work tree")
+    ap.add_argument(
+        "--other-lake",
+        type=Path,
+        help="--point-reads: this tree on LAKE (base) against this tree on OTHER_LAKE (another "
+        "layout of the same lake, e.g. a copy after `iolake maintain`)",
+    )
     ap.add_argument("--rounds-reads", type=int, default=3, dest="rounds_reads")
     args = ap.parse_args(argv)
     if args.point_reads:

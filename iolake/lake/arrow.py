@@ -182,6 +182,10 @@ LEDGER = "logs"  # bronze/logs: log_id -> job_month, one row per log
 LEDGER_COLUMNS = ["log_id", "job_month", "status", "reason", "source_uri"]
 
 
+def _strings(values) -> pa.Array:
+    return pa.array(list(values), pa.string())  # typed even when empty
+
+
 def job_months(lake, log_ids, storage_options: dict | None = None) -> dict[str, str | None]:
     """log_id -> job_month of each of `log_ids` that bronze/logs holds (None: a quarantined log,
     which has no month and no rows elsewhere). Reads only those two columns of the rows asked for."""
@@ -192,7 +196,7 @@ def job_months(lake, log_ids, storage_options: dict | None = None) -> dict[str, 
         lake,
         TABLES[LEDGER],
         ["log_id", "job_month"],
-        pc.field("log_id").isin(ids),
+        pc.field("log_id").isin(_strings(ids)),
         storage_options,
     )
     return dict(zip(t.column("log_id").to_pylist(), t.column("job_month").to_pylist()))
@@ -223,17 +227,17 @@ def log_filter(
     None: no log can have rows here (every one quarantined)."""
     ids = list(dict.fromkeys(log_ids))
     if not ids:
-        return pc.field("log_id").isin([]), []
+        return pc.field("log_id").isin(_strings([])), []
     by_month = "job_month" in spec.partition_by and months is not None
     if by_month and all(i in months for i in ids):
         ids = [i for i in ids if months[i] is not None]
         if not ids:
             return None
         wanted = sorted({months[i] for i in ids})
-        where = pc.field("job_month").isin(wanted) & pc.field("log_id").isin(ids)
+        where = pc.field("job_month").isin(wanted) & pc.field("log_id").isin(_strings(ids))
         return where, [("job_month", "in", wanted), ("log_id", "in", ids)]
     # a log the ledger does not hold, or a table not partitioned by month: every partition
-    return pc.field("log_id").isin(ids), [("log_id", "in", ids)]
+    return pc.field("log_id").isin(_strings(ids)), [("log_id", "in", ids)]
 
 
 def read_logs(
@@ -253,7 +257,7 @@ def read_logs(
         months = job_months(lake, ids, storage_options)  # {} without a ledger: no pruning
     found = log_filter(spec, ids, months)
     if found is None:  # only quarantined logs: they have no rows here
-        found = pc.field("log_id").isin([]), []
+        found = pc.field("log_id").isin(_strings([])), []
     where, prune = found
     where = where if filter is None else filter & where
     return read(lake, spec, columns, where, storage_options, prune)

@@ -86,6 +86,7 @@ class LakeReader:
         )  # conf `site:`: the profile the advice's commands came from
         self.site = site.name if site is not None else None
         self._exists: dict[str, bool] = {}
+        self._months: dict[str, dict[str, str | None]] = {}
 
     def exists(self, name: str) -> bool:
         if name not in self._exists:
@@ -99,9 +100,16 @@ class LakeReader:
         no such table."""
         if not self.exists(name):
             return None
-        if log_id is not None:
-            by_log = pc.field("log_id") == log_id
-            filter = by_log if filter is None else filter & by_log
+        if log_id is not None:  # only the log's month partition (`arrow.read_logs`)
+            return arrow.read_logs(
+                self.lake,
+                TABLES[name],
+                log_id,
+                columns=columns,
+                filter=filter,
+                storage_options=self.storage_options,
+                months=self.months(log_id),
+            )
         return arrow.read(
             self.lake,
             TABLES[name],
@@ -109,6 +117,12 @@ class LakeReader:
             filter=filter,
             storage_options=self.storage_options,
         )
+
+    def months(self, log_id: str) -> dict[str, str | None]:
+        """{log_id: job_month} as bronze/logs holds it ({} when it does not), looked up once."""
+        if log_id not in self._months:
+            self._months[log_id] = arrow.job_months(self.lake, [log_id], self.storage_options)
+        return self._months[log_id]
 
     def ioframe(self, log_id: str):
         from apps.analysis import IOFrame
@@ -159,6 +173,10 @@ def resolve_job(jobs: list[dict], query: str, ledger: list[dict] = ()) -> str:
 
 
 def find_job(reader: LakeReader, query: str) -> str:
+    """The log_id JOB names (`resolve_job`'s rule). A log_id or a prefix resolves through
+    bronze/logs (the ledger: one row per log) and then only its candidates' months of bronze/jobs
+    are read; a jobid (digits) is also looked up in bronze/jobs' `jobid` column. Only a miss
+    reads every month of bronze/jobs (a log the ledger lacks)."""
     q = query.strip().lower()
     if not q:
         return resolve_job([], query)  # raises: JOB is empty
@@ -166,19 +184,33 @@ def find_job(reader: LakeReader, query: str) -> str:
         raise JobNotFound(
             f"the lake {reader.lake} has no bronze/jobs table (nothing ingested yet?)"
         )
-    expr = pc.starts_with(pc.field("log_id"), q)
-    if q.isdigit():
-        expr = expr | (pc.field("jobid") == int(q))
-    jobs = _rows(reader.read("jobs", JOB_COLUMNS, filter=expr))
-    ledger = []
-    if not jobs:
-        ledger = _rows(
-            reader.read(
-                "logs",
-                ["log_id", "status", "reason", "source_uri"],
-                filter=pc.starts_with(pc.field("log_id"), q),
+    if not reader.exists("logs"):  # no ledger to look in: scan bronze/jobs, as before
+        expr = pc.starts_with(pc.field("log_id"), q)
+        if q.isdigit():
+            expr = expr | (pc.field("jobid") == int(q))
+        return resolve_job(_rows(reader.read("jobs", JOB_COLUMNS, filter=expr)), query)
+    ledger = _rows(arrow.ledger_matches(reader.lake, q, storage_options=reader.storage_options))
+    months = {r["log_id"]: r["job_month"] for r in ledger}
+    ids = [i for i, m in months.items() if m is not None]
+    jobs = []
+    if ids:
+        jobs = _rows(
+            arrow.read_logs(
+                reader.lake,
+                TABLES["jobs"],
+                ids,
+                JOB_COLUMNS,
+                storage_options=reader.storage_options,
+                months=months,
             )
         )
+    if q.isdigit():
+        by_jobid = reader.read("jobs", JOB_COLUMNS, filter=pc.field("jobid") == int(q))
+        jobs += [j for j in _rows(by_jobid) if j["log_id"] not in months]
+    if not jobs:  # a log with rows but no ledger row (older lakes): every month, as before
+        by_prefix = reader.read("jobs", JOB_COLUMNS, filter=pc.starts_with(pc.field("log_id"), q))
+        jobs = _rows(by_prefix)
+    reader._months.update({i: {i: months[i]} for i in ids})
     return resolve_job(jobs, query, ledger)
 
 

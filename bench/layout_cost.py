@@ -15,6 +15,15 @@ the mean time of `--lookups` point reads of one log's `io_ops` rows through delt
 (`iolake stage NAME`, a fresh JVM each, as a user runs it), layouts interleaved stage by stage
 and round by round, each run on a fresh copy of its layout without silver/gold. Ratios are
 against the first layout, measured in the same run. Reads LAKE only; copies go to `--work`.
+
+    python -m bench.layout_cost LAKE --point-reads [--base-rev REV] [--lookups 3] [--rounds 3]
+
+`--point-reads`: what one job costs to read from LAKE as it is (no copy, no Spark): for
+`--lookups` logs, `iolake report PREFIX` (a 12-character log_id prefix; wall seconds and peak RSS
+of the process), `IOFrame.from_lake(LAKE, log_id=...)` (seconds in the process) — each for the
+code of `--base-rev` (a `git archive` of it) and of this tree, alternating, best of `--rounds` —
+and a DuckDB count of the log's `bronze/io_ops` rows, the whole table registered (`WHERE log_id =
+?`) against the documented month-pruned query (docs/querying.md), alternating in one process.
 """
 
 from __future__ import annotations
@@ -27,7 +36,52 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.common import ROOT, STAGE_DONE, iolake_cmd, parser, result
+from bench.common import (
+    ROOT,
+    STAGE_DONE,
+    alternate,
+    checkout,
+    iolake_cmd,
+    parser,
+    result,
+    tree_env,
+)
+
+DUCKDB_PROBE = r"""
+import sys, time, duckdb
+from deltalake import DeltaTable
+lake, log_id, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+duckdb.execute("SET enable_progress_bar = false")
+def whole():
+    con = duckdb.connect()
+    con.register("io_ops", DeltaTable(f"{lake}/bronze/io_ops").to_pyarrow_dataset())
+    return con.sql("SELECT count(*) FROM io_ops WHERE log_id = ?", params=[log_id]).fetchall()[0][0]
+def pruned():  # docs/querying.md, "One job's rows"
+    con = duckdb.connect()
+    con.register("logs", DeltaTable(f"{lake}/bronze/logs").to_pyarrow_dataset())
+    ((full, month),) = con.sql(
+        "SELECT log_id, job_month FROM logs WHERE starts_with(log_id, ?)", params=[log_id[:12]]
+    ).fetchall()
+    ops = DeltaTable(f"{lake}/bronze/io_ops").to_pyarrow_dataset(
+        file_pruning_predicate=[("job_month", "=", month), ("log_id", "=", full)]
+    )
+    con.register("io_ops", ops)
+    return con.sql(
+        "SELECT count(*) FROM io_ops WHERE job_month = ? AND log_id = ?", params=[month, full]
+    ).fetchall()[0][0]
+queries = [(q, {"whole": whole, "pruned": pruned}[q]) for q in sys.argv[4].split(",")]
+for k in range(rounds):
+    for name, f in queries if k % 2 == 0 else queries[::-1]:
+        t = time.perf_counter(); n = f(); s = time.perf_counter() - t
+        print(name, n, f"{s:.3f}", flush=True)
+"""
+FRAME_PROBE = r"""
+import sys, time
+from apps.analysis import IOFrame
+t = time.perf_counter()
+f = IOFrame.from_lake(sys.argv[1], log_id=sys.argv[2])
+print(time.perf_counter() - t, len(f.ops), len(f.counters))
+"""
 
 IO_OPS_ONLY = {"zorder2": ("log_id", "record_id"), "zorder1": ("log_id",), "compact": ()}
 LAYOUTS = ("staged", "maintain", *IO_OPS_ONLY)
@@ -99,6 +153,134 @@ def stage_seconds(stage: str, lake: Path) -> float:
     return found[-1]
 
 
+def report_run(tree: Path, lake: Path, job: str, out: Path) -> tuple[float, int]:
+    """`iolake report JOB` of `tree`'s code: (wall seconds, peak RSS in KiB) by GNU time."""
+    p = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", *iolake_cmd("report", job, "--lake", str(lake))]
+        + ["--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env=tree_env(tree),
+    )
+    if p.returncode != 0:
+        raise SystemExit(f"report {job} ({tree}) exited {p.returncode}:\n{p.stderr[-2000:]}")
+    wall, rss = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(rss)
+
+
+def frame_seconds(tree: Path, lake: Path, log_id: str) -> tuple[float, str]:
+    p = subprocess.run(
+        [sys.executable, "-c", FRAME_PROBE, str(lake), log_id],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env=tree_env(tree),
+        check=True,
+    )
+    seconds, *rows = p.stdout.split()
+    return float(seconds), " ".join(rows)
+
+
+def point_reads(args) -> int:
+    """`--point-reads`: report, IOFrame.from_lake and DuckDB, base tree against this one."""
+    from iolake.lake import arrow
+    from schemas import TABLES
+
+    ledger = arrow.read(
+        str(args.lake), TABLES["logs"], ["log_id"], pc_field_equals("status", "ok")
+    ).column("log_id")
+    ids = sorted(ledger.to_pylist())
+    random.Random(7).shuffle(ids)
+    ids = ids[: args.lookups]
+    work = Path(tempfile.mkdtemp(prefix="point_reads-"))
+    this_tree = checkout(args.this_rev, work / "this") if args.this_rev else ROOT
+    if args.other_lake:  # one tree, two layouts of the lake
+        trees = {"base": this_tree, "this": this_tree}
+        lakes = {"base": args.lake, "this": args.other_lake}
+    else:
+        trees = {"base": checkout(args.base_rev, work / "base"), "this": this_tree}
+        lakes = {"base": args.lake, "this": args.lake}
+    out = work / "page.html"
+    print(f"{'log':<14} {'probe':<10} {'base':>8} {'this':>8} {'x':>6}", flush=True)
+    ratios = {"report": [], "from_lake": [], "duckdb": []}
+    for log_id in ids:
+        best, rss = alternate(
+            args.rounds,
+            lambda name, j=log_id: report_run(trees[name], lakes[name], j[:12], out),
+        )
+        ratios["report"].append(best["this"] / best["base"])
+        print(
+            f"{log_id[:12]:<14} {'report':<10} {best['base']:8.2f} {best['this']:8.2f} "
+            f"{best['this'] / best['base']:6.3f}  peak RSS (last round) {rss['base'] // 1024} -> "
+            f"{rss['this'] // 1024} MiB",
+            flush=True,
+        )
+        best, rows = alternate(
+            args.rounds, lambda name, j=log_id: frame_seconds(trees[name], lakes[name], j)
+        )
+        if rows["base"] != rows["this"]:
+            raise SystemExit(
+                f"{log_id}: from_lake differs: base {rows['base']}, this {rows['this']}"
+            )
+        ratios["from_lake"].append(best["this"] / best["base"])
+        print(
+            f"{log_id[:12]:<14} {'from_lake':<10} {best['base']:8.2f} {best['this']:8.2f} "
+            f"{best['this'] / best['base']:6.3f}  (ops, counters: {rows['this']})",
+            flush=True,
+        )
+        if args.other_lake:  # the month-pruned query on both layouts, alternating
+            best, n = alternate(
+                args.rounds, lambda name, j=log_id: duckdb_seconds(lakes[name], j, 1, "pruned")[1:]
+            )
+            whole, pruned, note = best["base"], best["this"], f"{n['this']} rows, month-pruned"
+        else:  # the whole-table query against the month-pruned one, alternating in one process
+            whole, pruned, n = duckdb_seconds(args.lake, log_id, args.rounds)
+            note = f"{n} rows; base: whole table, this: month-pruned"
+        ratios["duckdb"].append(pruned / whole)
+        print(
+            f"{log_id[:12]:<14} {'duckdb':<10} {whole:8.2f} {pruned:8.2f} {pruned / whole:6.3f}"
+            f"  ({note})",
+            flush=True,
+        )
+    shutil.rmtree(work, ignore_errors=True)
+    result(
+        "layout_cost",
+        "point reads this/base: "
+        + ", ".join(f"{k} {max(v):.3f}x at most" for k, v in ratios.items()),
+    )
+    return 0
+
+
+def duckdb_seconds(
+    lake: Path, log_id: str, rounds: int, queries: str = "whole,pruned"
+) -> tuple[float | None, float, str]:
+    """DUCKDB_PROBE on `lake`: best seconds of the whole-table (None when not run) and the
+    month-pruned query, and the row count (the two must agree)."""
+    p = subprocess.run(
+        [sys.executable, "-c", DUCKDB_PROBE, str(lake), log_id, str(rounds), queries],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = [
+        ln.split() for ln in p.stdout.splitlines() if ln.split()[:1] in (["whole"], ["pruned"])
+    ]
+    counts = {w[1] for w in lines}
+    if len(counts) != 1:
+        raise SystemExit(f"{log_id}: DuckDB counts differ: {lines}")
+    best = {
+        k: min((float(w[2]) for w in lines if w[0] == k), default=None) for k in ("whole", "pruned")
+    }
+    return best["whole"], best["pruned"], counts.pop()
+
+
+def pc_field_equals(column: str, value):
+    import pyarrow.compute as pc
+
+    return pc.field(column) == value
+
+
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("lake", type=Path)
@@ -117,7 +299,24 @@ def main(argv=None) -> int:
         default=None,
         help="scratch folder for the copies (default: a temp dir)",
     )
+    ap.add_argument(
+        "--point-reads",
+        action="store_true",
+        help="time one job's report, IOFrame.from_lake and DuckDB count on LAKE as it is",
+    )
+    ap.add_argument("--base-rev", default="main", help="--point-reads: the code to compare with")
+    ap.add_argument("--this-rev", help="--point-reads: measure this revision, not the work tree")
+    ap.add_argument(
+        "--other-lake",
+        type=Path,
+        help="--point-reads: this tree on LAKE (base) against this tree on OTHER_LAKE (another "
+        "layout of the same lake, e.g. a copy after `iolake maintain`)",
+    )
+    ap.add_argument("--rounds-reads", type=int, default=3, dest="rounds_reads")
     args = ap.parse_args(argv)
+    if args.point_reads:
+        args.rounds = args.rounds_reads
+        return point_reads(args)
     if not (args.lake / "bronze/io_ops/_delta_log").is_dir():
         raise SystemExit(f"{args.lake}: no bronze/io_ops Delta table (ingest a lake first)")
 

@@ -35,7 +35,6 @@ import warnings
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from apps.analysis import patterns
 from apps.analysis import timeline as _timeline
@@ -351,8 +350,10 @@ class IOFrame:
         cls, lake, *args, log_id: str | list[str] | None = None, storage_options: dict | None = None
     ) -> IOFrame:
         """The given log(s) of the lake (a folder or URI; None: every log), read through delta-rs:
-        `IOFrame.from_lake(lake, log_id=None)`. The old form `from_lake(spark, lake, ...)` still
-        works: its SparkSession (or None) is ignored, with a DeprecationWarning."""
+        `IOFrame.from_lake(lake, log_id=None)`. Given logs are read from their months' partitions
+        only (`arrow.read_logs`: the months looked up in bronze/logs first). The old form
+        `from_lake(spark, lake, ...)` still works: its SparkSession (or None) is ignored, with a
+        DeprecationWarning."""
         from iolake.lake import arrow
         from schemas import TABLES
 
@@ -373,17 +374,27 @@ class IOFrame:
         ids = (
             [log_id] if isinstance(log_id, str) else (list(log_id) if log_id is not None else None)
         )
-        where = pc.field("log_id").isin(ids) if ids is not None else None
-        tables = {
-            name: arrow.read(
-                lake,
-                TABLES[name],
-                columns=_columns(name),
-                filter=where,
-                storage_options=storage_options,
-            )
-            for name in (*SOURCE_TABLES, "covering_sets")
-        }
+        names = (*SOURCE_TABLES, "covering_sets")
+        if ids is None:
+            tables = {
+                name: arrow.read(
+                    lake, TABLES[name], columns=_columns(name), storage_options=storage_options
+                )
+                for name in names
+            }
+        else:  # the logs' months first (bronze/logs), then only those partitions
+            months = arrow.job_months(lake, ids, storage_options)
+            tables = {
+                name: arrow.read_logs(
+                    lake,
+                    TABLES[name],
+                    ids,
+                    columns=_columns(name),
+                    storage_options=storage_options,
+                    months=months,
+                )
+                for name in names
+            }
         return cls.from_tables(tables)
 
     def __repr__(self) -> str:

@@ -20,6 +20,14 @@ How a table is read:
 
 A table no stage has written yet reads as no rows: an empty table of the spec's Arrow schema
 (`exists` tells the two apart). `lake` is the lake root (a folder or URI; a `LakeConf` works too).
+
+One job's rows (`read_logs`, `job_months`, `ledger_matches`): a per-job read costs in proportion
+to the job, not the lake. The job's `job_month` is looked up first in bronze/logs (one row per log,
+unpartitioned: only its `log_id` and `job_month` columns are read, filtered by log_id), then each
+table partitioned by `job_month` is read with `job_month IN (...) AND log_id IN (...)`, so only
+that month's files are opened (and, where the files' log_id statistics are narrow, only some of
+them; see docs/decisions/0034-per-job-reads.md). A log the ledger does not hold is read without
+the month filter, as before (never fewer rows); a quarantined log (no month) has no such rows.
 """
 
 from __future__ import annotations
@@ -28,6 +36,7 @@ import os
 
 import deltalake
 import pyarrow as pa
+import pyarrow.compute as pc
 import pyarrow.dataset as ds
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
@@ -102,15 +111,19 @@ def read(
     columns: list[str] | None = None,
     filter: ds.Expression | None = None,
     storage_options: dict | None = None,
+    prune: list[tuple] | None = None,
 ) -> pa.Table:
     """The current rows of `spec`'s table: only `columns` (None: all, in table order), only rows
-    matching `filter`. A table that does not exist yet gives an empty table of `spec.arrow_schema`
-    (projected on `columns`). Raises `UnreadableTable` if delta-rs cannot read the table."""
+    matching `filter`. `prune`: (column, op, value) tuples delta-rs selects files by before the
+    dataset is built (partition values exactly, other columns by the files' min/max statistics);
+    it must keep every file `filter` needs. A table that does not exist yet gives an empty table
+    of `spec.arrow_schema` (projected on `columns`). Raises `UnreadableTable` if delta-rs cannot
+    read the table."""
     table = open_table(lake, spec, storage_options)
     if table is None:
         empty = spec.arrow_schema.empty_table()
         return empty.select(columns) if columns is not None else empty
-    return read_table(table, columns, filter, _label(spec))
+    return read_table(table, columns, filter, _label(spec), prune)
 
 
 def read_table(
@@ -118,6 +131,7 @@ def read_table(
     columns: list[str] | None = None,
     filter: ds.Expression | None = None,
     label: str | None = None,
+    prune: list[tuple] | None = None,
 ) -> pa.Table:
     """`read` of an opened `DeltaTable` (`label` names it in errors)."""
     label = label or table.table_uri
@@ -130,7 +144,8 @@ def read_table(
         )
     mapped = table.metadata().configuration.get("delta.columnMapping.mode", "none") != "none"
     if not mapped and features <= DATASET_FEATURES:
-        return table.to_pyarrow_dataset().to_table(columns=columns, filter=filter)
+        dataset = table.to_pyarrow_dataset(file_pruning_predicate=prune or None)
+        return dataset.to_table(columns=columns, filter=filter)
     try:
         return _engine_scan(table, columns, filter)
     except DeltaError as e:
@@ -162,11 +177,102 @@ def _engine_scan(table: DeltaTable, columns, filter) -> pa.Table:
     ).to_table()
 
 
+# ---- one job's rows ----------------------------------------------------------------------
+LEDGER = "logs"  # bronze/logs: log_id -> job_month, one row per log
+LEDGER_COLUMNS = ["log_id", "job_month", "status", "reason", "source_uri"]
+
+
+def _strings(values) -> pa.Array:
+    return pa.array(list(values), pa.string())  # typed even when empty
+
+
+def job_months(lake, log_ids, storage_options: dict | None = None) -> dict[str, str | None]:
+    """log_id -> job_month of each of `log_ids` that bronze/logs holds (None: a quarantined log,
+    which has no month and no rows elsewhere). Reads only those two columns of the rows asked for."""
+    ids = list(dict.fromkeys(log_ids))
+    if not ids:
+        return {}
+    t = read(
+        lake,
+        TABLES[LEDGER],
+        ["log_id", "job_month"],
+        pc.field("log_id").isin(_strings(ids)),
+        storage_options,
+    )
+    return dict(zip(t.column("log_id").to_pylist(), t.column("job_month").to_pylist()))
+
+
+def ledger_matches(
+    lake, prefix: str, columns: list[str] | None = None, storage_options: dict | None = None
+) -> pa.Table:
+    """bronze/logs rows whose log_id starts with `prefix` (lower-cased; a whole log_id matches
+    itself): `columns` (default LEDGER_COLUMNS). No rows when the lake has no ledger yet."""
+    prefix = prefix.strip().lower()
+    return read(
+        lake,
+        TABLES[LEDGER],
+        list(columns or LEDGER_COLUMNS),
+        pc.starts_with(pc.field("log_id"), prefix),
+        storage_options,
+    )
+
+
+def log_filter(
+    spec: TableSpec, log_ids, months: dict[str, str | None] | None
+) -> tuple[ds.Expression, list[tuple]] | None:
+    """The row filter and the file-pruning tuples that keep `log_ids`' rows of `spec`'s table:
+    `log_id IN (...)`, with `job_month IN (...)` first when the table is partitioned by month and
+    `months` places every log (ids the ledger lacks: no month filter, so no row is lost). delta-rs
+    drops the other months' files, and files whose log_id min/max statistics exclude the ids.
+    None: no log can have rows here (every one quarantined)."""
+    ids = list(dict.fromkeys(log_ids))
+    if not ids:
+        return pc.field("log_id").isin(_strings([])), []
+    by_month = "job_month" in spec.partition_by and months is not None
+    if by_month and all(i in months for i in ids):
+        ids = [i for i in ids if months[i] is not None]
+        if not ids:
+            return None
+        wanted = sorted({months[i] for i in ids})
+        where = pc.field("job_month").isin(wanted) & pc.field("log_id").isin(_strings(ids))
+        return where, [("job_month", "in", wanted), ("log_id", "in", ids)]
+    # a log the ledger does not hold, or a table not partitioned by month: every partition
+    return pc.field("log_id").isin(_strings(ids)), [("log_id", "in", ids)]
+
+
+def read_logs(
+    lake,
+    spec: TableSpec,
+    log_ids,
+    columns: list[str] | None = None,
+    filter: ds.Expression | None = None,
+    storage_options: dict | None = None,
+    months: dict[str, str | None] | None = None,
+) -> pa.Table:
+    """`read` of the rows of `log_ids` only (a str: one log), pruned to their months. `months`
+    (log_id -> job_month, from `job_months`) saves the look-up when a caller reads several
+    tables of the same logs; None: looked up here."""
+    ids = [log_ids] if isinstance(log_ids, str) else list(dict.fromkeys(log_ids))
+    if months is None and "job_month" in spec.partition_by and ids:
+        months = job_months(lake, ids, storage_options)  # {} without a ledger: no pruning
+    found = log_filter(spec, ids, months)
+    if found is None:  # only quarantined logs: they have no rows here
+        found = pc.field("log_id").isin(_strings([])), []
+    where, prune = found
+    where = where if filter is None else filter & where
+    return read(lake, spec, columns, where, storage_options, prune)
+
+
 __all__ = [
+    "LEDGER_COLUMNS",
     "UnreadableTable",
     "exists",
+    "job_months",
+    "ledger_matches",
+    "log_filter",
     "open_table",
     "read",
+    "read_logs",
     "read_table",
     "root",
     "version",

@@ -22,6 +22,7 @@ from functools import cache, partial
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.ipc  # noqa: F401  (pa.ipc)
 
 from readers.base import Decoded, DecodeError, DecoderCrash, ResourceLimit, UnsupportedFormat
 from readers.tables import heatmap_module
@@ -105,14 +106,14 @@ def _decode_raw(data: bytes, **limits) -> dict:
 
 
 def _counter_table(table: str, t: dict) -> pa.Table:
+    """A counter table from its Arrow IPC record batch (ids, ranks, then every counter column),
+    read in one call with the bronze schema."""
     _, counters, fcounters = MODULE_COUNTERS[table]
-    n = t["n"]
     if t["nints"] != len(counters) or t["nflts"] != len(fcounters):
         raise DecoderCrash(f"native decoder and schema disagree on the {table} counters")
-    arrays = [_i64(t["ids"], n), _i64(t["ranks"], n)]
-    arrays += _columns(pa.int64(), t["ints"], len(counters), n)
-    arrays += _columns(pa.float64(), t["flts"], len(fcounters), n)
-    return pa.Table.from_arrays(arrays, schema=_schema(table))
+    schema = _schema(table)
+    batch = pa.ipc.read_record_batch(pa.py_buffer(t["batch"]), schema)
+    return pa.Table.from_batches([batch], schema=schema)
 
 
 def _lustre_table(t: dict) -> pa.Table:
@@ -212,14 +213,22 @@ def _io_ops_stream(
         yield pa.RecordBatch.from_pylist([], schema=schema)
 
 
-def _files_table(raw: dict, mounts: list[tuple[str, str]]) -> pa.Table:
+def _files_table(raw: dict) -> pa.Table:
     n = raw["n_names"]
-    idx = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(raw["name_mount"])])
-    # -1 (no mount) -> null
-    idx = pa.compute.if_else(pa.compute.less(idx, 0), pa.scalar(None, pa.int32()), idx)
-    mps = pa.array([m[0] for m in mounts], pa.string())
-    fss = pa.array([m[1] for m in mounts], pa.string())
-    arrays = [_i64(raw["name_ids"], n), _strings(raw["names"], n), mps.take(idx), fss.take(idx)]
+    valid = raw["name_mount_valid"]  # None: every name has a mount
+    valid = None if valid is None else pa.py_buffer(valid)
+
+    def mount_column(key: str) -> pa.Array:
+        offsets, data = raw[key]
+        buffers = [valid, pa.py_buffer(offsets), pa.py_buffer(data)]
+        return pa.Array.from_buffers(pa.string(), n, buffers)
+
+    arrays = [
+        _i64(raw["name_ids"], n),
+        _strings(raw["names"], n),
+        mount_column("name_mount_point"),
+        mount_column("name_fs_type"),
+    ]
     return pa.Table.from_arrays(arrays, schema=_schema("files"))
 
 
@@ -266,7 +275,7 @@ def decode(
         )
     tables: dict[str, pa.Table] = {
         "jobs": _jobs_table(raw),
-        "files": _files_table(raw, raw["job"]["mounts"]),
+        "files": _files_table(raw),
     }
     by_module = {t["module"]: t for t in raw["counter_tables"]}
     for name, _idx, _ver, _len, _partial in raw["modules"]:

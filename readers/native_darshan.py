@@ -232,25 +232,30 @@ def _files_table(raw: dict) -> pa.Table:
     return pa.Table.from_arrays(arrays, schema=_schema("files"))
 
 
+@cache
+def _row_type(table: str) -> pa.StructType:
+    return pa.struct(list(_schema(table)))
+
+
 def _jobs_table(raw: dict) -> pa.Table:
+    """The one-row jobs table, converted from Python values in one call (as a struct)."""
     job = raw["job"]
-    schema = _schema("jobs")
-    mounts = [{"mount_point": p, "fs_type": t} for p, t in job["mounts"]]
-    cols = {
-        "jobid": [job["jobid"]],
-        "uid": [job["uid"]],
-        "nprocs": [job["nprocs"]],
-        "start_time_sec": [job["start_time_sec"]],
-        "start_time_nsec": [job["start_time_nsec"]],
-        "end_time_sec": [job["end_time_sec"]],
-        "end_time_nsec": [job["end_time_nsec"]],
-        "run_time_s": [job["run_time"]],
-        "exe": [job["exe"]],
-        "metadata": [job["metadata"]],
-        "log_ver": [raw["version"]],
-        "mounts": [mounts],
+    row = {
+        "jobid": job["jobid"],
+        "uid": job["uid"],
+        "nprocs": job["nprocs"],
+        "start_time_sec": job["start_time_sec"],
+        "start_time_nsec": job["start_time_nsec"],
+        "end_time_sec": job["end_time_sec"],
+        "end_time_nsec": job["end_time_nsec"],
+        "run_time_s": job["run_time"],
+        "exe": job["exe"],
+        "metadata": job["metadata"],
+        "log_ver": raw["version"],
+        "mounts": [{"mount_point": p, "fs_type": t} for p, t in job["mounts"]],
     }
-    return pa.Table.from_arrays([pa.array(cols[f.name], f.type) for f in schema], schema=schema)
+    batch = pa.RecordBatch.from_struct_array(pa.array([row], _row_type("jobs")))
+    return pa.Table.from_batches([batch], schema=_schema("jobs"))
 
 
 def _names(raw: dict) -> dict[int, str]:

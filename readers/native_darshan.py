@@ -375,6 +375,19 @@ def _apmpi_layout() -> dict[str, tuple[bool, np.ndarray]]:
     return out
 
 
+@cache
+def _apmpi_gather() -> list[tuple[bool, list[str], np.ndarray, list[np.ndarray | None]]]:
+    """`_apmpi_layout` by kind (integer, double): the columns, their counter indexes (columns x
+    ops, absent ones at 0) and each column's absent ops (None when it has every op)."""
+    out = []
+    for flt in (False, True):
+        layout = [(c, idx) for c, (f, idx) in _apmpi_layout().items() if f == flt]
+        idx = np.stack([np.maximum(i, 0) for _, i in layout])
+        absent = [(i < 0) if (i < 0).any() else None for _, i in layout]
+        out.append((flt, [c for c, _ in layout], idx, absent))
+    return out
+
+
 def _apmpi_table(t: dict) -> pa.Table:
     """bronze/apmpi (one row per rank and MPI operation) from the native APMPI columns: the rank
     records' 396 integer and 240 double counters (row-major), reshaped by AutoPerf's counter
@@ -398,11 +411,13 @@ def _apmpi_table(t: dict) -> pa.Table:
     for col in ("variance_total_mpitime", "variance_total_mpisynctime"):
         v = hdr[4] if col == "variance_total_mpitime" else hdr[5]
         cols[col] = pa.nulls(m, pa.float64()) if v is None else pa.array(np.full(m, v))
-    for col, (flt, idx) in _apmpi_layout().items():
-        values = (flts if flt else ints)[:, np.maximum(idx, 0)].reshape(-1)
-        absent = idx < 0
-        mask = np.tile(absent, n) if absent.any() else None
-        cols[col] = pa.array(values, pa.float64() if flt else pa.int64(), mask=mask)
+    for flt, names, idx, absent in _apmpi_gather():
+        # every column of one kind in one gather: (n, columns, ops) -> (columns, n * ops)
+        values = (flts if flt else ints)[:, idx].transpose(1, 0, 2).reshape(len(names), m)
+        typ = pa.float64() if flt else pa.int64()
+        for k, col in enumerate(names):
+            mask = None if absent[k] is None else np.tile(absent[k], n)
+            cols[col] = pa.array(values[k], typ, mask=mask)
     schema = _schema("apmpi")
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 

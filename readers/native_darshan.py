@@ -2,7 +2,8 @@
 
 Memory-safe and in-process: the Rust side bounds every read, caps decompressed sizes
 (a decompression bomb is a `ResourceLimit`), never panics across into Python, and hands back
-little-endian column buffers that become pyarrow arrays here without a copy. Its tables equal
+little-endian column buffers that become pyarrow arrays here without a copy (a counter table
+as one Arrow IPC record-batch message, read in one call: docs/decisions/0035). Its tables equal
 the pydarshan decoder's (`readers.pydarshan_decoder`) on every log pydarshan reads; it also
 reads bzip2-compressed and big-endian logs. Darshan 1.x/2.x logs raise `UnsupportedFormat`.
 

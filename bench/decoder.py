@@ -2,6 +2,7 @@
 
     python -m bench.decoder [--repeat N] [--pydarshan-repeat N] [--robustness] [--logs DIR]
     python -m bench.decoder --quick          # the wheel's sample logs, once each way
+    python -m bench.decoder --cpu            # CPU seconds instead of wall (a shared machine)
 
 Over the same logs, in one process (default: the shared Darshan logs pydarshan reads, MANIFEST
 `reads`; `--logs DIR`: every log under DIR):
@@ -9,7 +10,8 @@ Over the same logs, in one process (default: the shared Darshan logs pydarshan r
   * the native decoder: readers.native_darshan.decode(path) -> all bronze Arrow tables;
   * the floor: merely inflating every compressed region with Python's zlib/bz2
     (and with the Rust inflater alone, iolake_native.inflate_only).
-Prints logs/s and the ratios (goals: native >= 50x pydarshan; native within 2x of inflating).
+The ways take turns round by round (best of each). Prints logs/s and the ratios (goals: native
+>= 50x pydarshan; native at most 1x the time of Python's inflate).
 `--robustness` also truncates every shared log at 200 evenly spaced offsets and flips bits,
 checking that only DecodeError is ever raised.
 """
@@ -83,6 +85,21 @@ def timeit(fn, logs, repeat: int) -> float:
     return best
 
 
+def alternating(ways: dict, logs, repeats: dict, clock=time.perf_counter) -> dict[str, float]:
+    """Best time of each way over `logs`, the ways taking turns round by round (way k runs in
+    the first repeats[k] rounds), so that a shared machine's load falls on all of them alike.
+    `clock`: time.perf_counter (wall) or time.process_time (this process's CPU time)."""
+    best = dict.fromkeys(ways, float("inf"))
+    for r in range(max(repeats.values())):
+        for k, fn in ways.items():
+            if r < repeats[k]:
+                t = clock()
+                for p in logs:
+                    fn(p)
+                best[k] = min(best[k], clock() - t)
+    return best
+
+
 def robustness(n_offsets: int = 200, n_flips: int = 50) -> None:
     from readers import native_darshan
     from readers.base import DecodeError
@@ -120,6 +137,9 @@ def main(argv=None) -> int:
     ap.add_argument("--robustness", action="store_true")
     ap.add_argument("--logs", type=Path, help="decode every log under this folder instead")
     ap.add_argument("--quick", action="store_true", help="the sample logs, each way once")
+    ap.add_argument(
+        "--cpu", action="store_true", help="time CPU seconds of this process (shared machine)"
+    )
     args = ap.parse_args(argv)
     if args.quick:
         args.logs, args.repeat, args.pydarshan_repeat = sample_logs(), 1, 1
@@ -134,12 +154,31 @@ def main(argv=None) -> int:
         f"{len(logs)} logs{'' if args.logs else ' pydarshan reads'}, {size / 1e6:.1f} MB compressed"
     )
 
-    t_native = timeit(native_darshan.decode, logs, args.repeat)
-    t_inflate = timeit(inflate_regions, logs, args.repeat)
-    t_rust_inflate = timeit(lambda p: iolake_native.inflate_only(p.read_bytes()), logs, args.repeat)
-    t_pyd = timeit(pydarshan_full, logs, args.pydarshan_repeat)
-
+    t = alternating(
+        {
+            "native": native_darshan.decode,
+            "inflate": inflate_regions,
+            "rust_inflate": lambda p: iolake_native.inflate_only(p.read_bytes()),
+            "pydarshan": pydarshan_full,
+        },
+        logs,
+        {
+            "native": args.repeat,
+            "inflate": args.repeat,
+            "rust_inflate": args.repeat,
+            "pydarshan": args.pydarshan_repeat,
+        },
+        time.process_time if args.cpu else time.perf_counter,
+    )
+    t_native, t_inflate, t_rust_inflate, t_pyd = (
+        t["native"],
+        t["inflate"],
+        t["rust_inflate"],
+        t["pydarshan"],
+    )
     n = len(logs)
+    if args.cpu:
+        print("CPU seconds of this process (--cpu), not wall time")
     print(f"pydarshan read_all + to_df : {n / t_pyd:9.1f} logs/s  ({t_pyd:.2f} s)")
     print(f"native decode -> Arrow     : {n / t_native:9.1f} logs/s  ({t_native:.3f} s)")
     print(f"inflate only (Python zlib) : {n / t_inflate:9.1f} logs/s  ({t_inflate:.3f} s)")
@@ -147,7 +186,7 @@ def main(argv=None) -> int:
         f"inflate only (Rust)        : {n / t_rust_inflate:9.1f} logs/s  ({t_rust_inflate:.3f} s)"
     )
     print(f"native vs pydarshan        : {t_pyd / t_native:9.1f}x faster   (goal >= 50x)")
-    print(f"native vs inflate (zlib)   : {t_native / t_inflate:9.2f}x the time (goal <= 2x)")
+    print(f"native vs inflate (zlib)   : {t_native / t_inflate:9.2f}x the time (goal <= 1x)")
     print(f"native vs inflate (Rust)   : {t_native / t_rust_inflate:9.2f}x the time")
     print(
         f"ceiling (pydarshan / zlib) : {t_pyd / t_inflate:9.1f}x  "

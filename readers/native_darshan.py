@@ -2,7 +2,8 @@
 
 Memory-safe and in-process: the Rust side bounds every read, caps decompressed sizes
 (a decompression bomb is a `ResourceLimit`), never panics across into Python, and hands back
-little-endian column buffers that become pyarrow arrays here without a copy. Its tables equal
+little-endian column buffers that become pyarrow arrays here without a copy (a counter table
+as one Arrow IPC record-batch message, read in one call: docs/decisions/0035). Its tables equal
 the pydarshan decoder's (`readers.pydarshan_decoder`) on every log pydarshan reads; it also
 reads bzip2-compressed and big-endian logs. Darshan 1.x/2.x logs raise `UnsupportedFormat`.
 
@@ -22,6 +23,7 @@ from functools import cache, partial
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.ipc  # noqa: F401  (pa.ipc)
 
 from readers.base import Decoded, DecodeError, DecoderCrash, ResourceLimit, UnsupportedFormat
 from readers.tables import heatmap_module
@@ -105,14 +107,14 @@ def _decode_raw(data: bytes, **limits) -> dict:
 
 
 def _counter_table(table: str, t: dict) -> pa.Table:
+    """A counter table from its Arrow IPC record batch (ids, ranks, then every counter column),
+    read in one call with the bronze schema."""
     _, counters, fcounters = MODULE_COUNTERS[table]
-    n = t["n"]
     if t["nints"] != len(counters) or t["nflts"] != len(fcounters):
         raise DecoderCrash(f"native decoder and schema disagree on the {table} counters")
-    arrays = [_i64(t["ids"], n), _i64(t["ranks"], n)]
-    arrays += _columns(pa.int64(), t["ints"], len(counters), n)
-    arrays += _columns(pa.float64(), t["flts"], len(fcounters), n)
-    return pa.Table.from_arrays(arrays, schema=_schema(table))
+    schema = _schema(table)
+    batch = pa.ipc.read_record_batch(pa.py_buffer(t["batch"]), schema)
+    return pa.Table.from_batches([batch], schema=schema)
 
 
 def _lustre_table(t: dict) -> pa.Table:
@@ -212,36 +214,49 @@ def _io_ops_stream(
         yield pa.RecordBatch.from_pylist([], schema=schema)
 
 
-def _files_table(raw: dict, mounts: list[tuple[str, str]]) -> pa.Table:
+def _files_table(raw: dict) -> pa.Table:
     n = raw["n_names"]
-    idx = pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(raw["name_mount"])])
-    # -1 (no mount) -> null
-    idx = pa.compute.if_else(pa.compute.less(idx, 0), pa.scalar(None, pa.int32()), idx)
-    mps = pa.array([m[0] for m in mounts], pa.string())
-    fss = pa.array([m[1] for m in mounts], pa.string())
-    arrays = [_i64(raw["name_ids"], n), _strings(raw["names"], n), mps.take(idx), fss.take(idx)]
+    valid = raw["name_mount_valid"]  # None: every name has a mount
+    valid = None if valid is None else pa.py_buffer(valid)
+
+    def mount_column(key: str) -> pa.Array:
+        offsets, data = raw[key]
+        buffers = [valid, pa.py_buffer(offsets), pa.py_buffer(data)]
+        return pa.Array.from_buffers(pa.string(), n, buffers)
+
+    arrays = [
+        _i64(raw["name_ids"], n),
+        _strings(raw["names"], n),
+        mount_column("name_mount_point"),
+        mount_column("name_fs_type"),
+    ]
     return pa.Table.from_arrays(arrays, schema=_schema("files"))
 
 
+@cache
+def _row_type(table: str) -> pa.StructType:
+    return pa.struct(list(_schema(table)))
+
+
 def _jobs_table(raw: dict) -> pa.Table:
+    """The one-row jobs table, converted from Python values in one call (as a struct)."""
     job = raw["job"]
-    schema = _schema("jobs")
-    mounts = [{"mount_point": p, "fs_type": t} for p, t in job["mounts"]]
-    cols = {
-        "jobid": [job["jobid"]],
-        "uid": [job["uid"]],
-        "nprocs": [job["nprocs"]],
-        "start_time_sec": [job["start_time_sec"]],
-        "start_time_nsec": [job["start_time_nsec"]],
-        "end_time_sec": [job["end_time_sec"]],
-        "end_time_nsec": [job["end_time_nsec"]],
-        "run_time_s": [job["run_time"]],
-        "exe": [job["exe"]],
-        "metadata": [job["metadata"]],
-        "log_ver": [raw["version"]],
-        "mounts": [mounts],
+    row = {
+        "jobid": job["jobid"],
+        "uid": job["uid"],
+        "nprocs": job["nprocs"],
+        "start_time_sec": job["start_time_sec"],
+        "start_time_nsec": job["start_time_nsec"],
+        "end_time_sec": job["end_time_sec"],
+        "end_time_nsec": job["end_time_nsec"],
+        "run_time_s": job["run_time"],
+        "exe": job["exe"],
+        "metadata": job["metadata"],
+        "log_ver": raw["version"],
+        "mounts": [{"mount_point": p, "fs_type": t} for p, t in job["mounts"]],
     }
-    return pa.Table.from_arrays([pa.array(cols[f.name], f.type) for f in schema], schema=schema)
+    batch = pa.RecordBatch.from_struct_array(pa.array([row], _row_type("jobs")))
+    return pa.Table.from_batches([batch], schema=_schema("jobs"))
 
 
 def _names(raw: dict) -> dict[int, str]:
@@ -266,7 +281,7 @@ def decode(
         )
     tables: dict[str, pa.Table] = {
         "jobs": _jobs_table(raw),
-        "files": _files_table(raw, raw["job"]["mounts"]),
+        "files": _files_table(raw),
     }
     by_module = {t["module"]: t for t in raw["counter_tables"]}
     for name, _idx, _ver, _len, _partial in raw["modules"]:
@@ -361,6 +376,19 @@ def _apmpi_layout() -> dict[str, tuple[bool, np.ndarray]]:
     return out
 
 
+@cache
+def _apmpi_gather() -> list[tuple[bool, list[str], np.ndarray, list[np.ndarray | None]]]:
+    """`_apmpi_layout` by kind (integer, double): the columns, their counter indexes (columns x
+    ops, absent ones at 0) and each column's absent ops (None when it has every op)."""
+    out = []
+    for flt in (False, True):
+        layout = [(c, idx) for c, (f, idx) in _apmpi_layout().items() if f == flt]
+        idx = np.stack([np.maximum(i, 0) for _, i in layout])
+        absent = [(i < 0) if (i < 0).any() else None for _, i in layout]
+        out.append((flt, [c for c, _ in layout], idx, absent))
+    return out
+
+
 def _apmpi_table(t: dict) -> pa.Table:
     """bronze/apmpi (one row per rank and MPI operation) from the native APMPI columns: the rank
     records' 396 integer and 240 double counters (row-major), reshaped by AutoPerf's counter
@@ -384,11 +412,13 @@ def _apmpi_table(t: dict) -> pa.Table:
     for col in ("variance_total_mpitime", "variance_total_mpisynctime"):
         v = hdr[4] if col == "variance_total_mpitime" else hdr[5]
         cols[col] = pa.nulls(m, pa.float64()) if v is None else pa.array(np.full(m, v))
-    for col, (flt, idx) in _apmpi_layout().items():
-        values = (flts if flt else ints)[:, np.maximum(idx, 0)].reshape(-1)
-        absent = idx < 0
-        mask = np.tile(absent, n) if absent.any() else None
-        cols[col] = pa.array(values, pa.float64() if flt else pa.int64(), mask=mask)
+    for flt, names, idx, absent in _apmpi_gather():
+        # every column of one kind in one gather: (n, columns, ops) -> (columns, n * ops)
+        values = (flts if flt else ints)[:, idx].transpose(1, 0, 2).reshape(len(names), m)
+        typ = pa.float64() if flt else pa.int64()
+        for k, col in enumerate(names):
+            mask = None if absent[k] is None else np.tile(absent[k], n)
+            cols[col] = pa.array(values[k], typ, mask=mask)
     schema = _schema("apmpi")
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 

@@ -6,6 +6,7 @@
 //! pyarrow arrays without copying.
 
 pub mod decode;
+pub mod ipc;
 
 #[cfg(feature = "python")]
 mod python {
@@ -53,6 +54,27 @@ mod python {
 
     fn strcol<'py>(py: Python<'py>, s: &StrCol) -> PyResult<(Bound<'py, PyBytes>, Bound<'py, PyBytes>)> {
         Ok((i32_bytes(py, &s.offsets)?, PyBytes::new(py, &s.data)))
+    }
+
+    /// A counter table as one Arrow IPC record-batch message (`crate::ipc`): record ids, ranks,
+    /// the integer counters, then the double counters, one column each.
+    fn counter_batch<'py>(py: Python<'py>, t: &decode::CounterTable) -> PyResult<Bound<'py, PyBytes>> {
+        let n = t.n;
+        let ncols = 2 + t.shape.nints + t.shape.nflts;
+        let (meta, body) = crate::ipc::batch_metadata(n, &vec![8; ncols]);
+        if t.ids.len() != n || t.ranks.len() != n || t.ints.len() != n * t.shape.nints || t.flts.len() != n * t.shape.nflts {
+            return Err(NativeDecodeError::new_err(("crash", "counter table columns of unequal lengths")));
+        }
+        PyBytes::new_with(py, meta.len() + body, |buf| {
+            let (head, rest) = buf.split_at_mut(meta.len());
+            head.copy_from_slice(&meta);
+            let values = t.ids.iter().chain(&t.ranks).chain(&t.ints).map(|x| x.to_le_bytes());
+            let values = values.chain(t.flts.iter().map(|x| x.to_le_bytes()));
+            for (d, v) in rest.chunks_exact_mut(8).zip(values) {
+                d.copy_from_slice(&v);
+            }
+            Ok(())
+        })
     }
 
     fn to_py_err(e: DecodeErr) -> PyErr {
@@ -196,7 +218,28 @@ mod python {
         out.set_item("n_names", log.names.len())?;
         out.set_item("name_ids", i64_bytes(py, &ids)?)?;
         out.set_item("names", strcol(py, &names)?)?;
-        out.set_item("name_mount", i32_bytes(py, &log.name_mount)?)?;
+        // each name's mount point and file system type (null: no mount), as string columns
+        let (mut mount_point, mut fs_type) = (StrCol::new(), StrCol::new());
+        let mut valid = vec![0u8; log.name_mount.len().div_ceil(8)];
+        let mut nulls = 0usize;
+        for (i, &m) in log.name_mount.iter().enumerate() {
+            let (p, t) = match usize::try_from(m).ok().and_then(|k| j.mounts.get(k)) {
+                Some((p, t)) => {
+                    valid[i / 8] |= 1 << (i % 8);
+                    (p.as_str(), t.as_str())
+                }
+                None => {
+                    nulls += 1;
+                    ("", "")
+                }
+            };
+            mount_point.push(p).map_err(to_py_err)?;
+            fs_type.push(t).map_err(to_py_err)?;
+        }
+        let valid = if nulls > 0 { Some(PyBytes::new(py, &valid)) } else { None };
+        out.set_item("name_mount_valid", valid)?;
+        out.set_item("name_mount_point", strcol(py, &mount_point)?)?;
+        out.set_item("name_fs_type", strcol(py, &fs_type)?)?;
 
         let mods = PyList::empty(py);
         for m in &log.modules {
@@ -211,10 +254,7 @@ mod python {
             d.set_item("n", t.n)?;
             d.set_item("nints", t.shape.nints)?;
             d.set_item("nflts", t.shape.nflts)?;
-            d.set_item("ids", i64_bytes(py, &t.ids)?)?;
-            d.set_item("ranks", i64_bytes(py, &t.ranks)?)?;
-            d.set_item("ints", i64_bytes(py, &t.ints)?)?;
-            d.set_item("flts", f64_bytes(py, &t.flts)?)?;
+            d.set_item("batch", counter_batch(py, t)?)?;
             tables.append(d)?;
         }
         out.set_item("counter_tables", tables)?;

@@ -47,6 +47,8 @@ const CHUNK: usize = 256 * 1024;
 /// One step of a streaming decompressor: (input used, output produced, stream ended).
 trait Inflater: Send {
     fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool), String>;
+    /// `step` into the spare capacity of `out` (appended, never zeroed first).
+    fn step_vec(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(usize, usize, bool), String>;
     fn restart(&mut self);
 }
 
@@ -55,6 +57,11 @@ impl Inflater for Zlib {
     fn step(&mut self, input: &[u8], out: &mut [u8]) -> Result<(usize, usize, bool), String> {
         let (i0, o0) = (self.0.total_in(), self.0.total_out());
         let st = self.0.decompress(input, out, flate2::FlushDecompress::None).map_err(|e| e.to_string())?;
+        Ok(((self.0.total_in() - i0) as usize, (self.0.total_out() - o0) as usize, st == flate2::Status::StreamEnd))
+    }
+    fn step_vec(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(usize, usize, bool), String> {
+        let (i0, o0) = (self.0.total_in(), self.0.total_out());
+        let st = self.0.decompress_vec(input, out, flate2::FlushDecompress::None).map_err(|e| e.to_string())?;
         Ok(((self.0.total_in() - i0) as usize, (self.0.total_out() - o0) as usize, st == flate2::Status::StreamEnd))
     }
     fn restart(&mut self) {
@@ -69,14 +76,20 @@ impl Inflater for Bz {
         let st = self.0.decompress(input, out).map_err(|e| e.to_string())?;
         Ok(((self.0.total_in() - i0) as usize, (self.0.total_out() - o0) as usize, st == bzip2::Status::StreamEnd))
     }
+    fn step_vec(&mut self, input: &[u8], out: &mut Vec<u8>) -> Result<(usize, usize, bool), String> {
+        let (i0, o0) = (self.0.total_in(), self.0.total_out());
+        let st = self.0.decompress_vec(input, out).map_err(|e| e.to_string())?;
+        Ok(((self.0.total_in() - i0) as usize, (self.0.total_out() - o0) as usize, st == bzip2::Status::StreamEnd))
+    }
     fn restart(&mut self) {
         self.0 = bzip2::Decompress::new(false);
     }
 }
 
 /// Decompresses concatenated streams until the input is used up (or `max_out` bytes are
-/// produced). The output grows in chunks, each zeroed once, and is charged to the budget
-/// before it is allocated, so a bomb stops at the budget.
+/// produced). The output grows in chunks written in place (never zeroed first: a Vec's
+/// capacity is exactly what was reserved), each charged to the budget before it is
+/// allocated, so a bomb stops at the budget.
 fn inflate_streams(
     z: &mut dyn Inflater,
     kind: &str,
@@ -86,36 +99,33 @@ fn inflate_streams(
     what: &str,
 ) -> Res<Vec<u8>> {
     let mut out: Vec<u8> = Vec::new();
-    let mut filled = 0usize;
     let mut pos = 0usize;
     let mut in_stream = false;
     let first = (input.len().saturating_mul(4)).clamp(4096, 16 << 20);
     loop {
         if let Some(m) = max_out {
-            if filled >= m {
+            if out.len() >= m {
                 out.truncate(m);
                 return Ok(out);
             }
         }
         if pos >= input.len() && !in_stream {
-            out.truncate(filled);
             return Ok(out);
         }
-        if filled == out.len() {
-            let grow = if out.is_empty() { first } else { CHUNK.max(out.len() / 2) };
+        if out.len() == out.capacity() {
+            let grow = if out.capacity() == 0 { first } else { CHUNK.max(out.capacity() / 2) };
             let grow = match max_out {
-                Some(m) => grow.min(m - filled),
+                Some(m) => grow.min(m - out.len()),
                 None => grow,
             };
             let grow = grow.min(budget.left.max(1));
-            out.resize(out.len() + grow, 0);
+            out.reserve_exact(grow);
         }
         let (used, produced, ended) = z
-            .step(&input[pos..], &mut out[filled..])
+            .step_vec(&input[pos..], &mut out)
             .map_err(|e| DecodeErr { kind: ErrKind::Corrupt, msg: format!("{what}: {kind} error: {e}") })?;
         budget.take(produced)?;
         pos += used;
-        filled += produced;
         in_stream = true;
         if ended {
             z.restart();

@@ -66,20 +66,30 @@ pub(super) fn decode_counter_module(
     notes: &mut Vec<String>,
 ) -> Res<CounterTable> {
     let size = shape.size();
-    let cap = buf.len() / size.clamp(16, 680) + 1;
-    let mut rows: Vec<u8> = Vec::with_capacity(cap.min(1 << 20) * size);
-    let mut cur = Cursor::new(buf);
-    let mut rec = Vec::with_capacity(size);
-    let mut n = 0usize;
-    while read_counter_record(&shape, ver, swap, &mut cur, &mut rec)? {
-        rows.extend_from_slice(&rec);
-        n += 1;
-    }
-    if cur.left() > 0 {
+    let copied: Vec<u8>;
+    let (rows, n, left): (&[u8], usize, usize) = if ver == shape.cur_ver && !swap {
+        // records already in the current layout and byte order: read in place (what
+        // `read_counter_record` would copy record by record, up to the last whole one)
+        let n = buf.len() / size;
+        (&buf[..n * size], n, buf.len() - n * size)
+    } else {
+        let cap = buf.len() / size.clamp(16, 680) + 1;
+        let mut rows: Vec<u8> = Vec::with_capacity(cap.min(1 << 20) * size);
+        let mut cur = Cursor::new(buf);
+        let mut rec = Vec::with_capacity(size);
+        let mut n = 0usize;
+        while read_counter_record(&shape, ver, swap, &mut cur, &mut rec)? {
+            rows.extend_from_slice(&rec);
+            n += 1;
+        }
+        copied = rows;
+        (&copied, n, cur.left())
+    };
+    if left > 0 {
         notes.push(format!(
             "{}: {} trailing bytes after the last whole record ignored",
             MODULE_NAMES[shape.module],
-            cur.left()
+            left
         ));
     }
     // transpose to columns
@@ -89,15 +99,27 @@ pub(super) fn decode_counter_module(
     let mut flts = vec![0f64; n * shape.nflts];
     let ib = 16 + 8 * shape.pre;
     let fb = ib + 8 * shape.nints;
-    for r in 0..n {
-        let row = &rows[r * size..(r + 1) * size];
+    for row in rows.chunks_exact(size) {
         ids.push(rd_u64(row, 0) as i64);
         ranks.push(rd_u64(row, 8) as i64);
+    }
+    // in blocks of rows, column by column within a block: the block's records stay in cache and
+    // each column is written in runs (a row at a time would touch every column's page per row)
+    const BLOCK: usize = 64;
+    for r0 in (0..n).step_by(BLOCK) {
+        let r1 = (r0 + BLOCK).min(n);
+        let block = &rows[r0 * size..r1 * size];
         for c in 0..shape.nints {
-            ints[c * n + r] = rd_u64(row, ib + 8 * c) as i64;
+            let col = &mut ints[c * n + r0..c * n + r1];
+            for (v, row) in col.iter_mut().zip(block.chunks_exact(size)) {
+                *v = rd_u64(row, ib + 8 * c) as i64;
+            }
         }
         for c in 0..shape.nflts {
-            flts[c * n + r] = f64::from_bits(rd_u64(row, fb + 8 * c));
+            let col = &mut flts[c * n + r0..c * n + r1];
+            for (v, row) in col.iter_mut().zip(block.chunks_exact(size)) {
+                *v = f64::from_bits(rd_u64(row, fb + 8 * c));
+            }
         }
     }
     Ok(CounterTable { module: shape.module, shape, n, ids, ranks, ints, flts })

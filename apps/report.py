@@ -246,6 +246,7 @@ class Report:
     efficiency: str | None = (
         None  # `efficiency_line`: measured against the lake model's expectation
     )
+    efficiency_facts: dict | None = None  # `efficiency_facts`: the same, as figures (JSON)
 
 
 SUSPECT_EXCLUDED = (
@@ -280,10 +281,11 @@ def _advice(reader: LakeReader, log_id: str) -> list[dict] | None:
     )
 
 
-def efficiency_line(reader: LakeReader, log_id: str) -> str | None:
-    """One sentence on the job's efficiency (gold/job_bandwidth_predictions.efficiency = measured /
-    expected throughput, from the newest per-job model version that scored it; docs/fleet.md), or
-    why there is none; None when no per-job model scored the job."""
+def efficiency_facts(reader: LakeReader, log_id: str) -> dict | None:
+    """The job's efficiency (gold/job_bandwidth_predictions.efficiency = measured / expected
+    throughput, from the newest per-job model version that scored it; docs/fleet.md) with what it
+    rests on, and `line`: one sentence on it, or on why there is none. None when no per-job
+    model scored the job."""
     rows = _latest(_rows(reader.read("job_bandwidth_predictions", log_id=log_id)))
     if not rows:
         return None
@@ -291,19 +293,39 @@ def efficiency_line(reader: LakeReader, log_id: str) -> str | None:
     model = f"{r['model_name']} v{r['model_version']}"
     eff = r.get("efficiency")
     if eff is not None:
-        return (
+        line = (
             f"This job got {eff:.2f} of what similar jobs on this file system get: "
             f"{num(r.get('throughput_mib_s'))} MiB/s measured, {num(r.get('predicted_throughput_mib_s'))} "
             f"MiB/s expected for its pattern on {r.get('tier') or '?'} ({model}, trained on this lake)."
         )
-    if r.get("training_origin") != "lake":
-        return (
+    elif r.get("training_origin") != "lake":
+        line = (
             f"No efficiency: the per-job model ({model}) was not trained on this lake's jobs, and "
             "against another machine's benchmark the ratio means nothing."
         )
-    return (
-        f"No efficiency: {model} has no expected throughput for this job's tier or no measured one."
-    )
+    else:
+        line = f"No efficiency: {model} has no expected throughput for this job's tier or no measured one."
+    return {
+        "efficiency": eff,
+        "measured_mib_s": r.get("throughput_mib_s"),
+        "expected_mib_s": r.get("predicted_throughput_mib_s"),
+        "tier": r.get("tier"),
+        "model_name": r["model_name"],
+        "model_version": str(r["model_version"]),
+        "training_origin": r.get("training_origin"),
+        "line": line,
+    }
+
+
+def efficiency_line(reader: LakeReader, log_id: str) -> str | None:
+    """`efficiency_facts`' sentence; None when no per-job model scored the job."""
+    facts = efficiency_facts(reader, log_id)
+    return None if facts is None else facts["line"]
+
+
+def _efficiency(reader: LakeReader, log_id: str) -> dict:
+    facts = efficiency_facts(reader, log_id)
+    return {"efficiency": facts and facts["line"], "efficiency_facts": facts}
 
 
 def capped(items: list, shown: int) -> tuple[list, int]:
@@ -859,7 +881,7 @@ def build(reader: LakeReader, log_id: str) -> Report:
         plan_provenance=plan_provenance,
         site=reader.site,
         sections=sections,
-        efficiency=efficiency_line(reader, log_id),
+        **_efficiency(reader, log_id),
     )
 
 
@@ -1252,6 +1274,7 @@ def to_json(report: Report) -> dict:
                 ],
             },
             "timeline": report.timeline_note,
+            "efficiency": report.efficiency_facts,
             "advice": None
             if report.advice is None
             else [

@@ -205,6 +205,7 @@ def test_json_summary_holds_the_same_facts_machine_readable():
         "findings",
         "covering_set",
         "timeline",
+        "efficiency",
         "advice",
         "advice_models",
         "site",
@@ -213,6 +214,7 @@ def test_json_summary_holds_the_same_facts_machine_readable():
         "plan",
         "notes",
     }
+    assert data["efficiency"] is None  # no per-job model scored this literal job
     assert [f["severity"] for f in data["findings"]] == ["high", "warn", "info"]
     assert data["findings"][0]["evidence"] == RANKS  # all of it, not capped
     assert data["findings"][0]["recommendation"] == CATALOG["stragglers"].recommendation

@@ -279,6 +279,14 @@ def test_report_says_the_efficiency(lake_run):
         f"This job got {p['efficiency']:.2f} of what similar jobs on this file system get"
     )
     assert f"(iolake-job-bandwidth v{p['model_version']}, trained on this lake)" in line
+    # --format json carries the same as figures
+    from apps.report import build, to_json
+
+    facts = to_json(build(LakeReader(lake_run["conf"]), "a3r4"))["efficiency"]
+    assert facts["efficiency"] == p["efficiency"] and facts["line"] == line
+    assert facts["measured_mib_s"] == p["throughput_mib_s"]
+    assert facts["expected_mib_s"] == p["predicted_throughput_mib_s"]
+    assert (facts["model_version"], facts["training_origin"]) == (str(p["model_version"]), "lake")
 
 
 def test_lake_enough_counts_keyed_applications():

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 
 from markupsafe import escape
 
@@ -215,6 +216,9 @@ def test_json_summary_holds_the_same_facts_machine_readable():
         "notes",
     }
     assert data["efficiency"] is None  # no per-job model scored this literal job
+    facts = {"efficiency": 0.31, "measured_mib_s": 31.0, "expected_mib_s": 100.0, "line": "…"}
+    with_eff = json.loads(json.dumps(to_json(replace(_report(), efficiency_facts=facts))))
+    assert with_eff["efficiency"] == facts
     assert [f["severity"] for f in data["findings"]] == ["high", "warn", "info"]
     assert data["findings"][0]["evidence"] == RANKS  # all of it, not capped
     assert data["findings"][0]["recommendation"] == CATALOG["stragglers"].recommendation

@@ -65,7 +65,7 @@ def _already_trained(exp_id: str, version, digest: str) -> bool:
     return len(runs) > 0
 
 
-def _trained_on_fewer(exp_id: str, table_id: str, digest: str) -> int | None:
+def _lake_rows_seen(exp_id: str, table_id: str, digest: str) -> int | None:
     """The lake rows (LAKE_ROWS_TAG) of the newest finished run of the experiment trained on the
     lake table `table_id` (any version) with this configuration; None when there is none."""
     import mlflow
@@ -94,7 +94,7 @@ def lake_growth_holds(ctx, table_id: str, rows_now: int) -> str | None:
         return None
     then = []
     for name in (conf.models.bandwidth_model, conf.models.job_bandwidth_model):
-        rows = _trained_on_fewer(tracking.experiment(conf, name), table_id, ctx.info.config_digest)
+        rows = _lake_rows_seen(tracking.experiment(conf, name), table_id, ctx.info.config_digest)
         if rows is None or rows_now >= rows * (1 + growth):
             return None
         then.append(rows)

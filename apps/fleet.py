@@ -918,7 +918,8 @@ def draw_runs(runs: pd.DataFrame, regs: list[dict], tags: list[dict] | None = No
     if not len(df):
         return None
     tags = tags or []
-    strip = 0.24 * len(tags) + (0.1 if tags else 0.0)  # inches under the plot for the tags
+    rows = 0.24 * len(tags)  # inches of the tag strip
+    strip = rows + (0.1 if tags else 0.0)  # and its gap to the plot
     height = 3.4 + strip
     fig = figure(10.5, height)
     bottom = 0.476 + strip  # the date labels' 0.476 in (0.14 of 3.4 in) under the lowest axes
@@ -990,7 +991,7 @@ def draw_runs(runs: pd.DataFrame, regs: list[dict], tags: list[dict] | None = No
     ax.grid(alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, frameon=False)
     if tags:
-        _tag_strip(fig, ax, runs, tags, 0.476 / height, (0.24 * len(tags)) / height)
+        _tag_strip(fig, ax, runs, tags, 0.476 / height, rows / height)
     return _png(fig)
 
 

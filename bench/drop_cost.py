@@ -38,15 +38,11 @@ import sys
 import time
 
 from bench.common import alternate, parser, result
+from jobs import fleet
 
 
 def checksum(df) -> tuple[int, int]:
     import pyspark.sql.functions as F
-    from pyspark.sql.types import MapType
-
-    for f in df.schema.fields:  # maps hash by their sorted entries (Spark will not hash a map)
-        if isinstance(f.dataType, MapType):
-            df = df.withColumn(f.name, F.to_json(F.array_sort(F.map_entries(f.name))))
 
     r = df.select(F.count(F.lit(1)), F.sum(F.xxhash64(*df.columns).cast("decimal(38,0)"))).first()
     return int(r[0]), int(r[1] or 0)
@@ -111,17 +107,18 @@ def spread_nights(spark, lake: str, before: str | None) -> int:
     return n
 
 
-MARTS = ("fleet_app_month", "fleet_tag_cost", "fleet_fs_day", "fleet_health", "fleet_drift")
+MARTS = tuple(  # the fleet stage's five marts, as jobs/fleet.py names them
+    t.split("/")[1]
+    for t in (fleet.APP_MONTH, fleet.TAG_COST, fleet.FS_DAY, fleet.HEALTH, fleet.DRIFT)
+)
 MOVING = {"updated_at", "runs", "failed_runs", "run_seconds"}  # see --fleet above
 
 
 def fleet_round(spark, conf, since: str | None) -> tuple[float, dict]:
     """Take the drop's logs (since given) or every log out of ops/fleet_done, run the fleet stage;
-    its seconds, and each mart's checksum without the moving columns."""
+    its seconds, and each mart's rows without the moving columns."""
     import pyspark.sql.functions as F
     from delta.tables import DeltaTable
-
-    from jobs import fleet
 
     lake = conf.lake.root
     done = DeltaTable.forPath(spark, f"{lake}/ops/fleet_done")

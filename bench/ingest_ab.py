@@ -1,13 +1,15 @@
 """The ingest stage of a base commit against this tree's, on the same corpus, in one run.
 
-    python -m bench.ingest_ab BASE_REV CORPUS [--rounds 2]
+    python -m bench.ingest_ab BASE_REV CORPUS [--rounds 2] [--base-conf DIR]
 
 BASE_REV is extracted from git into a scratch folder (`git archive`; the native decoder is the
 one installed, shared by both); each round ingests CORPUS into a fresh lake with each tree
 (`python -m jobs.ingest`, its own JVM, the tree's own conf/), alternating which goes first. It
 prints each run's decode seconds (the decode tasks: the work that is per log) and ingest stage
 seconds, then the best of each way and the ratios this / base. Check that the two trees' lakes
-hold the same rows with `python -m bench.compare_lakes`.
+hold the same rows with `python -m bench.compare_lakes`. BASE_REV `this` is this tree on both
+sides: with `--base-conf DIR` (a copy of conf/ with one setting changed, e.g.
+`ingest.commit_threads: 1`), the A/B of a setting rather than of a commit.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ DECODE = re.compile(r"^\[decode\] \d+/\d+ logs in ([0-9.]+) s")
 STAGE = re.compile(r"^\[ingest\] done in ([0-9.]+) s")
 
 
-def ingest(corpus: str, lake: Path, tree: Path = ROOT) -> dict:
+def ingest(corpus: str, lake: Path, tree: Path = ROOT, conf: Path | None = None) -> dict:
     """`python -m jobs.ingest` of the code and conf/ in `tree` in its own JVM: its wall, decode
     and stage seconds."""
     cmd = [
@@ -36,7 +38,7 @@ def ingest(corpus: str, lake: Path, tree: Path = ROOT) -> dict:
         "--lake",
         str(lake),
         "--conf-dir",
-        str(tree / "conf"),
+        str(conf or tree / "conf"),
     ]
     t0 = time.perf_counter()
     p = subprocess.run(cmd, env=tree_env(tree), capture_output=True, text=True, cwd=tree)
@@ -58,14 +60,17 @@ def main(argv=None) -> int:
     ap.add_argument("base", help="git revision of the base tree")
     ap.add_argument("corpus")
     ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--base-conf", type=Path, help="conf/ folder of the base side")
     args = ap.parse_args(argv)
     with scratch("ingest-ab") as work:
-        trees = {"base": checkout(args.base, work / "base"), "this": ROOT}
+        base = ROOT if args.base == "this" else checkout(args.base, work / "base")
+        trees = {"base": base, "this": ROOT}
+        confs = {"base": args.base_conf, "this": None}
         decode: dict[str, float] = {}
 
         def timed(way: str) -> tuple[float, dict]:
             lake = work / f"lake-{way}"
-            out = ingest(args.corpus, lake, trees[way])
+            out = ingest(args.corpus, lake, trees[way], confs[way])
             print(
                 f"  {way}: decode {out['decode']:.1f} s, ingest stage {out['stage']:.1f} s "
                 f"(wall {out['wall']:.1f} s)",

@@ -1,6 +1,8 @@
 """The whole `iolake run` at scale: seconds and peak RSS per stage, and the fit to 1,000,000 logs.
 
     python -m bench.pipeline_scale CORPUS --sizes 10000 100000 [--keep DIR] [--conf-dir DIR]
+    python -m bench.pipeline_scale CORPUS [CORPUS ...] --grow LAKE
+
 
 CORPUS is a folder of distinct Darshan logs in dNNNN/ sub-folders (`python -m bench.make_corpus`).
 For each size N, in one run of this script: `iolake run` of the first N logs (whole sub-folders
@@ -13,7 +15,11 @@ same figures).
 
 With two or more sizes it fits, per stage, seconds = fixed + per-log x N on the two largest
 sizes and extrapolates to 1,000,000 logs (what these 2 cores would take for one night's
-million). The figures are for this machine only; compare stages with each other, and runs
+million). With `--grow LAKE` each CORPUS is one step into a lake that already exists, the way
+a lake too big for one run is built (and the way a centre adds a night): the same per-stage
+table per step, with the logs the lake held before and after and its size on disk. A step
+that stops can be run again: logs already in the ledger are skipped. The figures are for this
+machine only; compare stages with each other, and runs
 with runs made the same way.
 """
 
@@ -85,9 +91,45 @@ def run_pipeline(
     return time.perf_counter() - t0, stages
 
 
+def lake_logs(lake: Path) -> int:
+    """Logs in the lake's ledger (`bronze/logs`), 0 for a lake that does not exist yet."""
+    if not (lake / "bronze" / "logs" / "_delta_log").is_dir():
+        return 0
+    from deltalake import DeltaTable
+
+    return DeltaTable(str(lake / "bronze" / "logs")).to_pyarrow_dataset().count_rows()
+
+
+def lake_bytes(lake: Path) -> int:
+    """Bytes of every file under the lake (logs, MLflow store and Spark's logs included)."""
+    return sum(p.stat().st_size for p in lake.rglob("*") if p.is_file())
+
+
+def grow(corpora: list[Path], lake: Path, conf_dir: Path | None) -> int:
+    """Each corpus as one `iolake run` step into `lake`: stage table, logs and bytes after it."""
+    for corpus in corpora:
+        before = lake_logs(lake)
+        print(f"== step {corpus} -> {lake} (holds {before:,} logs)", flush=True)
+        wall, stages = run_pipeline([str(corpus)], lake, conf_dir)
+        after = lake_logs(lake)
+        print("\n| stage | seconds | peak RSS driver / workers, MiB |\n|---|---|---|")
+        for name, secs, d, w in stages:
+            print(f"| {name} | {secs:,.1f} | {d / MIB:,.0f} / {w / MIB:,.0f} |")
+        size = lake_bytes(lake)
+        print(f"| wall, whole run | {wall:,.1f} | |", flush=True)
+        result(
+            "pipeline_scale",
+            f"step {corpus.name}: {after - before:,} new logs into a lake of {before:,} in "
+            f"{wall:,.0f} s ({(after - before) / wall:,.1f} logs/s); lake {after:,} logs, "
+            f"{size / MIB / 1024:,.2f} GiB",
+        )
+    return 0
+
+
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
-    ap.add_argument("corpus", type=Path)
+    ap.add_argument("corpus", type=Path, nargs="+", help="one corpus; with --grow, one per step")
+    ap.add_argument("--grow", type=Path, help="run each CORPUS as a step into this lake")
     ap.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     ap.add_argument(
         "--keep", type=Path, help="keep each lake here (DIR/lake-N) instead of deleting it"
@@ -96,6 +138,11 @@ def main(argv=None) -> int:
         "--conf-dir", type=Path, help="configuration folder for `iolake run` (default: conf/)"
     )
     args = ap.parse_args(argv)
+    if args.grow:
+        return grow(args.corpus, args.grow, args.conf_dir)
+    if len(args.corpus) > 1:
+        raise SystemExit("give one CORPUS (several only with --grow)")
+    args.corpus = args.corpus[0]
 
     scratch = Path(tempfile.mkdtemp(prefix="pipeline-scale-"))
     results: dict[int, tuple[float, list]] = {}

@@ -69,6 +69,7 @@ class IngestConf:
     rollups: bool = (
         True  # and its file records' counters rolled up over ranks (bronze/file_rollups)
     )
+    commit_threads: int = 4  # bronze tables gated and committed at once (1: one after another)
 
 
 @dataclass(frozen=True)

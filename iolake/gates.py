@@ -16,6 +16,7 @@ only here, and only when needed (it takes ~12 s and ~300 MB to import).
 from __future__ import annotations
 
 import logging
+import threading
 
 from schemas import Expectation, TableSpec
 
@@ -53,6 +54,9 @@ def suite_for(spec: TableSpec):
 
 
 _CONTEXT = {}
+# Ingest gates its tables in threads (`ingest.commit_threads`); Great Expectations' context is not
+# documented as thread-safe, so its creation and every validation through it hold this lock.
+_CONTEXT_LOCK = threading.RLock()
 
 
 def _context():
@@ -124,6 +128,11 @@ def unexpected_counts(spec: TableSpec, df) -> list[tuple[Expectation, int]]:
 
 def great_expectations_result(spec: TableSpec, df, sample_rows: int = 5):
     """Great Expectations' validation result of `spec`'s suite on a Spark or pandas DataFrame."""
+    with _CONTEXT_LOCK:
+        return _validate_with_ge(spec, df, sample_rows)
+
+
+def _validate_with_ge(spec: TableSpec, df, sample_rows: int):
     ctx = _context()
     is_spark = hasattr(df, "sparkSession")
     name = f"{spec.layer}_{spec.name}"

@@ -11,7 +11,8 @@ Writes: bronze/logs, jobs, files, posix, mpiio, stdio, h5f, h5d, pnetcdf_file, p
 3. Bin-pack the new logs by size into Spark tasks; each task decodes its logs (in a worker
    process when `ingest.isolate`), checks header sanity and writes one Parquet file per
    (bronze table, job_month) to LAKE/_staging/<run_id>/. Bad logs become ledger rows with a reason.
-4. Gate each table's staged rows (Great Expectations), then commit them exactly once: by default
+4. Gate each table's staged rows (Great Expectations), then commit them exactly once,
+   `ingest.commit_threads` tables at a time: by default
    the staged files themselves are added to the table (`ingest.commit: files`,
    `iolake/lake/files.py`), else an insert-only MERGE on (job_month, log_id) writes them again
    (`merge`); the ledger is merged last, so a log is "done" only with its rows.
@@ -174,24 +175,16 @@ def execute(ctx) -> dict:
     ]  # every decoded row's
 
     derive = derivers(conf)
+    commits = []
     for table in DECODED_TABLES:
-        spec = BRONZE[table]
         files = [f for f in staged if f"/{table}/" in f]
-        if not files:
-            if table in derive:  # no log of the batch had a row: the table exists all the same, or
-                ctx.ensure(
-                    f"bronze/{table}"
-                )  # its stage would take its absence for "recompute every log"
-            continue
-        rows = spark.read.schema(spec.struct).parquet(*files)
-        if conf.ingest.commit == "files":
-            # the batch's ids from the staged ledger: the files move into the table as they commit
-            ctx.write(
-                f"bronze/{table}", rows, mode="files", files=files, log_ids=ledger.select("log_id")
-            )
-        else:
-            ctx.write(f"bronze/{table}", rows, months=months)
-        faults.point(f"after-merge:{table}")
+        if files:
+            commits.append((table, files))
+        elif table in derive:  # no log of the batch had a row: the table exists all the same, or
+            ctx.ensure(
+                f"bronze/{table}"
+            )  # its stage would take its absence for "recompute every log"
+    commit_tables(ctx, commits, ledger.select("log_id"), months)
     ctx.write(LEDGER, ledger.drop("staged"))
 
     facts = ledger.select("status", "row_counts").collect()
@@ -205,6 +198,37 @@ def execute(ctx) -> dict:
     cleanup_staging(staging)
     echo(format_summary(summary))
     return summary
+
+
+def commit_tables(ctx, commits: list[tuple[str, list[str]]], log_ids, months: list[str]) -> None:
+    """Gate and commit each bronze table's staged files, `ingest.commit_threads` tables at a time.
+
+    The tables are independent Delta logs, so their commits need no order among them; each is
+    atomic and exactly once on its own (`iolake.lake.files`). What makes a log "done" is the
+    ledger, merged by the caller after every table here has committed. A table that fails raises
+    once the others have finished theirs (a re-run skips what they committed)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    spark, conf = ctx.spark, ctx.conf
+
+    def one(table: str, files: list[str]) -> None:
+        rows = spark.read.schema(BRONZE[table].struct).parquet(*files)
+        if conf.ingest.commit == "files":
+            # the batch's ids from the staged ledger: the files move into the table as they commit
+            ctx.write(f"bronze/{table}", rows, mode="files", files=files, log_ids=log_ids)
+        else:
+            ctx.write(f"bronze/{table}", rows, months=months)
+        faults.point(f"after-merge:{table}")
+
+    threads = max(1, min(conf.ingest.commit_threads, len(commits)))
+    if threads == 1:
+        for table, files in commits:
+            one(table, files)
+        return
+    with ThreadPoolExecutor(threads, thread_name_prefix="iolake-commit") as pool:
+        futures = [pool.submit(one, table, files) for table, files in commits]
+    for f in futures:
+        f.result()
 
 
 _run, main = entry_points("ingest")

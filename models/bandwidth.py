@@ -235,8 +235,9 @@ def app_scores(
         }
         row = {f"{k}_{m}": v[m] for k, v in got.items() for m in ("mdape_pct", "r2_log")}
         row["test_rows"] = len(te)
+        # a hash look-up: numpy's isin on object arrays compares every pair (test x train rows)
         row["test_apps_with_history"] = (
-            float(np.isin(apps[te], apps[tr]).mean()) if len(te) else 0.0
+            float(pd.Series(apps[te]).isin(set(apps[tr])).mean()) if len(te) else 0.0
         )
         per.append(row)
     if not per:

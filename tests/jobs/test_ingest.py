@@ -302,6 +302,23 @@ def test_ingest_killed_between_commits_then_rerun_equals_clean_run(spark, corpus
     _assert_same_tables(_frames(spark, lake), _frames(spark, clean_lake, ids))
 
 
+def test_tables_committed_one_at_a_time_equal_four_at_once(spark, corpus_lake, tmp_path):
+    """`ingest.commit_threads`: the module's lake committed its tables four at a time (the
+    default); one at a time gives the same rows, and the ledger the same logs."""
+    clean_lake, _ = corpus_lake
+    assert load_config("local").ingest.commit_threads == 4
+    inputs = [str(shared_path("darshan") / p) for p in SUBSET_A]
+    lake = tmp_path / "lake"
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(lake)}, "ingest": {"commit_threads": 1}}
+    )
+    assert conf.ingest.commit_threads == 1
+    run(spark, conf, inputs)
+    ids = _log_ids(spark, clean_lake, inputs)
+    assert ids and _log_ids(spark, lake, inputs) == ids
+    _assert_same_tables(_frames(spark, lake), _frames(spark, clean_lake, ids))
+
+
 def test_concurrent_ingests_of_overlapping_inputs_add_no_duplicates(spark, corpus_lake, tmp_path):
     root = shared_path("darshan")
     a = [str(root / p) for p in SUBSET_A]

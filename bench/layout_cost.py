@@ -24,11 +24,23 @@ of the process), `IOFrame.from_lake(LAKE, log_id=...)` (seconds in the process) 
 code of `--base-rev` (a `git archive` of it) and of this tree, alternating, best of `--rounds` —
 and a DuckDB count of the log's `bronze/io_ops` rows, the whole table registered (`WHERE log_id =
 ?`) against the documented month-pruned query (docs/querying.md), alternating in one process.
+
+    python -m bench.layout_cost WORK --ingest-ab CORPUS... [--base-rev REV] [--rounds-ingest 2]
+        [--task-max-logs N] [--lookups 3] [--rounds-reads 3]
+
+`--ingest-ab`: how the decode tasks' plan (`jobs/ingest.py` `plan_tasks`) lays out the staged
+files. Each round ingests CORPUS into a fresh lake under WORK with the code of `--base-rev` and of
+this tree (`python -m jobs.ingest`, a JVM each, the tree's own conf/ — with `ingest.task_max_logs`
+set to N in both when given), alternating which goes first; it prints the ingest seconds of each,
+then, on the last round's two lakes: the staged files per table-month and, for `--lookups` logs,
+how many of their month's files have a log_id min/max range that holds the log (what a point read
+opens), and then `--point-reads` with the base lake as LAKE and this tree's as OTHER_LAKE.
 """
 
 from __future__ import annotations
 
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -275,6 +287,132 @@ def duckdb_seconds(
     return best["whole"], best["pruned"], counts.pop()
 
 
+INGEST_DONE = re.compile(r"^\[ingest\] done in ([0-9.]+) s")
+TASKS = re.compile(r"over (\d+) task")
+
+
+def ingest_tree(tree: Path, inputs: list[str], lake: Path, conf_dir: Path) -> tuple[float, int]:
+    """`python -m jobs.ingest INPUTS` with `tree`'s code: (ingest stage seconds, decode tasks)."""
+    p = subprocess.run(
+        [sys.executable, "-m", "jobs.ingest", *inputs, "--lake", str(lake)]
+        + ["--conf-dir", str(conf_dir)],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env=tree_env(tree),
+    )
+    if p.returncode != 0:
+        raise SystemExit(f"ingest ({tree}) exited {p.returncode}:\n{(p.stdout + p.stderr)[-3000:]}")
+    seconds = [float(m.group(1)) for m in map(INGEST_DONE.match, p.stdout.splitlines()) if m]
+    tasks = [int(m.group(1)) for m in map(TASKS.search, p.stdout.splitlines()) if m]
+    if not seconds:
+        raise SystemExit(f"ingest ({tree}): no 'done in' line:\n{p.stdout[-3000:]}")
+    return seconds[-1], (tasks or [0])[-1]
+
+
+def conf_copy(tree: Path, into: Path, task_max_logs: int | None) -> Path:
+    """`tree`'s conf/ copied to `into`, with `ingest.task_max_logs` set when given."""
+    shutil.copytree(tree / "conf", into)
+    if task_max_logs:
+        base = into / "base.yaml"
+        text, n = re.subn(
+            r"^(\s+task_max_logs:\s*)\d+", rf"\g<1>{task_max_logs}", base.read_text(), flags=re.M
+        )
+        if n != 1:
+            raise SystemExit(f"{base}: no ingest.task_max_logs line to set")
+        base.write_text(text)
+    return into
+
+
+def layout_facts(lake: Path, log_ids: list[str], tables=("io_ops", "posix")) -> dict:
+    """Per table: (table-months, staged files, files per table-month, mean files a point read of
+    one of `log_ids` must open: those of its month whose log_id min/max range holds it)."""
+    from deltalake import DeltaTable
+
+    from iolake.lake import arrow
+    from schemas import TABLES
+
+    months = dict(
+        zip(*arrow.read(str(lake), TABLES["logs"], ["log_id", "job_month"]).to_pydict().values())
+    )
+    out = {}
+    for name in tables:
+        adds = DeltaTable(TABLES[name].path(str(lake))).get_add_actions(flatten=True)
+        rows = list(
+            zip(
+                adds.column("partition.job_month").to_pylist(),
+                adds.column("min.log_id").to_pylist(),
+                adds.column("max.log_id").to_pylist(),
+            )
+        )
+        per_month: dict[str, int] = {}
+        for m, _, _ in rows:
+            per_month[m] = per_month.get(m, 0) + 1
+        opened = [
+            sum(
+                1
+                for m, lo, hi in rows
+                if m == months[i] and (lo is None or hi is None or lo <= i <= hi)
+            )
+            for i in log_ids
+        ]
+        out[name] = (
+            len(per_month),
+            len(rows),
+            len(rows) / max(1, len(per_month)),
+            sum(opened) / max(1, len(opened)),
+        )
+    return out
+
+
+def ingest_ab(args) -> int:
+    """`--ingest-ab`: the base plan's lake against this tree's, ingest seconds and layout."""
+    from iolake.lake import arrow
+    from schemas import TABLES
+
+    work = args.lake
+    work.mkdir(parents=True, exist_ok=True)
+    trees = {"base": checkout(args.base_rev, work / "tree-base"), "this": ROOT}
+    confs = {k: conf_copy(t, work / f"conf-{k}", args.task_max_logs) for k, t in trees.items()}
+    lakes = {k: work / f"lake-{k}" for k in trees}
+    tasks: dict[str, int] = {}
+
+    def timed(name: str) -> tuple[float, int]:
+        shutil.rmtree(lakes[name], ignore_errors=True)
+        seconds, tasks[name] = ingest_tree(trees[name], args.corpus, lakes[name], confs[name])
+        print(f"  ingest {name}: {seconds:.1f} s, {tasks[name]} decode tasks", flush=True)
+        return seconds, tasks[name]
+
+    best, _ = alternate(args.rounds_ingest, timed)
+    print(
+        f"ingest best of {args.rounds_ingest}: base {best['base']:.1f} s, this "
+        f"{best['this']:.1f} s ({best['this'] / best['base']:.3f}x)",
+        flush=True,
+    )
+    ids = sorted(
+        arrow.read(str(lakes["base"]), TABLES["logs"], ["log_id"], pc_field_equals("status", "ok"))
+        .column("log_id")
+        .to_pylist()
+    )
+    random.Random(7).shuffle(ids)
+    sample = ids[: max(args.lookups, 200)]
+    facts = {k: layout_facts(lakes[k], sample) for k in lakes}
+    print(f"\n{'lake':<5} {'table':<7} {'months':>6} {'files':>6} {'per month':>9} {'opened':>7}")
+    for k, f in facts.items():
+        for t, (m, n, per, opened) in f.items():
+            print(f"{k:<5} {t:<7} {m:6d} {n:6d} {per:9.1f} {opened:7.2f}")
+    print(f"(opened: mean over {len(sample)} ok logs)\n", flush=True)
+    args.lake, args.other_lake, args.this_rev = lakes["base"], lakes["this"], None
+    args.rounds = args.rounds_reads
+    point_reads(args)
+    result(
+        "layout_cost",
+        f"ingest this/base {best['this'] / best['base']:.3f}x; io_ops files opened per point read "
+        f"{facts['base']['io_ops'][3]:.1f} -> {facts['this']['io_ops'][3]:.1f}",
+    )
+    return 0
+
+
 def pc_field_equals(column: str, value):
     import pyarrow.compute as pc
 
@@ -313,7 +451,19 @@ def main(argv=None) -> int:
         "layout of the same lake, e.g. a copy after `iolake maintain`)",
     )
     ap.add_argument("--rounds-reads", type=int, default=3, dest="rounds_reads")
+    ap.add_argument(
+        "--ingest-ab",
+        nargs="+",
+        dest="corpus",
+        metavar="CORPUS",
+        help="ingest CORPUS with --base-rev and this tree into two lakes under LAKE (a work folder), "
+        "alternating; then their layouts and point reads",
+    )
+    ap.add_argument("--rounds-ingest", type=int, default=2, dest="rounds_ingest")
+    ap.add_argument("--task-max-logs", type=int, help="--ingest-ab: ingest.task_max_logs in both")
     args = ap.parse_args(argv)
+    if args.corpus:
+        return ingest_ab(args)
     if args.point_reads:
         args.rounds = args.rounds_reads
         return point_reads(args)

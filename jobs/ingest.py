@@ -8,9 +8,10 @@ Writes: bronze/logs, jobs, files, posix, mpiio, stdio, h5f, h5d, pnetcdf_file, p
 
 1. List traces; drop those whose (uri, size, mtime) the ledger already holds (no read needed).
 2. Hash the rest in executors; drop content hashes the ledger holds, and duplicates.
-3. Bin-pack the new logs by size into Spark tasks; each task decodes its logs (in a worker
-   process when `ingest.isolate`), checks header sanity and writes one Parquet file per
-   (bronze table, job_month) to LAKE/_staging/<run_id>/. Bad logs become ledger rows with a reason.
+3. Cut the new logs, in log_id order, into Spark tasks of bounded bytes (run heaviest first);
+   each task decodes its logs (in a worker process when `ingest.isolate`), checks header sanity
+   and writes one Parquet file per (bronze table, job_month) to LAKE/_staging/<run_id>/. Bad
+   logs become ledger rows with a reason.
 4. Gate each table's staged rows (Great Expectations), then commit them exactly once,
    `ingest.commit_threads` tables at a time: by default
    the staged files themselves are added to the table (`ingest.commit: files`,
@@ -38,10 +39,14 @@ CANDIDATE_COLS = ("source_uri", "size_bytes", "mtime_ns", "kind")
 def plan_tasks(
     logs: list[dict], task_bytes: int, task_max_logs: int, min_tasks: int = 1
 ) -> list[list[dict]]:
-    """First-fit-decreasing bins of at most `task_bytes` bytes (or one big log) and `task_max_logs` logs.
+    """Consecutive runs of the logs in log_id order, of at most `task_bytes` bytes (or one big log)
+    and `task_max_logs` logs each, the heaviest bin first (decision 0037).
 
     The byte target shrinks so that there are at least `min_tasks` bins when there are that many
-    logs: a small nightly drop must still keep every core busy.
+    logs: a small nightly drop must still keep every core busy. A bin holds a narrow log_id range, so
+    its staged files' log_id min/max statistics let a point read of one log skip the other tasks'
+    files, and its rows are written in log_id order (row-group statistics skip too); Spark runs
+    the slices of `parallelize` in order, so the heaviest first keeps a big log from straggling.
     """
     total = sum(r["size_bytes"] for r in logs)
     if min_tasks > 1 and logs:
@@ -49,16 +54,15 @@ def plan_tasks(
         task_max_logs = max(1, min(task_max_logs, -(-len(logs) // min_tasks)))
     bins: list[list[dict]] = []
     loads: list[int] = []
-    for log in sorted(logs, key=lambda r: (-r["size_bytes"], r["source_uri"])):
-        for i, load in enumerate(loads):
-            if load + log["size_bytes"] <= task_bytes and len(bins[i]) < task_max_logs:
-                bins[i].append(log)
-                loads[i] += log["size_bytes"]
-                break
+    for log in sorted(logs, key=lambda r: (r["log_id"], r["source_uri"])):
+        if bins and loads[-1] + log["size_bytes"] <= task_bytes and len(bins[-1]) < task_max_logs:
+            bins[-1].append(log)
+            loads[-1] += log["size_bytes"]
         else:
             bins.append([log])
             loads.append(log["size_bytes"])
-    return bins
+    order = sorted(range(len(bins)), key=lambda i: (-loads[i], i))
+    return [bins[i] for i in order]
 
 
 def _candidates_df(spark, traces: list[TraceFile]):

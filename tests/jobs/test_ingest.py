@@ -96,19 +96,68 @@ def corpus_lake(spark, tmp_path_factory):
     return lake, summary
 
 
-def test_plan_tasks_bin_packs_by_size():
-    logs = [
-        {"source_uri": f"f{i}", "size_bytes": s} for i, s in enumerate([90, 60, 50, 40, 10, 500])
-    ]
+def test_plan_tasks_cuts_log_id_order_heaviest_first():
+    """Decision 0037: consecutive log_id runs under the byte and log limits, heaviest bin first.
+    Hand-cut: in log_id order a90 | b60 | c50+d40 (e would make 3 logs) | e10 | f500 (alone)."""
+    sizes = {"c": 50, "f": 500, "a": 90, "e": 10, "b": 60, "d": 40}
+    logs = [{"log_id": i, "source_uri": f"u{i}", "size_bytes": s} for i, s in sizes.items()]
     bins = plan_tasks(logs, task_bytes=100, task_max_logs=2)
-    assert sorted(len(b) for b in bins) == [1, 1, 2, 2]
-    assert all(sum(x["size_bytes"] for x in b) <= 100 or len(b) == 1 for b in bins)
-    assert sorted(x["source_uri"] for b in bins for x in b) == sorted(x["source_uri"] for x in logs)
-    # a small batch is still spread over at least `min_tasks` tasks
-    small = [{"source_uri": f"s{i}", "size_bytes": 10} for i in range(8)]
+    # loads 500, 90, 90, 60, 10: the two 90s in log_id order
+    assert [[x["log_id"] for x in b] for b in bins] == [["f"], ["a"], ["c", "d"], ["b"], ["e"]]
+    # a small batch is still spread over at least `min_tasks` tasks, in consecutive runs
+    small = [
+        {"log_id": f"{i:02d}", "source_uri": f"s{i}", "size_bytes": 10}
+        for i in (7, 3, 0, 5, 1, 6, 2, 4)
+    ]
     assert len(plan_tasks(small, task_bytes=10**9, task_max_logs=2000)) == 1
     spread = plan_tasks(small, task_bytes=10**9, task_max_logs=2000, min_tasks=4)
-    assert len(spread) == 4 and sorted(len(b) for b in spread) == [2, 2, 2, 2]
+    assert [[x["log_id"] for x in b] for b in spread] == [
+        ["00", "01"],
+        ["02", "03"],
+        ["04", "05"],
+        ["06", "07"],
+    ]
+
+
+@pytest.mark.parametrize(
+    ("task_bytes", "task_max_logs", "min_tasks"),
+    [(10**9, 2000, 1), (2**20, 2000, 1), (2**20, 7, 1), (10**9, 2000, 4), (2**18, 50, 16)],
+)
+def test_plan_tasks_bins_are_consecutive_bounded_and_lose_no_log(
+    task_bytes, task_max_logs, min_tasks
+):
+    import hashlib
+    import random
+
+    rng = random.Random(task_bytes + task_max_logs + min_tasks)
+    logs = [
+        {
+            "log_id": hashlib.sha256(str(k).encode()).hexdigest(),
+            "source_uri": f"f{k}",
+            "size_bytes": int(10 ** rng.uniform(2, 6.5)),  # 100 B to about 3 MiB
+        }
+        for k in range(500)
+    ]
+    bins = plan_tasks(logs, task_bytes, task_max_logs, min_tasks)
+    loads = [sum(x["size_bytes"] for x in b) for b in bins]
+    assert loads == sorted(loads, reverse=True)  # the heaviest task first
+    assert sorted(x["log_id"] for b in bins for x in b) == sorted(x["log_id"] for x in logs)
+    ranges = sorted((min(x["log_id"] for x in b), max(x["log_id"] for x in b)) for b in bins)
+    assert all(hi < lo for (_, hi), (lo, _) in zip(ranges, ranges[1:]))  # disjoint runs
+    assert all([x["log_id"] for x in b] == sorted(x["log_id"] for x in b) for b in bins)
+    assert len(bins) >= min_tasks
+    total = sum(x["size_bytes"] for x in logs)
+    cap_bytes = min(task_bytes, -(-total // min_tasks))  # the min_tasks rule, as documented
+    cap_logs = min(task_max_logs, -(-len(logs) // min_tasks))
+    for b, load in zip(bins, loads):
+        assert len(b) <= cap_logs and (load <= cap_bytes or len(b) == 1)
+    # each bin is as long as the limits allow: the next log in log_id order would break one
+    order = sorted(logs, key=lambda x: x["log_id"])
+    after = {x["log_id"]: y for x, y in zip(order, order[1:])}
+    for b, load in zip(bins, loads):
+        nxt = after.get(b[-1]["log_id"])
+        if nxt is not None:
+            assert len(b) == cap_logs or load + nxt["size_bytes"] > cap_bytes
 
 
 def _expected(row: dict, decoder: str) -> tuple[set, str | None]:
@@ -262,6 +311,46 @@ def test_ingest_commits_touch_only_the_batch_months(spark, corpus_lake):
         in_table = {r.job_month for r in df.select("job_month").distinct().collect()}
         assert in_table == months and months <= ledger_months, (name, months, in_table)
         assert sum(json.loads(a["stats"])["numRecords"] for a in adds) == df.count(), name
+
+
+def test_point_read_of_one_log_opens_one_staged_file_per_table(spark, corpus_lake):
+    """Decision 0037: the decode tasks take consecutive log_id runs and write their logs in log_id
+    order, so the staged files of a table-month that hold several logs cover disjoint log_id ranges:
+    a log lies in the min/max range (the add action's statistics) of at most one of them, plus its
+    own file when its io_ops were streamed (a file of that log alone), however many tasks ran."""
+    import json
+
+    lake, summary = corpus_lake
+    assert summary["tasks"] >= 4  # min_tasks: 2 x the cores of local[2]
+    busiest = 0
+    for name in ("posix", "io_ops", "files"):
+        spec = BRONZE[name]
+        adds = [
+            json.loads(line)["add"]
+            for f in sorted(Path(spec.path(str(lake)), "_delta_log").glob("*.json"))
+            for line in f.read_text().splitlines()
+            if '"add"' in line
+        ]
+        ranges = [
+            (
+                a["partitionValues"]["job_month"],
+                json.loads(a["stats"])["minValues"]["log_id"],
+                json.loads(a["stats"])["maxValues"]["log_id"],
+            )
+            for a in adds
+        ]
+        per_month: dict = {}
+        for m, _, _ in ranges:
+            per_month[m] = per_month.get(m, 0) + 1
+        busiest = max(busiest, *per_month.values())
+        logs = read_table(spark, spec, str(lake)).select("log_id", "job_month").distinct()
+        for r in logs.collect():
+            covering = [
+                (lo, hi) for m, lo, hi in ranges if m == r.job_month and lo <= r.log_id <= hi
+            ]
+            shared = [c for c in covering if c[0] < c[1]]
+            assert 1 <= len(covering) <= 2 and len(shared) <= 1, (name, r.log_id, covering)
+    assert busiest >= 2  # some table-month has several files a point read can now skip
 
 
 def _ingest_cmd(lake: Path, inputs: list[str]) -> list[str]:

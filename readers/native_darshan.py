@@ -184,23 +184,37 @@ def _heatmap_table(t: dict, names: dict[int, str]) -> pa.Table:
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
+def _names_by_index(t: dict, key: str, names: list[str], typ: pa.DataType) -> pa.Array:
+    """An io_ops string column from an extension built before 0038 (index buffers, gathered
+    here), so that a checkout whose extension is not yet rebuilt still decodes."""
+    return pa.array(names, pa.string()).take(
+        pa.Array.from_buffers(typ, t["n"], [None, pa.py_buffer(t[key])])
+    )
+
+
 def _io_ops_arrays(t: dict) -> list[pa.Array]:
     """The io_ops columns (in schema order) of one native io_ops dict."""
     n = t["n"]
     schema = _schema("io_ops")
+    if "source_str" in t:
+        source, op, host = (_strings(t[k], n) for k in ("source_str", "op_str", "host_str"))
+    else:
+        source = _names_by_index(t, "source", ["DXT_POSIX", "DXT_MPIIO"], pa.uint8())
+        op = _names_by_index(t, "op", ["write", "read"], pa.uint8())
+        host = _names_by_index(t, "host_idx", t["hostnames"], pa.int32())
     cols = {
-        "source": _strings(t["source_str"], n),
+        "source": source,
         "record_id": _i64(t["record_id"], n),
         "rank": _i64(t["rank"], n),
         "seq": _i64(t["seq"], n),
-        "op": _strings(t["op_str"], n),
+        "op": op,
         "func": pa.nulls(n, pa.string()),
         "offset": _i64(t["offset"], n),
         "length": _i64(t["length"], n),
         "start_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["start"])]),
         "end_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["end"])]),
         "thread": pa.nulls(n, pa.int64()),
-        "hostname": _strings(t["host_str"], n),
+        "hostname": host,
     }
     return [cols[f.name] for f in schema]
 

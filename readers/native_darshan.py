@@ -16,6 +16,7 @@ charged to the 1 GiB in-memory cap but to their own (`ratio` x file size, and `s
 
 from __future__ import annotations
 
+import ctypes
 import os
 from collections.abc import Iterator
 from functools import cache, partial
@@ -95,11 +96,38 @@ def _native_error(err) -> DecodeError:
     return _ERRORS.get(kind, DecodeError)(msg)
 
 
+# glibc malloc's mallopt parameters (malloc.h) and the values set once a process decodes
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3
+_TRIM_THRESHOLD, _MMAP_THRESHOLD = 64 << 20, 16 << 20
+
+
+@cache
+def _keep_freed_memory() -> bool:
+    """Lets glibc keep freed memory for the next log instead of returning it to the kernel.
+
+    A decode allocates and frees megabytes of columns (Rust's, then Python's bytes); with glibc's
+    defaults (a trim threshold that follows the mmap one, from 128 KiB) much of it goes back to
+    the kernel each time, and the next log's pages are faulted in and zeroed anew. Fixed
+    thresholds (64 MiB kept at the heap top, mmap only over 16 MiB) make later logs reuse them
+    (docs/decisions/0038). Once per process; a no-op (False) off glibc.
+    """
+    try:
+        libc = ctypes.CDLL(None)
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    return bool(
+        mallopt(_M_MMAP_THRESHOLD, _MMAP_THRESHOLD) and mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD)
+    )
+
+
 def _decode_raw(data: bytes, **limits) -> dict:
     if _native is None:
         raise DecoderCrash(
             f"iolake_native is not installed (pip install ./native): {_IMPORT_ERROR}"
         )
+    _keep_freed_memory()
     try:
         return _native.decode_log(data, **limits)
     except _native.NativeDecodeError as err:
@@ -156,19 +184,24 @@ def _heatmap_table(t: dict, names: dict[int, str]) -> pa.Table:
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 
 
-_I64 = pa.int64()
-_SOURCES = pa.array(["DXT_POSIX", "DXT_MPIIO"], pa.string())
-_OPS = pa.array(["write", "read"], pa.string())
+def _names_by_index(t: dict, key: str, names: list[str], typ: pa.DataType) -> pa.Array:
+    """An io_ops string column from an extension built before 0038 (index buffers, gathered
+    here), so that a checkout whose extension is not yet rebuilt still decodes."""
+    return pa.array(names, pa.string()).take(
+        pa.Array.from_buffers(typ, t["n"], [None, pa.py_buffer(t[key])])
+    )
 
 
-def _io_ops_arrays(t: dict, hosts: pa.Array | None = None) -> list[pa.Array]:
-    """The io_ops columns (in schema order) of one native io_ops dict; `hosts`: its hostnames as an array."""
+def _io_ops_arrays(t: dict) -> list[pa.Array]:
+    """The io_ops columns (in schema order) of one native io_ops dict."""
     n = t["n"]
     schema = _schema("io_ops")
-    source = _SOURCES.take(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(t["source"])]))
-    op = _OPS.take(pa.Array.from_buffers(pa.uint8(), n, [None, pa.py_buffer(t["op"])]))
-    hosts = pa.array(t["hostnames"], pa.string()) if hosts is None else hosts
-    host = hosts.take(pa.Array.from_buffers(pa.int32(), n, [None, pa.py_buffer(t["host_idx"])]))
+    if "source_str" in t:
+        source, op, host = (_strings(t[k], n) for k in ("source_str", "op_str", "host_str"))
+    else:
+        source = _names_by_index(t, "source", ["DXT_POSIX", "DXT_MPIIO"], pa.uint8())
+        op = _names_by_index(t, "op", ["write", "read"], pa.uint8())
+        host = _names_by_index(t, "host_idx", t["hostnames"], pa.int32())
     cols = {
         "source": source,
         "record_id": _i64(t["record_id"], n),
@@ -197,7 +230,6 @@ def _io_ops_stream(
     at a time; one empty batch when they hold no rows."""
     stream = _native.DxtStream(data, comp_type, swapped, parts, batch_rows)
     schema = _schema("io_ops")
-    hosts = pa.array([], pa.string())
     rows = 0
     while True:
         try:
@@ -206,10 +238,8 @@ def _io_ops_stream(
             raise _native_error(err) from None
         if t is None:
             break
-        if len(t["hostnames"]) != len(hosts):
-            hosts = pa.array(t["hostnames"], pa.string())
         rows += t["n"]
-        yield pa.RecordBatch.from_arrays(_io_ops_arrays(t, hosts), schema=schema)
+        yield pa.RecordBatch.from_arrays(_io_ops_arrays(t), schema=schema)
     if not rows:
         yield pa.RecordBatch.from_pylist([], schema=schema)
 
@@ -255,8 +285,7 @@ def _jobs_table(raw: dict) -> pa.Table:
         "log_ver": raw["version"],
         "mounts": [{"mount_point": p, "fs_type": t} for p, t in job["mounts"]],
     }
-    batch = pa.RecordBatch.from_struct_array(pa.array([row], _row_type("jobs")))
-    return pa.Table.from_batches([batch], schema=_schema("jobs"))
+    return pa.Table.from_struct_array(pa.array([row], _row_type("jobs")))
 
 
 def _names(raw: dict) -> dict[int, str]:
@@ -412,13 +441,20 @@ def _apmpi_table(t: dict) -> pa.Table:
     for col in ("variance_total_mpitime", "variance_total_mpisynctime"):
         v = hdr[4] if col == "variance_total_mpitime" else hdr[5]
         cols[col] = pa.nulls(m, pa.float64()) if v is None else pa.array(np.full(m, v))
+    validity: dict[bytes, pa.Buffer] = {}  # one bitmap per pattern of absent ops
     for flt, names, idx, absent in _apmpi_gather():
         # every column of one kind in one gather: (n, columns, ops) -> (columns, n * ops)
         values = (flts if flt else ints)[:, idx].transpose(1, 0, 2).reshape(len(names), m)
         typ = pa.float64() if flt else pa.int64()
         for k, col in enumerate(names):
-            mask = None if absent[k] is None else np.tile(absent[k], n)
-            cols[col] = pa.array(values[k], typ, mask=mask)
+            valid = None
+            if absent[k] is not None:
+                key = absent[k].tobytes()
+                if key not in validity:
+                    bits = np.packbits(~np.tile(absent[k], n), bitorder="little")
+                    validity[key] = pa.py_buffer(bits)
+                valid = validity[key]
+            cols[col] = pa.Array.from_buffers(typ, m, [valid, pa.py_buffer(values[k])])
     schema = _schema("apmpi")
     return pa.Table.from_arrays([cols[f.name] for f in schema], schema=schema)
 

@@ -9,6 +9,8 @@ use super::{corrupt, Res};
 pub(super) fn decode_dxt(src: u8, ver: u32, swap: bool, buf: &[u8], t: &mut IoOps, notes: &mut Vec<String>) -> Res<()> {
     let name = if src == 0 { "DXT_POSIX" } else { "DXT_MPIIO" };
     let mut cur = Cursor::new(buf);
+    // at most one row per 32 bytes of the region: room for them all at once, not by doubling
+    t.reserve(buf.len() / 32);
     let mut hosts: HashMap<Vec<u8>, u32> = t
         .hostnames
         .iter()
@@ -32,9 +34,7 @@ pub(super) fn decode_dxt(src: u8, ver: u32, swap: bool, buf: &[u8], t: &mut IoOp
         let segs = cur.take(nseg as usize * 32).unwrap_or(&[]);
         let hi = host_index(&mut hosts, &mut t.hostnames, host);
         let rec = SegRec { src, ver, swap, id, rank, wc: wc as u64, host: hi };
-        for (k, sb) in segs.chunks_exact(32).enumerate() {
-            rec.push(t, k as u64, sb);
-        }
+        rec.push_all(t, segs);
     }
     Ok(())
 }
@@ -63,6 +63,30 @@ pub(super) struct SegRec {
 }
 
 impl SegRec {
+    /// Appends the rows of every segment in `segs` (32 bytes each, from segment 0 on): what
+    /// `push` does segment by segment, a column at a time.
+    pub fn push_all(&self, t: &mut IoOps, segs: &[u8]) {
+        use std::iter::repeat_n;
+        let n = segs.len() / 32;
+        let wc = usize::try_from(self.wc).unwrap_or(usize::MAX).min(n);
+        let swap = self.swap;
+        t.source.extend(repeat_n(self.src, n));
+        t.record_id.extend(repeat_n(self.id, n));
+        t.rank.extend(repeat_n(self.rank, n));
+        t.seq.extend((0..wc as i64).chain(0..(n - wc) as i64));
+        t.op.extend(repeat_n(0u8, wc).chain(repeat_n(1u8, n - wc)));
+        // DXT_MPIIO version 1 did not record offsets
+        if self.src == 1 && self.ver == 1 {
+            t.offset.extend(repeat_n(-1i64, n));
+        } else {
+            t.offset.extend(segs.chunks_exact(32).map(|sb| word(sb, 0, swap) as i64));
+        }
+        t.length.extend(segs.chunks_exact(32).map(|sb| word(sb, 8, swap) as i64));
+        t.start.extend(segs.chunks_exact(32).map(|sb| f64::from_bits(word(sb, 16, swap))));
+        t.end.extend(segs.chunks_exact(32).map(|sb| f64::from_bits(word(sb, 24, swap))));
+        t.host_idx.extend(repeat_n(self.host, n));
+    }
+
     /// Appends the row of segment `k` (its 32 bytes `sb`) to `t`.
     pub fn push(&self, t: &mut IoOps, k: u64, sb: &[u8]) {
         let (op, seq) = if k < self.wc { (0u8, k as i64) } else { (1u8, (k - self.wc) as i64) };

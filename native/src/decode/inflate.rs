@@ -30,14 +30,37 @@ pub(super) fn inflate_region(
     budget: &mut Budget,
     what: &str,
 ) -> Res<Vec<u8>> {
+    let mut out = Vec::new();
+    inflate_region_into(comp, input, max_out, budget, what, &mut out)?;
+    Ok(out)
+}
+
+/// `inflate_region` into `out` (cleared first, its capacity reused: a decode inflates every
+/// region of a log, and log after log, into one buffer instead of freshly allocated ones, whose
+/// pages the kernel would fault in and zero each time; docs/decisions/0038).
+pub(super) fn inflate_region_into(
+    comp: u8,
+    input: &[u8],
+    max_out: Option<usize>,
+    budget: &mut Budget,
+    what: &str,
+    out: &mut Vec<u8>,
+) -> Res<()> {
+    out.clear();
+    if max_out.is_some() && out.capacity() > 0 {
+        // a reused buffer's spare capacity could take more than `max_out` bytes in one step (and
+        // charge them to the budget): a capped region gets a buffer sized as it grows
+        *out = Vec::new();
+    }
     match comp {
         2 => {
             let n = max_out.map_or(input.len(), |m| m.min(input.len()));
             budget.take(n)?;
-            Ok(input[..n].to_vec())
+            out.extend_from_slice(&input[..n]);
+            Ok(())
         }
-        0 => inflate_zlib(input, max_out, budget, what),
-        1 => inflate_bzip2(input, max_out, budget, what),
+        0 => inflate_streams(&mut Zlib(flate2::Decompress::new(true)), "zlib", input, max_out, budget, what, out),
+        1 => inflate_streams(&mut Bz(bzip2::Decompress::new(false)), "bzip2", input, max_out, budget, what, out),
         other => corrupt(format!("invalid compression type {other}")),
     }
 }
@@ -86,10 +109,10 @@ impl Inflater for Bz {
     }
 }
 
-/// Decompresses concatenated streams until the input is used up (or `max_out` bytes are
-/// produced). The output grows in chunks written in place (never zeroed first: a Vec's
-/// capacity is exactly what was reserved), each charged to the budget before it is
-/// allocated, so a bomb stops at the budget.
+/// Decompresses concatenated streams into `out` (empty, maybe with capacity) until the input
+/// is used up (or `max_out` bytes are produced). The output grows in chunks written in place
+/// (never zeroed first), each charged to the budget before it is allocated, so a bomb stops at
+/// the budget; with `max_out`, at most that many bytes are written.
 fn inflate_streams(
     z: &mut dyn Inflater,
     kind: &str,
@@ -97,8 +120,8 @@ fn inflate_streams(
     max_out: Option<usize>,
     budget: &mut Budget,
     what: &str,
-) -> Res<Vec<u8>> {
-    let mut out: Vec<u8> = Vec::new();
+    out: &mut Vec<u8>,
+) -> Res<()> {
     let mut pos = 0usize;
     let mut in_stream = false;
     let first = (input.len().saturating_mul(4)).clamp(4096, 16 << 20);
@@ -106,11 +129,11 @@ fn inflate_streams(
         if let Some(m) = max_out {
             if out.len() >= m {
                 out.truncate(m);
-                return Ok(out);
+                return Ok(());
             }
         }
         if pos >= input.len() && !in_stream {
-            return Ok(out);
+            return Ok(());
         }
         if out.len() == out.capacity() {
             let grow = if out.capacity() == 0 { first } else { CHUNK.max(out.capacity() / 2) };
@@ -122,8 +145,8 @@ fn inflate_streams(
             out.reserve_exact(grow);
         }
         let (used, produced, ended) = z
-            .step_vec(&input[pos..], &mut out)
-            .map_err(|e| DecodeErr { kind: ErrKind::Corrupt, msg: format!("{what}: {kind} error: {e}") })?;
+            .step_vec(&input[pos..], out)
+        .map_err(|e| DecodeErr { kind: ErrKind::Corrupt, msg: format!("{what}: {kind} error: {e}") })?;
         budget.take(produced)?;
         pos += used;
         in_stream = true;
@@ -137,14 +160,6 @@ fn inflate_streams(
             return corrupt(format!("{what}: {kind} stream makes no progress"));
         }
     }
-}
-
-fn inflate_zlib(input: &[u8], max_out: Option<usize>, budget: &mut Budget, what: &str) -> Res<Vec<u8>> {
-    inflate_streams(&mut Zlib(flate2::Decompress::new(true)), "zlib", input, max_out, budget, what)
-}
-
-fn inflate_bzip2(input: &[u8], max_out: Option<usize>, budget: &mut Budget, what: &str) -> Res<Vec<u8>> {
-    inflate_streams(&mut Bz(bzip2::Decompress::new(false)), "bzip2", input, max_out, budget, what)
 }
 
 /// The decompressed bytes of one region, a piece at a time, for regions too large to hold
@@ -204,6 +219,59 @@ impl RegionReader {
             if produced > 0 {
                 out.truncate(start + produced);
                 return Ok(produced);
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn zlib(raw: &[u8]) -> Vec<u8> {
+        use flate2::{write::ZlibEncoder, Compression};
+        use std::io::Write;
+        let mut e = ZlibEncoder::new(Vec::new(), Compression::fast());
+        e.write_all(raw).unwrap();
+        e.finish().unwrap()
+    }
+
+    /// A reused buffer (emptied, with spare capacity) gives what a fresh one gives: the bytes,
+    /// the `max_out` cut, the budget charged, and the errors.
+    #[test]
+    fn reused_buffer_equals_fresh() {
+        let raw: Vec<u8> = (0..300_000u32).flat_map(|i| (i % 251).to_le_bytes()).collect();
+        let mut two = zlib(&raw[..500_000]);
+        two.extend(zlib(&raw[500_000..]));
+        let mut buf = Vec::with_capacity(8 << 20);
+        buf.extend_from_slice(b"left over from an earlier region");
+        for comp in [0u8, 2] {
+            let input = if comp == 0 { two.clone() } else { raw.clone() };
+            for max_out in [None, Some(4096), Some(700_000)] {
+                for left in [usize::MAX, 1 << 20, 100] {
+                    let mut b1 = Budget { left };
+                    let fresh = inflate_region(comp, &input, max_out, &mut b1, "r");
+                    let mut b2 = Budget { left };
+                    let reused = inflate_region_into(comp, &input, max_out, &mut b2, "r", &mut buf);
+                    match fresh {
+                        Ok(v) => {
+                            reused.unwrap();
+                            assert_eq!(v, buf);
+                            assert_eq!(b1.left, b2.left);
+                        }
+                        Err(e) => {
+                            let r = reused.unwrap_err();
+                            assert_eq!((e.kind, e.msg), (r.kind, r.msg));
+                        }
+                    }
+                }
+            }
+            // a truncated stream is corrupt either way
+            if comp == 0 {
+                let cut = &two[..two.len() / 3];
+                let e1 = inflate_region(0, cut, None, &mut Budget { left: usize::MAX }, "r").unwrap_err();
+                let e2 = inflate_region_into(0, cut, None, &mut Budget { left: usize::MAX }, "r", &mut buf).unwrap_err();
+                assert_eq!((e1.kind, e1.msg), (e2.kind, e2.msg));
             }
         }
     }

@@ -53,7 +53,7 @@ use dxt::decode_dxt;
 use dxt_stream::scan_dxt;
 use header::{read_header, region};
 use heatmap::heatmap_table;
-use inflate::{inflate_region, Budget};
+use inflate::{inflate_region, inflate_region_into, Budget};
 use job::{decode_job, JOB_RECORD_SIZE};
 use lustre::lustre_table;
 use autoperf::{apmpi_table, apxc_table};
@@ -124,6 +124,26 @@ pub fn decode(data: &[u8], limits: Limits) -> Res<Log> {
 /// note, error and damage `decode` would give, nothing kept) and listed in `Log::dxt_parts`
 /// for a `DxtStream` to decode in batches; `Log::io_ops` then has no rows.
 pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) -> Res<Log> {
+    let mut buf = SCRATCH.with(|s| s.take());
+    let log = decode_into(data, limits, stream_dxt_over, &mut buf);
+    if buf.capacity() <= SCRATCH_KEEP {
+        SCRATCH.with(|s| s.replace(buf));
+    }
+    log
+}
+
+thread_local! {
+    /// The buffer every region of a decode is inflated into, kept (emptied) for the thread's
+    /// next decode: reused pages instead of fresh ones faulted in and zeroed by the kernel for
+    /// each region of each log (docs/decisions/0038).
+    static SCRATCH: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// A scratch buffer that grew past this is dropped after the decode, not kept for the next.
+const SCRATCH_KEEP: usize = 64 << 20;
+
+/// `decode_with`, inflating each region into `buf`.
+fn decode_into(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>, buf: &mut Vec<u8>) -> Res<Log> {
     let h = read_header(data)?;
     let mut notes: Vec<String> = Vec::new();
     let budget_total = limits.min_budget.max(limits.ratio.saturating_mul(data.len())).min(limits.hard_cap);
@@ -146,8 +166,8 @@ pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) ->
         Vec::new()
     } else {
         let reg = region(data, h.name_map, "name record")?;
-        let raw = inflate_region(h.comp_type, reg, None, &mut budget, "name record region")?;
-        decode_names(&h, &raw)?
+        inflate_region_into(h.comp_type, reg, None, &mut budget, "name record region", buf)?;
+        decode_names(&h, buf)?
     };
 
     let name_mount = resolve_mounts(&names, &job.mounts);
@@ -204,27 +224,28 @@ pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) ->
         let before = io_ops.as_ref().map(|t| (t.source.len(), t.hostnames.len()));
         let streamed = stream && (i == M_DXT_POSIX || i == M_DXT_MPIIO);
         let res = (|| -> Res<()> {
-            let raw = if ver_ok && !streamed {
+            let raw: &[u8] = if ver_ok && !streamed {
                 let reg = region(data, h.mod_map[i], &m.name)?;
-                inflate_region(h.comp_type, reg, None, &mut budget, &format!("{} region", m.name))?
+                inflate_region_into(h.comp_type, reg, None, &mut budget, &format!("{} region", m.name), buf)?;
+                buf
             } else {
-                Vec::new()
+                &[]
             };
             if let Some(shape) = counter_shape(i) {
                 let t = if ver_ok {
-                    decode_counter_module(shape, m.ver, h.swapped, &raw, &mut notes)?
+                    decode_counter_module(shape, m.ver, h.swapped, raw, &mut notes)?
                 } else {
                     CounterTable { module: i, shape, n: 0, ids: vec![], ranks: vec![], ints: vec![], flts: vec![] }
                 };
                 counter_tables.push(t);
             } else if i == M_LUSTRE {
-                lustre = Some(lustre_table(ver_ok, m.ver, h.swapped, &raw, &mut notes)?);
+                lustre = Some(lustre_table(ver_ok, m.ver, h.swapped, raw, &mut notes)?);
             } else if i == M_HEATMAP {
-                heatmap = Some(heatmap_table(ver_ok, h.swapped, &raw, &mut notes)?);
+                heatmap = Some(heatmap_table(ver_ok, h.swapped, raw, &mut notes)?);
             } else if i == M_APMPI {
-                apmpi = Some(apmpi_table(m.ver, h.swapped, &raw, &mut notes)?);
+                apmpi = Some(apmpi_table(m.ver, h.swapped, raw, &mut notes)?);
             } else if i == M_APXC {
-                apxc = Some(apxc_table(m.ver, h.swapped, &raw, &mut notes)?);
+                apxc = Some(apxc_table(m.ver, h.swapped, raw, &mut notes)?);
             } else {
                 let t = io_ops.get_or_insert_with(IoOps::default);
                 let src = if i == M_DXT_POSIX { 0 } else { 1 };
@@ -234,7 +255,7 @@ pub fn decode_with(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>) ->
                     let (off, len) = (h.mod_map[i].off, h.mod_map[i].len);
                     dxt_parts.push(DxtPart { src, ver: m.ver, off, len, out_len });
                 } else if ver_ok {
-                    decode_dxt(src, m.ver, h.swapped, &raw, t, &mut notes)?;
+                    decode_dxt(src, m.ver, h.swapped, raw, t, &mut notes)?;
                 }
             }
             Ok(())

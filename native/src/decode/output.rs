@@ -100,6 +100,20 @@ pub struct IoOps {
 }
 
 impl IoOps {
+    /// Room for `rows` more rows in every column.
+    pub fn reserve(&mut self, rows: usize) {
+        self.source.reserve(rows);
+        self.record_id.reserve(rows);
+        self.rank.reserve(rows);
+        self.seq.reserve(rows);
+        self.op.reserve(rows);
+        self.offset.reserve(rows);
+        self.length.reserve(rows);
+        self.start.reserve(rows);
+        self.end.reserve(rows);
+        self.host_idx.reserve(rows);
+    }
+
     /// Drops every row from `rows` on and every host name from `hosts` on (a damaged module's).
     pub fn truncate(&mut self, rows: usize, hosts: usize) {
         self.source.truncate(rows);

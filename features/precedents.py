@@ -227,6 +227,9 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' * (n != 1)}"
 
 
+_NO_RUNS: list[dict] = []  # the one empty bucket: `precedents` keys its memo on a bucket's id
+
+
 class _Buckets:
     """The runs `one` can use for a job and dimensions, found by look-up instead of a scan of the
     application's runs: those sharing the job's key parts (less the parts the dimensions move)
@@ -249,7 +252,7 @@ class _Buckets:
             for r in self.recs:
                 key = (tuple(r[p] for p in app), tuple(r[d] for d in others))
                 ix.setdefault(key, []).append(r)
-        return ix.get((tuple(j[p] for p in app), tuple(j[d] for d in others)), [])
+        return ix.get((tuple(j[p] for p in app), tuple(j[d] for d in others)), _NO_RUNS)
 
 
 def precedents(
@@ -272,13 +275,27 @@ def precedents(
     recs = [{k: (None if _null(v) else v) for k, v in r.items()} for r in runs.to_dict("records")]
     by_id = {r["log_id"]: r for r in recs}
     candidates = _Buckets(recs, key_parts)
+    # Within a bucket, `one` depends on the job only through its values of the dimensions (its
+    # own run never counts as a precedent: those differ from it there), so runs of one
+    # application with one setting share the answer: computed once per bucket and values.
+    memo: dict[tuple, dict] = {}
     out = []
     for a in asks.to_dict("records"):
         q = ask(a["kind"], a["item"], a.get("current"), a.get("advised"), tag_dimension)
         j = by_id.get(a["log_id"])
         if q is None or j is None:
             continue
-        p = one(candidates.of(j, q[0]), j, q[0], q[1], key_parts)
+        dims, target = q
+        bucket = candidates.of(j, dims)
+        key = (
+            id(bucket),
+            dims,
+            tuple(j[d] for d in dims),
+            tuple(target[d] for d in dims) if target else None,
+        )
+        if key not in memo:
+            memo[key] = one(bucket, j, dims, target, key_parts)
+        p = dict(memo[key])
         if p["precedent_speedup"] is None:
             continue
         n, b = p["precedent_runs"], p["baseline_runs"]

@@ -465,20 +465,29 @@ def find_regressions(
     wr = pd.concat(weather_runs, ignore_index=True)
     wr = wr[wr["known"] & wr["fs"].notna()]
     peers, dropped, weather = [], [], []
-    win = pd.Timedelta(seconds=weather_window_s)
+    win = pd.Timedelta(seconds=weather_window_s).value
+    # The peer runs of each (metric, fs) sorted by start: a flagged run's window is two binary
+    # searches, not a scan of every run of the lake (watch runs this on whole histories).
+    near = {}
+    for key, g in wr.groupby(["metric", "fs"], sort=False):
+        g = g.sort_values("start", kind="mergesort")
+        t = g["start"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[ns]")
+        near[key] = (
+            t.view("int64"),
+            g["app"].to_numpy(dtype=object),
+            g["dropped"].to_numpy(dtype=bool),
+        )
     for row in out.itertuples(index=False):
         if row.fs is None or (isinstance(row.fs, float) and math.isnan(row.fs)):
             peers.append(None), dropped.append(None), weather.append(None)
             continue
-        w = wr[
-            (wr["metric"] == row.metric)
-            & (wr["fs"] == row.fs)
-            & (wr["app"] != row.app)
-            & (wr["start"] >= row.start - win)
-            & (wr["start"] <= row.start + win)
-        ]
-        per_app = w.groupby("app")["dropped"].any()  # a peer dropped when any of its runs then did
-        n, k = len(per_app), int(per_app.sum())
+        t, apps, drop = near.get((row.metric, row.fs), (np.zeros(0, "int64"), (), ()))
+        at = row.start.value
+        lo, hi = np.searchsorted(t, at - win, "left"), np.searchsorted(t, at + win, "right")
+        # a peer dropped when any of its runs then did
+        seen = {a for a in apps[lo:hi] if a != row.app}
+        fell = {a for a, d in zip(apps[lo:hi], drop[lo:hi]) if d and a != row.app}
+        n, k = len(seen), len(fell)
         peers.append(n), dropped.append(k)
         weather.append(bool(n >= max(weather_min_peers, 1) and k >= weather_share * n and k > 0))
     out["weather_peers"], out["weather_dropped"], out["weather"] = peers, dropped, weather

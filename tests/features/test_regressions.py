@@ -204,6 +204,42 @@ def test_weather_when_peers_on_the_same_file_system_dropped_together():
     assert out.loc["d", "weather_peers"] == 2 and out.loc["d", "weather_dropped"] == 0
 
 
+def test_weather_window_look_up_equals_a_scan_of_every_peer_run():
+    """The weather counts come from each (metric, fs)'s runs sorted by start and a window found
+    by binary search; here they are counted again the plain way, peer run by peer run (every run
+    of another application on the flagged run's file system within the window, a peer dropped
+    when one of its runs there fell by weather_drop against its own trailing median), on 12
+    applications over 3 file systems with irregular start times and a shared slowdown."""
+    from features.regressions import normalize_history, trailing_change
+
+    rng = np.random.default_rng(7)
+    rows = []
+    for j in range(12):
+        t = 1_700_000_000 + np.cumsum(rng.integers(3600, 3 * 86400, 70))
+        v = wobbly(70) * rng.uniform(0.8, 1.2)
+        v[(t > t[0] + 60 * 86400) & (t < t[0] + 75 * 86400)] *= 0.45 if j % 3 else 1.0
+        v[rng.integers(0, 70, 4)] *= 0.3
+        fs = f"/scratch{j % 3}"
+        rows += [
+            {"app": f"a{j}", "start": int(s), "bandwidth_mib_s": x, "fs": fs} for s, x in zip(t, v)
+        ]
+    h = pd.DataFrame(rows)
+    out = flagged(h, ["cusum", "sma"])
+    assert len(out) > 10 and out["weather_dropped"].max() > 0 and out["weather"].any(), out
+    n = normalize_history(h, ["bandwidth_mib_s"])
+    runs = []
+    for app, g in n.groupby("app"):
+        ch = trailing_change(orient(g["bandwidth_mib_s"].to_numpy(), "lower"), P)
+        runs += [(app, f, s, c) for f, s, c in zip(g["fs"], g["start"], ch) if not np.isnan(c)]
+    win = pd.Timedelta(hours=6)
+    for r in out.itertuples():
+        near = [
+            (a, c) for a, f, s, c in runs if f == r.fs and a != r.app and abs(s - r.start) <= win
+        ]
+        assert r.weather_peers == len({a for a, _ in near}), r
+        assert r.weather_dropped == len({a for a, c in near if c <= -0.3}), r
+
+
 def test_no_file_system_no_weather():
     out = flagged(history({"a": step(60, 40, 0.4)}), ["cusum"])
     assert len(out) == 1 and out.iloc[0].weather is None

@@ -49,7 +49,7 @@ from iolake.runinfo import RunInfo
 MIN_LABELS = 10  # label groups (and, per tier, 2) for grouped splits to hold both tiers out
 MIN_JOBS = 20
 MIN_SPLIT_GROUPS = 5  # fewer (log-connected) split groups than this cannot be split 10 ways
-LAKE_ROWS_TAG = "iolake.lake_rows"  # rows of silver/file_features + job_features a model saw
+LAKE_ROWS_TAG = "iolake.lake_rows"  # rows a lake-trained model saw (feature tables, or labels)
 
 
 def _already_trained(exp_id: str, version, digest: str) -> bool:
@@ -83,24 +83,34 @@ def _lake_rows_seen(exp_id: str, table_id: str, digest: str) -> int | None:
     return int(runs[col].iloc[0])
 
 
-def lake_growth_holds(ctx, table_id: str, rows_now: int) -> str | None:
-    """`models.retrain_growth`: when both bandwidth models were last trained on this lake's own
-    tables and the tables have grown by less than that share of the rows they saw since, a line
-    saying so (the stage keeps the champions: no retraining for a night's drop); else None."""
+def lake_growth_holds(
+    ctx,
+    table_id: str,
+    rows_now: int,
+    models: tuple[str, ...] | None = None,
+    what: str = "bandwidth",
+) -> str | None:
+    """`models.retrain_growth`: when `models` (default: both bandwidth models) were last trained on
+    the lake table `table_id` and it has grown by less than that share of the rows they saw since,
+    a line saying so (the stage keeps the champions: no retraining for a night's drop); else None.
+    A new champion makes `score` predict every file of the lake again with it, so keeping it is
+    what keeps a night's scoring in proportion to the night."""
     from models import tracking
 
     conf, growth = ctx.conf, ctx.conf.models.retrain_growth
     if growth <= 0:
         return None
+    models = models or (conf.models.bandwidth_model, conf.models.job_bandwidth_model)
     then = []
-    for name in (conf.models.bandwidth_model, conf.models.job_bandwidth_model):
+    for name in models:
         rows = _lake_rows_seen(tracking.experiment(conf, name), table_id, ctx.info.config_digest)
         if rows is None or rows_now >= rows * (1 + growth):
             return None
         then.append(rows)
     base = min(then)
+    who = "models were" if len(models) > 1 else "model was"
     return (
-        f"[train] bandwidth: the lake's models were trained on {base:,} rows; the lake holds "
+        f"[train] {what}: the lake's {who} trained on {base:,} rows; the lake holds "
         f"{rows_now:,} ({(rows_now - base) / base:+.1%}), under models.retrain_growth "
         f"{growth:.0%}: kept, not retrained"
     )
@@ -152,8 +162,10 @@ def train_placement(
     reference: pd.DataFrame | None = None,
     echo=print,
     source_text: str | None = None,
+    lake_rows: int | None = None,
 ) -> dict:
-    """Compare `models.classifiers` on grouped splits, refit the best on every label, register it."""
+    """Compare `models.classifiers` on grouped splits, refit the best on every label, register it;
+    `lake_rows`: the label rows, recorded (LAKE_ROWS_TAG) when the labels come from the lake."""
     import mlflow
 
     from models import evaluation, placement, provenance, pyfunc, registry, tracking
@@ -220,6 +232,7 @@ def train_placement(
         "iolake.label_source": source,
         "iolake.training_source": f"gold/placement_labels from {source_text or source}",
         provenance.ORIGIN_TAG: provenance.origin_for(m, source != "lake"),
+        **({LAKE_ROWS_TAG: str(lake_rows)} if lake_rows is not None else {}),
     }
     t = time.monotonic()
     kept, trail = placement.eliminate_features("decision_tree", X, y, folds, seed=m.seed)
@@ -744,6 +757,12 @@ def _train_placement_stage(ctx, out: dict) -> None:
     source = ",".join(sorted(labels.label_source.unique()))
     reference = None
     if source == "lake":
+        held = lake_growth_holds(
+            ctx, lv.split("@")[0], len(labels), (conf.models.placement_model,), "placement"
+        )
+        if held:
+            echo(held)
+            return
         files = data_files(
             ctx.read("silver/file_features"), ctx.read("bronze/logs"), conf.models.label_formats
         )
@@ -779,7 +798,16 @@ def _train_placement_stage(ctx, out: dict) -> None:
             conf.models.benchmark_table or conf.models.default_benchmark or "?"
         )
     out["placement"] = train_placement(
-        labels, groups, conf, info, lv, source, reference, echo, text
+        labels,
+        groups,
+        conf,
+        info,
+        lv,
+        source,
+        reference,
+        echo,
+        text,
+        lake_rows=len(labels) if source == "lake" else None,
     )
 
 

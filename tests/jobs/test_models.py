@@ -145,6 +145,32 @@ def test_score_twice_adds_no_rows(spark, tmp_path):
     }
     assert tiers == {1: {"bb"}, 0: {"pfs"}}
 
+    # the next night: one more bb log of the same files, so labels are rewritten (a new table
+    # version, the same 12 label rows); under models.retrain_growth the placement champion is
+    # kept, and score predicts the night's 12 files only, not the lake's every file again
+    from iolake.lake import merge_new_logs
+    from schemas import BRONZE, SILVER
+
+    assert conf.models.retrain_growth == 0.1
+    merge_new_logs(
+        spark,
+        SILVER["file_features"],
+        str(lake),
+        frame(spark, "file_features", _ff_rows(12, "bb", "E", 2000.0, 300.0), log_id="E"),
+    )
+    merge_new_logs(spark, BRONZE["logs"], str(lake), _log(spark, "E"))
+    assert labels.run(spark, conf)["groups"] == 12
+    lines: list[str] = []
+    out = train.run(spark, conf, echo=lines.append)
+    assert "placement" not in out, lines
+    assert (
+        "[train] placement: the lake's model was trained on 12 rows; the lake holds 12 (+0.0%), "
+        "under models.retrain_growth 10%: kept, not retrained" in lines
+    ), lines
+    assert score.run(spark, conf)["placement"] == 12
+    preds = read_table(spark, GOLD["placement_predictions"], str(lake)).collect()
+    assert len(preds) == 60 and {r.model_version for r in preds} == {"1"}
+
 
 def test_score_signature_drift_names_missing_columns(spark):
     from jobs.score import SchemaDrift, check_columns

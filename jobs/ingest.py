@@ -184,10 +184,10 @@ def execute(ctx) -> dict:
         files = [f for f in staged if f"/{table}/" in f]
         if files:
             commits.append((table, files))
-        elif table in derive:  # no log of the batch had a row: the table exists all the same, or
-            ctx.ensure(
-                f"bronze/{table}"
-            )  # its stage would take its absence for "recompute every log"
+        elif table in derive:
+            # no log of the batch had a row: the table exists all the same, or its stage would
+            # take its absence for "recompute every log"
+            ctx.ensure(f"bronze/{table}")
     commit_tables(ctx, commits, ledger.select("log_id"), months)
     ctx.write(LEDGER, ledger.drop("staged"))
 

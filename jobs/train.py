@@ -740,7 +740,8 @@ def _train_placement_stage(ctx, out: dict) -> None:
             "on both tiers (set models.benchmark_table or models.default_benchmark); nothing to train"
         )
         return
-    lv = f"{_table_id(ctx.spark, ctx.spec(labels_t, 'input').path(conf.lake.root))}@{ctx.version(labels_t)}"
+    labels_id = _table_id(ctx.spark, ctx.spec(labels_t, "input").path(conf.lake.root))
+    lv = f"{labels_id}@{ctx.version(labels_t)}"
     exp = tracking.experiment(conf, conf.models.placement_model)
     if _already_trained(exp, lv, info.config_digest):
         echo(f"[train] placement: already trained on gold/placement_labels version {lv}")
@@ -758,7 +759,7 @@ def _train_placement_stage(ctx, out: dict) -> None:
     reference = None
     if source == "lake":
         held = lake_growth_holds(
-            ctx, lv.split("@")[0], len(labels), (conf.models.placement_model,), "placement"
+            ctx, labels_id, len(labels), (conf.models.placement_model,), "placement"
         )
         if held:
             echo(held)

@@ -87,6 +87,7 @@ class LakeReader:
         self.site = site.name if site is not None else None
         self._exists: dict[str, bool] = {}
         self._months: dict[str, dict[str, str | None]] = {}
+        self._logs: dict[tuple[str, str], pa.Table] = {}  # (table, log_id) -> every column
 
     def exists(self, name: str) -> bool:
         if name not in self._exists:
@@ -100,16 +101,10 @@ class LakeReader:
         no such table."""
         if not self.exists(name):
             return None
-        if log_id is not None:  # only the log's month partition (`arrow.read_logs`)
-            return arrow.read_logs(
-                self.lake,
-                TABLES[name],
-                log_id,
-                columns=columns,
-                filter=filter,
-                storage_options=self.storage_options,
-                months=self.months(log_id),
-            )
+        if log_id is not None:
+            rows = self.log_rows(name, log_id)
+            rows = rows if filter is None else rows.filter(filter)
+            return rows if columns is None else rows.select(columns)
         return arrow.read(
             self.lake,
             TABLES[name],
@@ -121,13 +116,42 @@ class LakeReader:
     def months(self, log_id: str) -> dict[str, str | None]:
         """{log_id: job_month} as bronze/logs holds it ({} when it does not), looked up once."""
         if log_id not in self._months:
-            self._months[log_id] = arrow.job_months(self.lake, [log_id], self.storage_options)
+            ledger = self.log_rows("logs", log_id) if self.exists("logs") else None
+            self._months[log_id] = (
+                {}
+                if ledger is None
+                else dict(zip(ledger["log_id"].to_pylist(), ledger["job_month"].to_pylist()))
+            )
         return self._months[log_id]
 
-    def ioframe(self, log_id: str):
-        from apps.analysis import IOFrame
+    def log_rows(self, name: str, log_id: str) -> pa.Table:
+        """Every column of the log's rows of an existing table, read once per report (only its
+        month partition: `arrow.read_logs`): the sections and the IOFrame share them, so no table
+        is read twice. One job's rows are few, except a large DXT trace's `io_ops`, which the
+        IOFrame reads whole anyway."""
+        key = (name, log_id)
+        if key not in self._logs:
+            self._logs[key] = arrow.read_logs(
+                self.lake,
+                TABLES[name],
+                log_id,
+                storage_options=self.storage_options,
+                months=self.months(log_id) if "job_month" in TABLES[name].partition_by else None,
+            )
+        return self._logs[key]
 
-        return IOFrame.from_lake(self.lake, log_id=log_id, storage_options=self.storage_options)
+    def ioframe(self, log_id: str):
+        """`IOFrame.from_lake(lake, log_id=...)`, from the rows this reader holds."""
+        from apps.analysis import IOFrame
+        from apps.analysis.frame import lake_tables
+
+        def read(name: str, columns: list[str] | None) -> pa.Table:
+            if not self.exists(name):  # as `arrow.read` gives a table not written yet
+                empty = TABLES[name].arrow_schema.empty_table()
+                return empty if columns is None else empty.select(columns)
+            return self.read(name, columns, log_id=log_id)
+
+        return IOFrame.from_tables(lake_tables(read))
 
 
 def _rows(t: pa.Table | None) -> list[dict]:

@@ -70,6 +70,7 @@ class IngestConf:
         True  # and its file records' counters rolled up over ranks (bronze/file_rollups)
     )
     commit_threads: int = 4  # bronze tables gated and committed at once (1: one after another)
+    row_group_rows: int = 131072  # rows per row group of a staged Parquet file (0: pyarrow's)
 
 
 @dataclass(frozen=True)

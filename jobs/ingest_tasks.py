@@ -403,6 +403,8 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
         ] = {}  # log_id -> ledger entry: the pending logs the `rules` derive for
         sizes: dict[str, int] = {}  # log_id -> bytes of its pending tables
         dec = _Decoder(conf)
+        # a point read of one log decodes only the row groups whose log_id statistics hold it
+        row_group_rows = conf.row_group_rows or None  # None: pyarrow's 1,048,576
 
         def uri(path: str) -> str:
             return path if "://" not in staging else f"{staging.split('://')[0]}://{path}"
@@ -412,7 +414,12 @@ def make_decode_partition(conf, staging: str, run_id: str, derive: dict | None =
             path = f"{folder}/part-{tag}-{len(staged):04d}.parquet"
             fs.create_dir(folder, recursive=True)
             meta = {STATS_KEY: arrow_stats(rows, _stats_columns(table)).encode()}
-            pq.write_table(rows.replace_schema_metadata(meta), path, filesystem=fs)
+            pq.write_table(
+                rows.replace_schema_metadata(meta),
+                path,
+                filesystem=fs,
+                row_group_size=row_group_rows,
+            )
             staged.append(uri(path))
 
         def flush():

@@ -173,6 +173,14 @@ def _columns(table: str) -> list[str] | None:
     }.get(table)
 
 
+def lake_tables(read) -> dict[str, pa.Table]:
+    """The lake tables an IOFrame is made of (`IOFrame.from_tables`' input), each read by
+    `read(name, columns)` (columns None: all) — `from_lake` reads them through delta-rs, and
+    `iolake report` through its reader, which keeps one log's rows per table for its other
+    sections."""
+    return {name: read(name, _columns(name)) for name in (*SOURCE_TABLES, "covering_sets")}
+
+
 def _typed(df: pd.DataFrame, columns: list[str]) -> pd.DataFrame:
     for c in columns:
         if c not in df.columns:
@@ -374,28 +382,27 @@ class IOFrame:
         ids = (
             [log_id] if isinstance(log_id, str) else (list(log_id) if log_id is not None else None)
         )
-        names = (*SOURCE_TABLES, "covering_sets")
         if ids is None:
-            tables = {
-                name: arrow.read(
-                    lake, TABLES[name], columns=_columns(name), storage_options=storage_options
+            return cls.from_tables(
+                lake_tables(
+                    lambda name, columns: arrow.read(
+                        lake, TABLES[name], columns=columns, storage_options=storage_options
+                    )
                 )
-                for name in names
-            }
-        else:  # the logs' months first (bronze/logs), then only those partitions
-            months = arrow.job_months(lake, ids, storage_options)
-            tables = {
-                name: arrow.read_logs(
+            )
+        months = arrow.job_months(lake, ids, storage_options)  # then only those partitions
+        return cls.from_tables(
+            lake_tables(
+                lambda name, columns: arrow.read_logs(
                     lake,
                     TABLES[name],
                     ids,
-                    columns=_columns(name),
+                    columns=columns,
                     storage_options=storage_options,
                     months=months,
                 )
-                for name in names
-            }
-        return cls.from_tables(tables)
+            )
+        )
 
     def __repr__(self) -> str:
         return (

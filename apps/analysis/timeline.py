@@ -216,12 +216,12 @@ def _matrix(
     ax.set_xlabel("time since job start (s)")
     ax.set_ylabel("rank" if g == 1 else f"rank ({g} ranks per row)")
     ax.set_xlim(float(edges[0]), float(edges[-1]))
-    # top: the time profile, summed over ranks
+    # top: the time profile, summed over ranks (one filled step patch per kind, not a bar per
+    # bin: the same picture for a fraction of the drawing)
     bottom = np.zeros(nbins)
-    widths = np.diff(edges)
     for kind, values in profile.items():
         colour = COLOURS.get(kind, "#555555")
-        top.bar(edges[:-1], values, width=widths, bottom=bottom, align="edge", color=colour)
+        top.stairs(bottom + values, edges, baseline=bottom, fill=True, color=colour, linewidth=0)
         bottom = bottom + values
     top.set_ylabel(profile_label, fontsize=8)
     top.tick_params(labelbottom=False, labelsize=8)
@@ -238,10 +238,14 @@ def _matrix(
     per = np.zeros(rows * g)
     per[:nranks] = per_rank
     per = per.reshape(rows, g)
-    y = np.arange(rows) * g
-    side.barh(y, per.max(axis=1), height=g, align="edge", color="#aeb6bf", label="largest")
+    y = np.arange(rows + 1) * g  # the rows' edges
+    side.stairs(
+        per.max(axis=1), y, orientation="horizontal", fill=True, color="#aeb6bf", label="largest"
+    )
     if g > 1:
-        side.barh(y, per.mean(axis=1), height=g, align="edge", color="#34495e", label="mean")
+        side.stairs(
+            per.mean(axis=1), y, orientation="horizontal", fill=True, color="#34495e", label="mean"
+        )
         side.legend(loc="lower right", fontsize=7, framealpha=0.8)
     side.set_xlabel(side_label, fontsize=8)
     # the side's scale on top, where no axis is: at the bottom it meets the time axis's labels

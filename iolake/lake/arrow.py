@@ -59,7 +59,9 @@ class UnreadableTable(RuntimeError):
 def root(lake) -> str:
     """The lake root as delta-rs takes it: a URI as given (`s3a://` as `s3://`), a local path
     made absolute."""
-    lake = os.fspath(getattr(lake, "root", lake))
+    if not isinstance(lake, (str, os.PathLike)):  # a LakeConf (a Path's `.root` is its anchor)
+        lake = lake.root
+    lake = os.fspath(lake)
     return objectstore.delta_rs_uri(lake) if "://" in lake else os.path.abspath(lake)
 
 

@@ -698,6 +698,20 @@ def _same(a: IOFrame, b: IOFrame) -> None:
 
 
 @pytest.mark.slow
+def test_report_reader_frame_equals_from_lake(lake):
+    """`iolake report` builds its IOFrame from the rows its sections read (`LakeReader.ioframe`):
+    the same frame as `IOFrame.from_lake`."""
+    from apps.report import LakeReader
+    from iolake.config import load_config
+
+    (log_id,) = IOFrame.from_darshan(DXT).log_ids
+    reader = LakeReader(load_config("local", overrides={"lake": {"root": str(lake)}}))
+    _same(reader.ioframe(log_id), IOFrame.from_lake(lake, log_id=log_id))
+    pd.testing.assert_frame_equal(
+        reader.ioframe(log_id).covering, IOFrame.from_lake(lake, log_id=log_id).covering
+    )
+
+
 def test_from_darshan_equals_from_lake(spark, lake):
     direct = IOFrame.from_darshan(DXT)
     (log_id,) = direct.log_ids

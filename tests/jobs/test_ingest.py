@@ -20,6 +20,7 @@ pytestmark = pytest.mark.slow
 
 # Subsets of the shared corpus for the subprocess tests: readable, partial, 2.x and bzip2 logs.
 SUBSET_A = ["darshan-logs/darshan_logs/release_logs", "converted-bzip2"]
+DXT_EXAMPLE = "darshan/darshan-util/pydarshan/darshan/examples/example_logs/dxt.darshan"
 SUBSET_B = [
     "converted-bzip2",
     "darshan-logs/darshan_logs/partial_data_stdio",
@@ -391,21 +392,51 @@ def test_ingest_killed_between_commits_then_rerun_equals_clean_run(spark, corpus
     _assert_same_tables(_frames(spark, lake), _frames(spark, clean_lake, ids))
 
 
-def test_tables_committed_one_at_a_time_equal_four_at_once(spark, corpus_lake, tmp_path):
-    """`ingest.commit_threads`: the module's lake committed its tables four at a time (the
-    default); one at a time gives the same rows, and the ledger the same logs."""
+def test_one_at_a_time_in_small_row_groups_equals_the_defaults(spark, corpus_lake, tmp_path):
+    """`ingest.commit_threads` and `ingest.row_group_rows`: the module's lake committed its
+    tables four at a time in row groups of 131,072 rows (the defaults); one table at a time in
+    row groups of 1,000 rows gives the same rows and the ledger the same logs, every staged file's
+    row groups hold at most 1,000 rows, and the rows of a log with 7,623 DXT segments (pydarshan's
+    `dxt.darshan`), read through delta-rs, are the same."""
+    import pandas as pd
+    import pyarrow.parquet as pq
+
+    from iolake.lake import arrow
+
     clean_lake, _ = corpus_lake
-    assert load_config("local").ingest.commit_threads == 4
-    inputs = [str(shared_path("darshan") / p) for p in SUBSET_A]
+    defaults = load_config("local").ingest
+    assert (defaults.commit_threads, defaults.row_group_rows) == (4, 131072)
+    inputs = [str(shared_path("darshan") / p) for p in [*SUBSET_A, DXT_EXAMPLE]]
     lake = tmp_path / "lake"
     conf = load_config(
-        "local", overrides={"lake": {"root": str(lake)}, "ingest": {"commit_threads": 1}}
+        "local",
+        overrides={
+            "lake": {"root": str(lake)},
+            "ingest": {"commit_threads": 1, "row_group_rows": 1000},
+        },
     )
-    assert conf.ingest.commit_threads == 1
+    assert (conf.ingest.commit_threads, conf.ingest.row_group_rows) == (1, 1000)
     run(spark, conf, inputs)
     ids = _log_ids(spark, clean_lake, inputs)
     assert ids and _log_ids(spark, lake, inputs) == ids
     _assert_same_tables(_frames(spark, lake), _frames(spark, clean_lake, ids))
+
+    groups = [
+        [f.metadata.row_group(i).num_rows for i in range(f.metadata.num_row_groups)]
+        for f in map(pq.ParquetFile, sorted((lake / "bronze" / "io_ops").rglob("*.parquet")))
+    ]
+    assert groups and max(max(g) for g in groups) <= 1000
+    assert any(len(g) > 1 for g in groups)  # the setting was applied, not merely never reached
+    counts = arrow.read(lake, BRONZE["io_ops"], ["log_id"]).to_pandas()["log_id"].value_counts()
+    biggest = counts.index[0]  # the log with the most rows: over several row groups
+    mine = arrow.read_logs(lake, BRONZE["io_ops"], biggest).to_pandas()
+    theirs = arrow.read_logs(clean_lake, BRONZE["io_ops"], biggest).to_pandas()
+    keys = [k for k in BRONZE["io_ops"].keys if k in mine.columns]
+    assert len(mine) > 1000
+    pd.testing.assert_frame_equal(
+        mine.sort_values(keys).reset_index(drop=True),
+        theirs.sort_values(keys).reset_index(drop=True),
+    )
 
 
 def test_concurrent_ingests_of_overlapping_inputs_add_no_duplicates(spark, corpus_lake, tmp_path):

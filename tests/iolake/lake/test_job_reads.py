@@ -163,6 +163,40 @@ def test_report_reader_reads_one_log_as_the_whole_table_did(lake, reader):
         assert _sorted(reader.read("io_ops", ["rank"], log_id=i)) == _sorted(old)
 
 
+def test_report_reader_filters_and_projects_the_rows_it_read_once(lake, reader, monkeypatch):
+    """The reader keeps each (table, log)'s rows: a second section's columns and filter give what
+    a read of the lake with them gives, without reading the lake again."""
+    calls = []
+    read_logs = arrow.read_logs
+    monkeypatch.setattr(
+        arrow, "read_logs", lambda *a, **k: calls.append(a[1].name) or read_logs(*a, **k)
+    )
+    fresh = LakeReader(load_config("local", overrides={"lake": {"root": lake}}))
+    everything = fresh.read("io_ops", log_id=A)
+    ranked = fresh.read("io_ops", ["rank", "log_id"], log_id=A, filter=pc.field("rank") == 0)
+    want = arrow.read(
+        lake,
+        TABLES["io_ops"],
+        ["rank", "log_id"],
+        (pc.field("log_id") == A) & (pc.field("rank") == 0),
+    )
+    assert ranked.schema == want.schema and _sorted(ranked) == _sorted(want)
+    assert 0 < ranked.num_rows < everything.num_rows
+    assert calls.count("io_ops") == 1
+
+
+def test_a_lake_given_as_a_path_or_its_conf_reads_its_folder(lake):
+    """A pathlib.Path names the folder (its `.root` attribute is only its anchor, "/"); a
+    LakeConf names its root."""
+    from pathlib import Path
+
+    conf = load_config("local", overrides={"lake": {"root": lake}}).lake
+    want = arrow.read(lake, TABLES["io_ops"]).num_rows
+    assert want and arrow.read(Path(lake), TABLES["io_ops"]).num_rows == want
+    assert arrow.read(conf, TABLES["io_ops"]).num_rows == want
+    assert arrow.root(Path(lake)) == arrow.root(conf) == arrow.root(lake)
+
+
 @pytest.mark.parametrize(
     "query, log_id",
     [(A, A), ("aa11", A), ("AA11 ", A), ("c0f", C), (D[:20], D), ("4242", D), ("ff00", X)],

@@ -29,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -75,6 +76,34 @@ def iolake_cmd(*args: str) -> list[str]:
 def tree_env(tree: Path) -> dict:
     """The environment of a child that runs the code of `tree` (this one or a `checkout`)."""
     return dict(os.environ, PYTHONPATH=str(tree))
+
+
+INGEST_DECODE = re.compile(r"^\[decode\] \d+/\d+ logs in ([0-9.]+) s")
+INGEST_TASKS = re.compile(r"over (\d+) task")
+
+
+def ingest_run(inputs: list[str], lake: Path, tree: Path = ROOT, conf: Path | None = None) -> dict:
+    """`python -m jobs.ingest INPUTS --lake LAKE` with the code of `tree` and its conf/ (or
+    `conf`), in its own JVM: {wall, decode, stage (seconds), tasks (decode tasks)}; exits naming
+    the tree when the ingest fails or prints no `[ingest] done in` line."""
+    cmd = [sys.executable, "-m", "jobs.ingest", *inputs, "--lake", str(lake)]
+    cmd += ["--conf-dir", str(conf or tree / "conf")]
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, env=tree_env(tree), capture_output=True, text=True, cwd=tree)
+    wall = time.perf_counter() - t0
+    if p.returncode != 0:
+        raise SystemExit(f"ingest ({tree}) exited {p.returncode}:\n{(p.stdout + p.stderr)[-3000:]}")
+    out = {"wall": wall, "decode": None, "stage": None, "tasks": 0}
+    for line in p.stdout.splitlines():
+        if (m := INGEST_DECODE.match(line)) is not None:
+            out["decode"] = float(m.group(1))
+        elif (m := STAGE_DONE.match(line)) is not None and m.group(1) == "ingest":
+            out["stage"] = float(m.group(2))
+        if (m := INGEST_TASKS.search(line)) is not None:
+            out["tasks"] = int(m.group(1))
+    if out["stage"] is None:
+        raise SystemExit(f"ingest ({tree}): no '[ingest] done in' line:\n{p.stdout[-3000:]}")
+    return out
 
 
 def parser(module: str, doc: str) -> argparse.ArgumentParser:

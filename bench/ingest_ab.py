@@ -14,45 +14,11 @@ sides: with `--base-conf DIR` (a copy of conf/ with one setting changed, e.g.
 
 from __future__ import annotations
 
-import re
 import shutil
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-from bench.common import ROOT, alternate, checkout, parser, result, scratch, tree_env
-
-DECODE = re.compile(r"^\[decode\] \d+/\d+ logs in ([0-9.]+) s")
-STAGE = re.compile(r"^\[ingest\] done in ([0-9.]+) s")
-
-
-def ingest(corpus: str, lake: Path, tree: Path = ROOT, conf: Path | None = None) -> dict:
-    """`python -m jobs.ingest` of the code and conf/ in `tree` in its own JVM: its wall, decode
-    and stage seconds."""
-    cmd = [
-        sys.executable,
-        "-m",
-        "jobs.ingest",
-        corpus,
-        "--lake",
-        str(lake),
-        "--conf-dir",
-        str(conf or tree / "conf"),
-    ]
-    t0 = time.perf_counter()
-    p = subprocess.run(cmd, env=tree_env(tree), capture_output=True, text=True, cwd=tree)
-    wall = time.perf_counter() - t0
-    if p.returncode != 0:
-        sys.stdout.write(p.stdout[-4000:] + p.stderr[-4000:])
-        raise SystemExit(f"ingest failed with exit code {p.returncode}")
-    out = {"wall": wall, "decode": None, "stage": None}
-    for line in p.stdout.splitlines():
-        if m := DECODE.match(line):
-            out["decode"] = float(m.group(1))
-        elif m := STAGE.match(line):
-            out["stage"] = float(m.group(1))
-    return out
+from bench.common import ROOT, alternate, checkout, ingest_run, parser, result, scratch
 
 
 def main(argv=None) -> int:
@@ -70,7 +36,7 @@ def main(argv=None) -> int:
 
         def timed(way: str) -> tuple[float, dict]:
             lake = work / f"lake-{way}"
-            out = ingest(args.corpus, lake, trees[way], confs[way])
+            out = ingest_run([args.corpus], lake, trees[way], confs[way])
             print(
                 f"  {way}: decode {out['decode']:.1f} s, ingest stage {out['stage']:.1f} s "
                 f"(wall {out['wall']:.1f} s)",

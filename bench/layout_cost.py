@@ -53,6 +53,7 @@ from bench.common import (
     STAGE_DONE,
     alternate,
     checkout,
+    ingest_run,
     iolake_cmd,
     parser,
     result,
@@ -287,29 +288,6 @@ def duckdb_seconds(
     return best["whole"], best["pruned"], counts.pop()
 
 
-INGEST_DONE = re.compile(r"^\[ingest\] done in ([0-9.]+) s")
-TASKS = re.compile(r"over (\d+) task")
-
-
-def ingest_tree(tree: Path, inputs: list[str], lake: Path, conf_dir: Path) -> tuple[float, int]:
-    """`python -m jobs.ingest INPUTS` with `tree`'s code: (ingest stage seconds, decode tasks)."""
-    p = subprocess.run(
-        [sys.executable, "-m", "jobs.ingest", *inputs, "--lake", str(lake)]
-        + ["--conf-dir", str(conf_dir)],
-        capture_output=True,
-        text=True,
-        cwd=tree,
-        env=tree_env(tree),
-    )
-    if p.returncode != 0:
-        raise SystemExit(f"ingest ({tree}) exited {p.returncode}:\n{(p.stdout + p.stderr)[-3000:]}")
-    seconds = [float(m.group(1)) for m in map(INGEST_DONE.match, p.stdout.splitlines()) if m]
-    tasks = [int(m.group(1)) for m in map(TASKS.search, p.stdout.splitlines()) if m]
-    if not seconds:
-        raise SystemExit(f"ingest ({tree}): no 'done in' line:\n{p.stdout[-3000:]}")
-    return seconds[-1], (tasks or [0])[-1]
-
-
 def conf_copy(tree: Path, into: Path, task_max_logs: int | None) -> Path:
     """`tree`'s conf/ copied to `into`, with `ingest.task_max_logs` set when given."""
     shutil.copytree(tree / "conf", into)
@@ -379,7 +357,8 @@ def ingest_ab(args) -> int:
 
     def timed(name: str) -> tuple[float, int]:
         shutil.rmtree(lakes[name], ignore_errors=True)
-        seconds, tasks[name] = ingest_tree(trees[name], args.corpus, lakes[name], confs[name])
+        got = ingest_run(args.corpus, lakes[name], trees[name], confs[name])
+        seconds, tasks[name] = got["stage"], got["tasks"]
         print(f"  ingest {name}: {seconds:.1f} s, {tasks[name]} decode tasks", flush=True)
         return seconds, tasks[name]
 

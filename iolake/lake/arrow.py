@@ -10,7 +10,8 @@ same call reads a local folder or any URI delta-rs understands (s3://, gs://, ab
 How a table is read:
 - as a pyarrow dataset (`DeltaTable.to_pyarrow_dataset()`): `columns` and `filter` (a
   `pyarrow.compute` / `pyarrow.dataset` expression) are pushed into the scan, so partition
-  values and Parquet statistics prune files and row groups;
+  values and Parquet statistics prune files and row groups; a local table's files are read with
+  pyarrow's own LocalFileSystem, an object store's through delta-rs' file system handler;
 - through delta-rs' own engine (`DeltaTable.scan()`) when a dataset would return wrong rows:
   deletion vectors (rows deleted in place) and column mapping (renamed or dropped columns, which
   a dataset reads as nulls). `columns` are pushed into the engine; `filter` is applied to the
@@ -33,11 +34,13 @@ the month filter, as before (never fewer rows); a quarantined log (no month) has
 from __future__ import annotations
 
 import os
+from urllib.parse import unquote
 
 import deltalake
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.dataset as ds
+import pyarrow.fs as pafs
 from deltalake import DeltaTable
 from deltalake.exceptions import DeltaError, TableNotFoundError
 from deltalake.table import SUPPORTED_READER_FEATURES
@@ -146,7 +149,9 @@ def read_table(
         )
     mapped = table.metadata().configuration.get("delta.columnMapping.mode", "none") != "none"
     if not mapped and features <= DATASET_FEATURES:
-        dataset = table.to_pyarrow_dataset(file_pruning_predicate=prune or None)
+        dataset = table.to_pyarrow_dataset(
+            file_pruning_predicate=prune or None, filesystem=_local_files(table)
+        )
         return dataset.to_table(columns=columns, filter=filter)
     try:
         return _engine_scan(table, columns, filter)
@@ -159,6 +164,17 @@ def read_table(
             f"{label}: delta-rs {deltalake.__version__} cannot read this table: it requires "
             f"reader feature(s) {', '.join(lacking)} ({e})"
         ) from e
+
+
+def _local_files(table: DeltaTable) -> pafs.FileSystem | None:
+    """A local table's folder as pyarrow's own file system; None (delta-rs' file system handler)
+    for object stores. The handler serves pyarrow's I/O threads through Python callbacks, and a
+    process that scanned through it aborted at exit one time in six ("terminate called without
+    an active exception", exit 134: apache/arrow#34314), after its work was done."""
+    uri = table.table_uri
+    if not uri.startswith("file://"):
+        return None
+    return pafs.SubTreeFileSystem(unquote(uri[len("file://") :]), pafs.LocalFileSystem())
 
 
 def _engine_scan(table: DeltaTable, columns, filter) -> pa.Table:

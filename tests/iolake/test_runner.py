@@ -155,3 +155,15 @@ def test_shuffle_partitions_grow_with_the_new_logs_only_past_the_configured_coun
     assert shuffle_partitions_for(100_000, 3000, 200) == 200  # a cluster's count stands
     assert shuffle_partitions_for(100_000, 0, 4) == 4  # off
     assert shuffle_partitions_for(None, 3000, 4) == 4  # a stage that is not incremental by log
+
+
+def test_the_local_driver_exits_when_out_of_heap_rather_than_hang(spark):
+    """On a 659,000-log lake a driver out of heap (serializing a 165 MB task in advise) killed one
+    of Spark's scheduler threads and the run waited 50 minutes with no task running: the local
+    configuration's JVM is started with -XX:+ExitOnOutOfMemoryError, so such a run fails."""
+    mx = spark.sparkContext._jvm.java.lang.management.ManagementFactory.getRuntimeMXBean()
+    assert "-XX:+ExitOnOutOfMemoryError" in list(mx.getInputArguments())
+    assert (
+        "-XX:+ExitOnOutOfMemoryError"
+        in load_config("local").spark.properties["spark.driver.extraJavaOptions"].split()
+    )

@@ -116,11 +116,8 @@ class LakeReader:
     def months(self, log_id: str) -> dict[str, str | None]:
         """{log_id: job_month} as bronze/logs holds it ({} when it does not), looked up once."""
         if log_id not in self._months:
-            ledger = self.log_rows("logs", log_id) if self.exists("logs") else None
             self._months[log_id] = (
-                {}
-                if ledger is None
-                else dict(zip(ledger["log_id"].to_pylist(), ledger["job_month"].to_pylist()))
+                arrow.months_of(self.log_rows("logs", log_id)) if self.exists("logs") else {}
             )
         return self._months[log_id]
 
@@ -147,8 +144,7 @@ class LakeReader:
 
         def read(name: str, columns: list[str] | None) -> pa.Table:
             if not self.exists(name):  # as `arrow.read` gives a table not written yet
-                empty = TABLES[name].arrow_schema.empty_table()
-                return empty if columns is None else empty.select(columns)
+                return arrow.empty(TABLES[name], columns)
             return self.read(name, columns, log_id=log_id)
 
         return IOFrame.from_tables(lake_tables(read))

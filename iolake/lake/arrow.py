@@ -126,9 +126,15 @@ def read(
     read the table."""
     table = open_table(lake, spec, storage_options)
     if table is None:
-        empty = spec.arrow_schema.empty_table()
-        return empty.select(columns) if columns is not None else empty
+        return empty(spec, columns)
     return read_table(table, columns, filter, _label(spec), prune)
+
+
+def empty(spec: TableSpec, columns: list[str] | None = None) -> pa.Table:
+    """No rows, typed as `read` types `spec`'s table (projected on `columns`): what a table no
+    stage has written yet reads as."""
+    table = spec.arrow_schema.empty_table()
+    return table.select(columns) if columns is not None else table
 
 
 def read_table(
@@ -217,7 +223,12 @@ def job_months(lake, log_ids, storage_options: dict | None = None) -> dict[str, 
         pc.field("log_id").isin(_strings(ids)),
         storage_options,
     )
-    return dict(zip(t.column("log_id").to_pylist(), t.column("job_month").to_pylist()))
+    return months_of(t)
+
+
+def months_of(ledger: pa.Table) -> dict[str, str | None]:
+    """log_id -> job_month of bronze/logs rows (the columns `log_id` and `job_month`)."""
+    return dict(zip(ledger.column("log_id").to_pylist(), ledger.column("job_month").to_pylist()))
 
 
 def ledger_matches(
@@ -284,10 +295,12 @@ def read_logs(
 __all__ = [
     "LEDGER_COLUMNS",
     "UnreadableTable",
+    "empty",
     "exists",
     "job_months",
     "ledger_matches",
     "log_filter",
+    "months_of",
     "open_table",
     "read",
     "read_logs",

@@ -270,6 +270,7 @@ class AdviseConf:
     stripe_key: list[str]  # the application key of DCA-IO's run history (job_features columns)
     stripe_growth: str  # double | linear: the heuristic phase's stripe-count growth
     lustre_osts: int  # OSTs of the site's Lustre file system (0: not capped below Lustre's maximum)
+    readvise_months: int  # a new champion re-advises the newest N months' jobs (0: every job)
 
 
 @dataclass(frozen=True)

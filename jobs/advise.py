@@ -7,7 +7,8 @@ Reads:  silver/file_features, silver/job_features (whole: DCA-IO's run history),
         `models:/iolake-placement@ALIAS` (ALIAS: `models.alias`).
 Writes: gold/tuning_advice, insert-only: every job not yet advised with the bandwidth champion's
         current version gets its rows once (anti-join on (log_id, advised_with)); a re-run adds
-        nothing, a newly promoted version advises every job again.
+        nothing; a newly promoted version advises again the jobs of the lake's newest
+        `advise.readvise_months` months (every job with 0), and older jobs keep their last advice.
 Suspect logs (silver/job_features.suspect): still advised (tags, what-if), but their throughput
         is left out of the run history stripe advice reads and of the measured per-tier bandwidths.
 Logic:  features/advice.py (assembly), features/what_if.py (the model-based what-if, run on the
@@ -61,8 +62,44 @@ def say_provenance(conf, versions, echo=print) -> None:
     echo(f"[advise] commands from the site profile {conf.site.name!r} (conf site.tiers)")
 
 
-def execute(ctx) -> dict:
+def todo_jobs(jobs, advice, advised_with: str, readvise_months: int, echo=print):
+    """The jobs (log_id, job_month) of `jobs` (silver/job_features) to advise with the bandwidth
+    champion `advised_with`: those with no rows of it in `advice` (gold/tuning_advice). A job an
+    earlier champion advised is among them only in the lake's newest `readvise_months` months
+    (0: in every month): a promotion re-advises the jobs people still look at, not the lake, and
+    an older job keeps its newest pass (what `iolake report` shows). A job never advised is always
+    among them."""
     import pyspark.sql.functions as F
+
+    done = advice.where(F.col("advised_with") == advised_with).select("log_id").distinct()
+    todo = jobs.select("log_id", "job_month").join(done, "log_id", "left_anti")
+    if readvise_months <= 0:
+        return todo
+    months = [
+        r.job_month
+        for r in jobs.select("job_month")
+        .distinct()
+        .orderBy(F.col("job_month").desc())
+        .limit(readvise_months)
+        .collect()
+    ]
+    if not months:
+        return todo
+    cutoff = min(months)
+    kept = (
+        advice.where((F.col("job_month") < cutoff) & (F.col("advised_with") != advised_with))
+        .select("log_id")
+        .distinct()
+    )
+    if kept.limit(1).count():
+        echo(
+            f"[advise] jobs before {cutoff} keep an earlier champion's advice "
+            f"(advise.readvise_months {readvise_months}): only newer months are advised again"
+        )
+    return todo.join(kept, "log_id", "left_anti")
+
+
+def execute(ctx) -> dict:
 
     from features import advice, suspect
 
@@ -73,9 +110,9 @@ def execute(ctx) -> dict:
     bw_mv, pl_mv = champions(conf, ctx.echo)
     say_provenance(conf, [bw_mv, pl_mv], ctx.echo)
     advised_with = str(bw_mv.version) if bw_mv else "none"
-    done = ctx.read(OUT).where(F.col("advised_with") == advised_with).select("log_id").distinct()
-    jobs = ctx.read(JF)
-    todo = jobs.select("log_id", "job_month").join(done, "log_id", "left_anti").cache()
+    todo = todo_jobs(
+        ctx.read(JF), ctx.read(OUT), advised_with, conf.advise.readvise_months, ctx.echo
+    ).cache()
     n = todo.count()
     if not n:
         todo.unpersist()

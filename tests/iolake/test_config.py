@@ -268,6 +268,7 @@ def test_config_alias_cannot_be_the_losers_alias():
             "advise.dimensions: unknown dimension 'stripes'",
         ),
         ("advise:\n  stripe_growth: triple\n", "advise.stripe_growth: must be double or linear"),
+        ("advise:\n  readvise_months: -1\n", "advise.readvise_months: must be >= 0, got -1"),
     ],
 )
 def test_config_bad_advise_setting_names_file_and_key(tmp_path, text, key):

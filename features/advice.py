@@ -243,6 +243,7 @@ def stripe_rows(
 
     from features import stripe_advice
     from features.site import stripe_command
+    from iolake.spark import local_frame
 
     key = list(aconf.stripe_key)
     hist = (
@@ -269,7 +270,7 @@ def stripe_rows(
     adv = stripe_advice.advise_runs(
         hist, key=key, max_osts=aconf.lustre_osts or None, growth=aconf.stripe_growth
     )
-    wanted = {r.log_id for r in todo.select("log_id").collect()}
+    wanted = set(todo.select("log_id").toPandas().log_id)
     adv = adv[adv.log_id.isin(wanted) & adv.current_count.notna()].merge(
         hist[["log_id", "job_month", "tiers"]], on="log_id"
     )
@@ -308,8 +309,8 @@ def stripe_rows(
             message=msg,
         )
         rows.append(row)
-    return spark.createDataFrame(
-        [tuple(r[c] for c in empty.schema.fieldNames()) for r in rows], empty.schema
+    return local_frame(
+        spark, [tuple(r[c] for c in empty.schema.fieldNames()) for r in rows], empty.schema
     )
 
 

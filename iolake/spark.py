@@ -136,3 +136,22 @@ def session_from_config(conf, log_file: str | None = None) -> object:
         props = {**objectstore.spark_properties(), **props}
         packages = [objectstore.HADOOP_AWS]
     return build_session(conf.spark.app_name, conf.spark.master, props, log_file, packages)
+
+
+ROWS_PER_TASK = 2_000  # rows of a driver-built frame per task (`local_frame`): under 1 MB of advice
+
+
+def local_frame(spark, rows, schema, rows_per_task: int = ROWS_PER_TASK):
+    """A DataFrame of `rows` (tuples in `schema`'s order) built on the driver, in slices of at most
+    `rows_per_task` rows.
+
+    `createDataFrame` of a Python list parallelizes it into the session's default parallelism
+    (2 tasks on local[2]), and each task carries its slice inside itself: the driver serializes it
+    whole when the task is sent: a promotion night's advice rows made one task too large for the
+    driver's heap (decision 0040). Here a task carries at most `rows_per_task` rows, however many
+    rows there are."""
+    rows = list(rows)
+    slices = max(1, -(-len(rows) // rows_per_task))
+    if slices == 1:
+        return spark.createDataFrame(rows, schema)
+    return spark.createDataFrame(spark.sparkContext.parallelize(rows, slices), schema)

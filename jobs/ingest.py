@@ -29,6 +29,7 @@ from iolake import faults, progress
 from iolake.cli import entry_points
 from iolake.config import Config
 from iolake.runinfo import RunInfo
+from iolake.spark import local_frame
 from readers.fsio import TraceFile, list_traces
 from schemas import BRONZE, DECODED_TABLES
 
@@ -76,9 +77,7 @@ def _candidates_df(spark, traces: list[TraceFile]):
             T.StructField("kind", T.StringType(), False),
         ]
     )
-    return spark.createDataFrame(
-        [(t.uri, t.size_bytes, t.mtime_ns, t.kind) for t in traces], schema
-    )
+    return local_frame(spark, [(t.uri, t.size_bytes, t.mtime_ns, t.kind) for t in traces], schema)
 
 
 def new_logs(ctx, traces: list[TraceFile]) -> list[dict]:

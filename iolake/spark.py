@@ -138,7 +138,7 @@ def session_from_config(conf, log_file: str | None = None) -> object:
     return build_session(conf.spark.app_name, conf.spark.master, props, log_file, packages)
 
 
-ROWS_PER_TASK = 2_000  # rows of a driver-built frame per task (`local_frame`): under 1 MB of advice
+ROWS_PER_TASK = 2_000  # rows of a driver-built frame per task (`local_frame`, decision 0040)
 
 
 def local_frame(spark, rows, schema, rows_per_task: int = ROWS_PER_TASK):
@@ -146,8 +146,8 @@ def local_frame(spark, rows, schema, rows_per_task: int = ROWS_PER_TASK):
     `rows_per_task` rows.
 
     `createDataFrame` of a Python list parallelizes it into the session's default parallelism
-    (2 tasks on local[2]), and each task carries its slice inside itself: the driver serializes it
-    whole when the task is sent: a promotion night's advice rows made one task too large for the
+    (2 tasks on local[2]), and each task carries its slice inside itself, serialized whole by the
+    driver when the task is sent. A promotion night's advice rows made one task too large for the
     driver's heap (decision 0040). Here a task carries at most `rows_per_task` rows, however many
     rows there are."""
     rows = list(rows)

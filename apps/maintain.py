@@ -9,7 +9,11 @@ For every table of `schemas.TABLES` the lake holds (or only `--table NAME`):
 1. OPTIMIZE: compact small files (nightly ingests leave one or more files per run and
    partition) and Z-ORDER BY the columns analysts filter by (`TableSpec.zorder_columns`:
    e.g. `log_id, record_id` for the counter tables, `log_id, jobid, exe` for `jobs`; a partition
-   column is never Z-ordered). Tables without Z-order columns are only compacted.
+   column is never Z-ordered). Tables without Z-order columns are only compacted. A table
+   looked up by one column (`TableSpec.sorted_by`: bronze/logs by `log_id`) is instead
+   rewritten sorted by it in small row groups through delta-rs (iolake/lake/layout.py): a
+   look-up of one log then reads one row group, where Spark's Z-order leaves every row group
+   spanning every log_id.
 2. VACUUM RETAIN `maintain.vacuum_retention_hours` HOURS: delete files no table version within
    the retention references. Delta's retention check stays on; a retention below Delta's safety
    limit is a configuration error unless `maintain.allow_short_retention: true`, and then the check
@@ -30,6 +34,7 @@ from iolake.config import DELTA_RETENTION_SAFETY_HOURS, Config, ConfigError
 from schemas import TABLES, TableSpec
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"  # the run's, on every commit
 
 
 @dataclass
@@ -161,7 +166,7 @@ def maintain_table(
     t0 = time.monotonic()
     path = spec.path(conf.lake.root)
     name = f"{spec.layer}/{spec.name}"
-    zorder = list(spec.zorder_columns)
+    zorder = [] if spec.sorted_by else list(spec.zorder_columns)
     before = _detail(spark, path)
     rep = TableReport(
         name,
@@ -176,9 +181,18 @@ def maintain_table(
     rep.properties_set = _sync_properties(spark, spec, path, before, dry_run, name, echo)
     if not dry_run:
         t = time.monotonic()
-        opt = DeltaTable.forPath(spark, path).optimize()
-        what = f"OPTIMIZE ZORDER BY ({', '.join(zorder)})" if zorder else "OPTIMIZE (compaction)"
-        (opt.executeZOrderBy(*zorder) if zorder else opt.executeCompaction()).collect()
+        if spec.sorted_by:
+            from iolake.lake.layout import ROW_GROUP_ROWS, sort_rewrite
+
+            (column,) = spec.sorted_by
+            sort_rewrite(path, column, spark.conf.get(USER_METADATA, None))
+            what = f"sorted by {column} in row groups of {ROW_GROUP_ROWS:,} rows (delta-rs)"
+        else:
+            opt = DeltaTable.forPath(spark, path).optimize()
+            what = (
+                f"OPTIMIZE ZORDER BY ({', '.join(zorder)})" if zorder else "OPTIMIZE (compaction)"
+            )
+            (opt.executeZOrderBy(*zorder) if zorder else opt.executeCompaction()).collect()
         rep.optimized = True
         after = _detail(spark, path)
         echo(

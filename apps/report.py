@@ -48,13 +48,16 @@ import math
 import os
 import re
 import sys
-import tempfile
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from apps.drawing import Drawings, png_of
 from features.units import human_bytes
 from iolake.lake import arrow
 from schemas import TABLES
@@ -65,6 +68,33 @@ MAX_CANDIDATES = 10
 EVIDENCE_SHOWN = 5  # evidence items a finding shows, then "and N more"
 EXAMPLE_FILES = 3  # file names a plan or advice group shows, then "and N more"
 FORMATS = ("html", "text", "json")
+PREFETCH_THREADS = 4  # tables of one log read at once (`LakeReader.prefetch`)
+# the tables a page reads one log's rows of (`build`; tests/apps/test_report.py holds it to that)
+REPORT_TABLES = (
+    "jobs",
+    "files",
+    "lustre",
+    "io_ops",
+    "heatmap",
+    "posix",
+    "mpiio",
+    "stdio",
+    "h5f",
+    "h5d",
+    "pnetcdf_file",
+    "pnetcdf_var",
+    "dfs",
+    "daos",
+    "job_features",
+    "bottleneck_tags",
+    "covering_sets",
+    "placement_predictions",
+    "bandwidth_predictions",
+    "job_bandwidth_predictions",
+    "tuning_advice",
+    "app_runs",
+    "regressions",
+)
 
 
 class JobNotFound(LookupError):
@@ -112,6 +142,24 @@ class LakeReader:
             filter=filter,
             storage_options=self.storage_options,
         )
+
+    def prefetch(self, log_id: str, names=None) -> None:
+        """Read the log's rows of `names` (default REPORT_TABLES; those the lake has) all at once,
+        in PREFETCH_THREADS threads (delta-rs and Arrow release the GIL while they open and
+        read): a page then waits for its slowest table, not for the sum of them. A read that
+        fails here is left to fail again where the page reads it, which says what it cost."""
+        self.months(log_id)  # the ledger first: its month prunes every other read
+
+        def one(name: str) -> None:
+            try:
+                if self.exists(name):
+                    self.log_rows(name, log_id)
+            except Exception:
+                pass
+
+        todo = [n for n in names or REPORT_TABLES if (n, log_id) not in self._logs]
+        with ThreadPoolExecutor(PREFETCH_THREADS) as pool:
+            list(pool.map(one, todo))
 
     def months(self, log_id: str) -> dict[str, str | None]:
         """{log_id: job_month} as bronze/logs holds it ({} when it does not), looked up once."""
@@ -209,7 +257,11 @@ def find_job(reader: LakeReader, query: str) -> str:
         if q.isdigit():
             expr = expr | (pc.field("jobid") == int(q))
         return resolve_job(_rows(reader.read("jobs", JOB_COLUMNS, filter=expr)), query)
-    ledger = _rows(arrow.ledger_matches(reader.lake, q, storage_options=reader.storage_options))
+    # every column of the matches (the page shows the log's ledger row): one scan of the ledger
+    matches = arrow.read(
+        reader.lake, TABLES["logs"], None, arrow.prefix_filter("log_id", q), reader.storage_options
+    )
+    ledger = _rows(matches)
     months = {r["log_id"]: r["job_month"] for r in ledger}
     ids = [i for i, m in months.items() if m is not None]
     jobs = []
@@ -231,7 +283,9 @@ def find_job(reader: LakeReader, query: str) -> str:
         by_prefix = reader.read("jobs", JOB_COLUMNS, filter=pc.starts_with(pc.field("log_id"), q))
         jobs = _rows(by_prefix)
     reader._months.update({i: {i: months[i]} for i in ids})
-    return resolve_job(jobs, query, ledger)
+    log_id = resolve_job(jobs, query, ledger)
+    reader._logs[("logs", log_id)] = matches.filter(pc.field("log_id") == log_id)
+    return log_id
 
 
 # ---- what the page shows ------------------------------------------------------------------
@@ -646,59 +700,65 @@ def counter_intervals(reader: LakeReader, log_id: str):
     return pd.concat(parts, ignore_index=True)
 
 
-def timeline(reader: LakeReader, log_id: str, title: str) -> tuple[bytes | None, str]:
-    """(PNG, the note under it): the ops of DXT or Recorder (`IOFrame.timeline`: per-rank rows up
-    to `timeline.MAX_RANK_ROWS` ranks, a rank-by-time matrix with marginal sums past it), else the
-    log's HEATMAP, else the counters' read / write intervals (`counter_intervals`), covering-set
-    members outlined. A failure is the note: a report without its picture beats no report."""
+def timeline(reader: LakeReader, log_id: str, title: str) -> tuple[Callable[[], bytes] | None, str]:
+    """(the call that draws the PNG, the note under it): the ops of DXT or Recorder
+    (`IOFrame.timeline`: per-rank rows up to `timeline.MAX_RANK_ROWS` ranks, a rank-by-time
+    matrix with marginal sums past it), else the log's HEATMAP, else the counters' read / write
+    intervals (`counter_intervals`), covering-set members outlined. The data is read and chosen
+    here; the call draws it (`build` draws it beside the other figures, apps/drawing.py). A
+    failure is the note and no call: a report without its picture beats no report."""
     from apps.analysis import timeline as draw
 
     try:
         frame = reader.ioframe(log_id)
-        with tempfile.TemporaryDirectory() as tmp:
-            out = os.path.join(tmp, "timeline.png")
-            if frame.timeline_source == "heatmap":
-                png = Path(frame.timeline(out, title=f"{title} · HEATMAP")).read_bytes()
-                width, _ = draw.common_bins(frame.heatmap)
-                return png, (
-                    "Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the "
-                    f"bytes each rank moved per {width:g} s bin, summed over ranks on top and over "
-                    "time at the side."
-                )
-
-            def many(ranks: int, per_rank: str) -> str:
-                if ranks <= draw.MAX_RANK_ROWS:
-                    return ""
-                return (
-                    f" More ranks ({ranks:,}) than fit as rows: ranks are grouped, the number of "
-                    f"ranks in I/O over time is on top and each rank's {per_rank} at the side."
-                )
-
-            if len(frame.ops):
-                png = Path(frame.timeline(out, title=title)).read_bytes()
-                note = "Source: the trace's timed operations (DXT or Recorder)."
-                return png, note + many(frame.ops["rank"].nunique(), "I/O time")
-            ops = counter_intervals(reader, log_id)
-            if not len(ops) and not len(frame.covering):
-                return None, (
-                    "Nothing to draw: the trace holds no timed operations and the log has no "
-                    "covering set."
-                )
-            cover = frame.covering if len(frame.covering) else None
-            png = Path(draw.draw(ops, cover, out, f"{title} · counters")).read_bytes()
-            ranks = ops.loc[ops["rank"] >= 0, "rank"].nunique()
-            note = (
-                "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): each bar "
-                "spans a file record's first to last read or write from Darshan's counters (an "
-                "upper bound on when it did I/O); covering-set members outlined."
+        if frame.timeline_source == "heatmap":
+            fn, kwargs = frame.timeline_call(title=f"{title} · HEATMAP")
+            width, _ = draw.common_bins(frame.heatmap)
+            return partial(png_of, fn, **kwargs), (
+                "Source: Darshan's HEATMAP module (the log has no DXT or Recorder data): the "
+                f"bytes each rank moved per {width:g} s bin, summed over ranks on top and over "
+                "time at the side."
             )
-            return png, note + many(ranks, "summed intervals")
+
+        def many(ranks: int, per_rank: str) -> str:
+            if ranks <= draw.MAX_RANK_ROWS:
+                return ""
+            return (
+                f" More ranks ({ranks:,}) than fit as rows: ranks are grouped, the number of "
+                f"ranks in I/O over time is on top and each rank's {per_rank} at the side."
+            )
+
+        if len(frame.ops):
+            fn, kwargs = frame.timeline_call(title=title)
+            note = "Source: the trace's timed operations (DXT or Recorder)."
+            return partial(png_of, fn, **kwargs), note + many(
+                frame.ops["rank"].nunique(), "I/O time"
+            )
+        ops = counter_intervals(reader, log_id)
+        if not len(ops) and not len(frame.covering):
+            return None, (
+                "Nothing to draw: the trace holds no timed operations and the log has no "
+                "covering set."
+            )
+        cover = frame.covering if len(frame.covering) else None
+        call = partial(png_of, draw.draw, ops, cover, title=f"{title} · counters")
+        ranks = ops.loc[ops["rank"] >= 0, "rank"].nunique()
+        note = (
+            "The trace holds no timed operations (no DXT, Recorder or HEATMAP data): each bar "
+            "spans a file record's first to last read or write from Darshan's counters (an "
+            "upper bound on when it did I/O); covering-set members outlined."
+        )
+        return call, note + many(ranks, "summed intervals")
     except Exception as e:
         return None, f"The timeline could not be drawn: {type(e).__name__}: {e}"
 
 
-def build(reader: LakeReader, log_id: str) -> Report:
+def build(reader: LakeReader, log_id: str, draw: bool = True) -> Report:
+    """The report of one log: its rows read, its findings put together and, with `draw`, its
+    figures drawn (apps/drawing.py: in parallel where it can; `--format text` and `json` show no
+    figure and skip them)."""
     notes: list[str] = []
+    reader.prefetch(log_id)
     (job,) = _rows(reader.read("jobs", log_id=log_id))[:1] or [None]
     if job is None:
         raise JobNotFound(f"log {log_id} has no row in bronze/jobs")
@@ -827,7 +887,21 @@ def build(reader: LakeReader, log_id: str) -> Report:
             "time_note": time_bound(first),
         }  # null: a row from before the flag
 
-    png, note = timeline(reader, log_id, f"{who} · log {log_id[:12]}")
+    drawings = Drawings()
+    drawn: dict[str, bytes] = {}  # figure -> PNG, once `drawings` is rendered
+
+    def keep(name: str, failed: str) -> Callable[[bytes | None, str | None], None]:
+        def done(png: bytes | None, error: str | None) -> None:
+            if png is not None:
+                drawn[name] = png
+            else:
+                drawn[f"{name}_note"] = f"{failed}: {error}"
+
+        return done
+
+    call, note = timeline(reader, log_id, f"{who} · log {log_id[:12]}")
+    if call is not None:
+        drawings.add(call, done=keep("timeline", "The timeline could not be drawn"))
     place_rows = _rows(reader.read("placement_predictions", log_id=log_id))
     bw_rows = _rows(reader.read("bandwidth_predictions", log_id=log_id))
     plan, models, plan_tiers = placement_plan(place_rows, bw_rows)
@@ -835,7 +909,6 @@ def build(reader: LakeReader, log_id: str) -> Report:
         [*_latest(place_rows), *_latest(bw_rows)] if plan is not None else []
     )
 
-    umami_png = None
     try:
         panel, umami_note = umami(reader, log_id)
     except Exception as e:  # a report without its UMAMI panel beats no report
@@ -844,20 +917,21 @@ def build(reader: LakeReader, log_id: str) -> Report:
             f"No UMAMI panel: the history could not be read: {type(e).__name__}: {e}",
         )
     if panel is not None and any(not m["note"] for m in panel["metrics"]):
-        try:
-            with tempfile.TemporaryDirectory() as tmp:
-                umami_png = Path(
-                    draw_umami(panel["metrics"], os.path.join(tmp, "umami.png"))
-                ).read_bytes()
-        except Exception as e:
-            umami_note = f"The UMAMI panel could not be drawn: {type(e).__name__}: {e}"
+        drawings.add(
+            partial(png_of, draw_umami, panel["metrics"]),
+            done=keep("umami", "The UMAMI panel could not be drawn"),
+        )
     try:
         from apps.summary_sections import sections as summary_sections
 
-        sections = summary_sections(reader, log_id, job)
+        sections = summary_sections(reader, log_id, job, drawings)
     except Exception as e:  # a report without these sections beats no report
         sections = None
         notes.append(f"the job-summary sections could not be computed: {type(e).__name__}: {e}")
+    if draw:
+        drawings.render()
+    png, note = drawn.get("timeline"), drawn.get("timeline_note", note)
+    umami_png, umami_note = drawn.get("umami"), drawn.get("umami_note", umami_note)
     facts = {
         "jobid": job.get("jobid"),
         "exe": exe or None,
@@ -1484,7 +1558,7 @@ def main(conf, job: str, out: str | None = None, format: str = "html") -> int:
             path = write_report(conf, job, out)
         else:
             reader = LakeReader(conf)
-            report = build(reader, find_job(reader, job))
+            report = build(reader, find_job(reader, job), draw=False)
             if format == "json":
                 import json
 

@@ -20,6 +20,7 @@ import math
 import pandas as pd
 import pyarrow.compute as pc
 
+from apps.drawing import Drawings
 from features import dxt_heatmap as dh
 from features import job_summary as js
 from features.units import human_bytes  # the one byte formatter of the report
@@ -260,7 +261,7 @@ def draw_dxt_heatmap(read, write, edges, title: str) -> bytes:
     return buf.getvalue()
 
 
-def dxt_heatmaps(reader, log_id: str, job: dict, out: dict) -> None:
+def dxt_heatmaps(reader, log_id: str, job: dict, out: dict, drawings: Drawings) -> None:
     """pydarshan's DXT heat map of each DXT module the log has (features/dxt_heatmap.py, with
     its job summary's `DEFAULT_BINS` bins over the job's run time): `out["dxt_heatmap"]` the
     per-bin totals over ranks (read and written), `out[<module>_heatmap_png]` the figure."""
@@ -304,7 +305,7 @@ def dxt_heatmaps(reader, log_id: str, job: dict, out: dict) -> None:
         key = f"{module.lower()}_heatmap_png"
         entry["png"] = key
         title = f"{module}: bytes read and written, {dh.DEFAULT_BINS} bins over {entry['max_time_s']:.4g} s"
-        _draw(out, key, draw_dxt_heatmap, m["read"], m["write"], edges, title)
+        _draw(drawings, out, key, draw_dxt_heatmap, m["read"], m["write"], edges, title)
         maps.append(entry)
     if maps:
         out["dxt_heatmap"] = maps
@@ -325,26 +326,36 @@ def _records(df: pd.DataFrame) -> list[dict]:
     return json.loads(df.to_json(orient="records", double_precision=15))
 
 
-def _draw(out: dict, key: str, fn, *args) -> None:
-    try:
-        out[key] = fn(*args)
-    except Exception as e:  # a page without one figure beats no page
-        out.setdefault("notes", []).append(f"{key}: not drawn ({type(e).__name__}: {e})")
+def _draw(drawings: Drawings, out: dict, key: str, fn, *args) -> None:
+    """`out[key]` = the PNG of `fn(*args)` once `drawings` is rendered; a note if it fails (a page
+    without one figure beats no page)."""
+
+    def done(png: bytes | None, error: str | None) -> None:
+        if png is not None:
+            out[key] = png
+        else:
+            out.setdefault("notes", []).append(f"{key}: not drawn ({error})")
+
+    drawings.add(fn, *args, done=done)
 
 
-def sections(reader, log_id: str, job: dict) -> dict | None:
-    """The job-summary sections of one log, or None when it has no Darshan module record."""
+def sections(reader, log_id: str, job: dict, drawings: Drawings | None = None) -> dict | None:
+    """The job-summary sections of one log, or None when it has no Darshan module record. The
+    figures (`*_png`) are added to `drawings` and appear in the dict once the caller renders it;
+    without `drawings` they are drawn before this returns."""
+    mine = drawings is None
+    drawings = Drawings() if mine else drawings
     modules = _frames(reader, log_id)
     if not modules:
         return None
     nprocs = job.get("nprocs") or 1
     out: dict = {"notes": []}
-    dxt_heatmaps(reader, log_id, job, out)
+    dxt_heatmaps(reader, log_id, job, out, drawings)
     cost = js.pd_io_cost(modules, {log_id: nprocs})
     cost["total_s"] = cost[list(COST_COLOURS)].sum(axis=1)
     out["io_cost"] = _records(cost)
     if len(cost):
-        _draw(out, "io_cost_png", draw_io_cost, cost, job.get("run_time_s"))
+        _draw(drawings, out, "io_cost_png", draw_io_cost, cost, job.get("run_time_s"))
 
     cats = js.pd_file_categories(modules)
     out["file_categories"] = [
@@ -359,12 +370,12 @@ def sections(reader, log_id: str, job: dict) -> dict | None:
         if m in set(cats["module"])
     ]
     if len(cats):
-        _draw(out, "file_categories_png", draw_file_categories, cats)
+        _draw(drawings, out, "file_categories_png", draw_file_categories, cats)
 
     hist = js.pd_access_sizes(modules)
     out["access_sizes"] = _records(hist)
     if len(hist) and hist["count"].sum() > 0:
-        _draw(out, "access_sizes_png", draw_access_sizes, hist)
+        _draw(drawings, out, "access_sizes_png", draw_access_sizes, hist)
     common = js.pd_common_access_sizes(modules)
     out["common_access"] = [
         {
@@ -377,7 +388,7 @@ def sections(reader, log_id: str, job: dict) -> dict | None:
     ops = js.pd_op_counts(modules)
     out["op_counts"] = _records(ops)
     if len(ops):
-        _draw(out, "op_counts_png", draw_op_counts, ops)
+        _draw(drawings, out, "op_counts_png", draw_op_counts, ops)
 
     files = reader.read("files", ["log_id", "record_id", "name"], log_id=log_id)
     if files is not None and files.num_rows:
@@ -385,5 +396,7 @@ def sections(reader, log_id: str, job: dict) -> dict | None:
         out["roots"] = _records(roots.head(MAX_ROOTS))
         out["roots_more"] = max(len(roots) - MAX_ROOTS, 0)
         if len(roots):
-            _draw(out, "roots_png", draw_roots, roots)
+            _draw(drawings, out, "roots_png", draw_roots, roots)
+    if mine:
+        drawings.render()
     return out

@@ -208,8 +208,9 @@ def point_reads(args) -> int:
     ids = ids[: args.lookups]
     work = Path(tempfile.mkdtemp(prefix="point_reads-"))
     this_tree = checkout(args.this_rev, work / "this") if args.this_rev else ROOT
-    if args.other_lake:  # one tree, two layouts of the lake
-        trees = {"base": this_tree, "this": this_tree}
+    if args.other_lake:  # two layouts of the lake: one tree, or --base-rev on LAKE
+        base_tree = checkout(args.base_rev, work / "base") if args.base_rev else this_tree
+        trees = {"base": base_tree, "this": this_tree}
         lakes = {"base": args.lake, "this": args.other_lake}
     else:
         trees = {"base": checkout(args.base_rev, work / "base"), "this": this_tree}
@@ -426,8 +427,8 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--other-lake",
         type=Path,
-        help="--point-reads: this tree on LAKE (base) against this tree on OTHER_LAKE (another "
-        "layout of the same lake, e.g. a copy after `iolake maintain`)",
+        help="--point-reads: this tree (or --base-rev) on LAKE (base) against this tree on "
+        "OTHER_LAKE (another layout of the same lake, e.g. a copy after `iolake maintain`)",
     )
     ap.add_argument("--rounds-reads", type=int, default=3, dest="rounds_reads")
     ap.add_argument(

@@ -222,6 +222,8 @@ def _table_section(s, mode: str) -> list[str]:
         zorder = ", ".join(s.zorder_columns) or "none (compaction only)"
     except ValueError as e:
         zorder = f"invalid: {e}"
+    if s.sorted_by:  # `iolake maintain` sorts it instead (iolake/lake/layout.py)
+        zorder = f"none: sorted by {', '.join(s.sorted_by)} in small row groups (delta-rs)"
     expectations = list(s.expectations) + list(s.extra(s) if s.extra else [])
     doc = first_paragraph(s.doc).replace("<", "&lt;")
     lines = [f"## {s.layer}/{s.name}", "", doc or "(no description)", ""]

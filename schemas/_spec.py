@@ -60,6 +60,9 @@ class TableSpec:
     # columns `iolake maintain` Z-orders by (what analysts filter on); None: the key columns
     # that are not partition columns, at most two; () : compaction only
     zorder_by: tuple[str, ...] | None = None
+    # one column a table is looked up by: `iolake maintain` rewrites it sorted by that column in
+    # small row groups (iolake/lake/layout.py) instead of Spark's OPTIMIZE; () : OPTIMIZE
+    sorted_by: tuple[str, ...] = ()
 
     @property
     def columns(self) -> list[str]:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -728,6 +729,15 @@ class IOFrame:
         I/O time at the side (`timeline.draw_busy`). A log with no timed ops but a HEATMAP
         (production logs without DXT) gets the HEATMAP drawn instead, the same way, coloured by
         the bytes moved (`timeline_source` says which was drawn)."""
+        draw, kwargs = self.timeline_call(highlight_covering, rank, filter, title)
+        return draw(path=os.fspath(path), **kwargs)
+
+    def timeline_call(
+        self, highlight_covering: bool = True, rank=None, filter=None, title=None
+    ) -> tuple[Callable[..., str], dict]:
+        """What `timeline` draws, as (function, keyword arguments but `path`): the data chosen
+        here, the drawing left to the caller (`iolake report` draws it beside its other figures,
+        apps/drawing.py)."""
         if len(self.log_ids) > 1:
             raise ValueError("timeline draws one job; build the IOFrame with one log_id")
         if self.timeline_source == "heatmap":
@@ -739,13 +749,13 @@ class IOFrame:
             title = title or (
                 f"log {self.log_ids[0][:12]} · HEATMAP" if self.log_ids else "HEATMAP"
             )
-            return _timeline.draw_heatmap(heat, os.fspath(path), title)
+            return _timeline.draw_heatmap, {"heatmap": heat, "title": title}
         ops = _mask(self.ops, rank, filter)
         cover = self.covering if highlight_covering and len(self.covering) else None
         if cover is not None and rank is not None:
             cover = cover[cover["rank"].isin(list(rank)) | (cover["rank"] == -1)]
         title = title or (f"log {self.log_ids[0][:12]}" if self.log_ids else None)
-        return _timeline.draw(ops, cover, os.fspath(path), title)
+        return _timeline.draw, {"ops": ops, "covering": cover, "title": title}
 
 
 def _ranks(g: pd.DataFrame, nprocs: dict) -> list[int]:

@@ -241,9 +241,23 @@ def ledger_matches(
         lake,
         TABLES[LEDGER],
         list(columns or LEDGER_COLUMNS),
-        pc.starts_with(pc.field("log_id"), prefix),
+        prefix_filter("log_id", prefix),
         storage_options,
     )
+
+
+def prefix_filter(column: str, prefix: str) -> ds.Expression:
+    """`column` starts with `prefix`, also written as the range [prefix, next prefix) so that
+    files and row groups whose min/max statistics lie outside it are skipped (`starts_with`
+    alone reads them all)."""
+    where = pc.starts_with(pc.field(column), prefix)
+    if not prefix:
+        return where
+    where = where & (pc.field(column) >= prefix)
+    last = ord(prefix[-1])
+    if last < 0x10FFFF:  # the first string after every one with this prefix
+        where = where & (pc.field(column) < prefix[:-1] + chr(last + 1))
+    return where
 
 
 def log_filter(
@@ -302,6 +316,7 @@ __all__ = [
     "log_filter",
     "months_of",
     "open_table",
+    "prefix_filter",
     "read",
     "read_logs",
     "read_table",

@@ -172,6 +172,42 @@ def test_optimize_zorder_then_vacuum(spark, lake, capsys):
     assert spark.conf.get("spark.databricks.delta.retentionDurationCheck.enabled") == "true"
 
 
+def test_the_ledger_is_sorted_by_log_id_so_one_look_up_reads_one_row_group(spark, lake, capsys):
+    """bronze/logs (`sorted_by` log_id) is rewritten sorted through delta-rs, not Z-ordered by
+    Spark: Spark reads the same rows after it, the commit carries the run's metadata, and each
+    log's row lies in one row group whose min/max statistics exclude every other log."""
+    import pyarrow.parquet as pq
+    from deltalake import DeltaTable
+
+    from iolake.lake.layout import sort_rewrite
+
+    path = BRONZE["logs"].path(lake)
+    df, n = _snapshot(spark, path)
+    df = df.localCheckpoint()
+    conf = load_config("local", overrides={"lake": {"root": lake}})
+    (report,) = run(spark, conf, ["logs"], echo=print)
+    out = capsys.readouterr().out
+    assert "[maintain] bronze/logs: sorted by log_id in row groups of 8,192 rows (delta-rs)" in out
+    assert report.rows == n == len(LOGS) and report.files_after == 1 and _same(spark, df, path)
+    hist = spark.sql(f"DESCRIBE HISTORY delta.`{path}`").collect()
+    sort = min((h for h in hist if h.version > report.version_before), key=lambda h: h.version)
+    assert sort.operation == "OPTIMIZE" and json.loads(sort.userMetadata)["stage"] == "maintain"
+
+    sort_rewrite(path, "log_id", row_group_rows=1)  # one row per group: the pruning is visible
+    assert _same(spark, df, path)
+    ids = sorted(r.log_id for r in df.select("log_id").collect())
+    (live,) = DeltaTable(path).file_uris()
+    meta = pq.ParquetFile(live).metadata
+    col = meta.schema.names.index("log_id")
+    ranges = [
+        (meta.row_group(g).column(col).statistics.min, meta.row_group(g).column(col).statistics.max)
+        for g in range(meta.num_row_groups)
+    ]
+    assert ranges == [(i, i) for i in ids]  # in log_id order, one log per row group
+    for i in ids:
+        assert sum(lo <= i <= hi for lo, hi in ranges) == 1
+
+
 def test_declared_table_properties_are_set_on_an_older_table(spark, tmp_path, capsys):
     """A table created before its spec declared a property (io_ops's stats columns) gets it."""
     import dataclasses

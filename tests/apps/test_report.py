@@ -251,6 +251,30 @@ def test_report_text_and_json_formats_print_the_findings(spark, lake, capsys):
             assert heat[f"segment_{op}_bytes"] == agg["length"].sum()
 
 
+def test_report_reads_each_table_once_and_draws_only_for_the_page(lake):
+    """A page reads its log's rows of REPORT_TABLES at once (`LakeReader.prefetch`) and of no
+    other table, the ledger row `find_job` read included; `--format text` / `json` (`draw=False`)
+    have the same findings and no figure."""
+    from apps.report import REPORT_TABLES, LakeReader, build, find_job
+    from iolake.config import load_config
+
+    conf = load_config("local", overrides={"lake": {"root": lake["lake"]}})
+    reader = LakeReader(conf)
+    log_id = find_job(reader, lake["dxt"][:10])
+    assert set(reader._logs) == {("logs", log_id)}
+    page = build(reader, log_id)
+    assert {name for name, _ in reader._logs} <= {"logs", *REPORT_TABLES}
+    assert page.timeline_png.startswith(b"\x89PNG")
+    drawn = sorted(k for k in page.sections if k.endswith("_png"))
+    assert "io_cost_png" in drawn and "dxt_posix_heatmap_png" in drawn
+
+    facts = build(LakeReader(conf), log_id, draw=False)
+    assert facts.timeline_png is None and facts.umami_png is None
+    assert not [k for k in facts.sections if k.endswith("_png")]
+    assert facts.tags == page.tags and facts.timeline_note == page.timeline_note
+    assert {k: v for k, v in page.sections.items() if not k.endswith("_png")} == facts.sections
+
+
 def test_resolve_job_prefers_an_exact_log_id():
     from apps.report import JobNotFound, resolve_job
 

@@ -1,0 +1,144 @@
+"""The figures of a page, drawn after its data is read: several at once in forked worker
+processes where the platform forks, else one after another.
+
+A page (`iolake report`) reads its rows and computes its tables first, and each figure it wants
+is added to a `Drawings` as a call that returns PNG bytes, with what to do with them (`done`).
+`render` then draws them all: matplotlib is single-threaded, so on a machine with more than one
+core the calls are spread over forked workers (`workers`, at most the cores this process may
+use). A worker only runs the drawing calls on data already in memory: nothing in it reads the
+lake (delta-rs refuses to run in a forked child) and nothing is pickled but the PNG bytes and
+error messages going back. Where fork is not the platform's way (macOS, Windows), with one core
+or one figure, or when the workers fail to answer within `timeout_s`, the figures are drawn in
+this process, one after another, and the page is the same.
+
+A figure whose call raises is not drawn: `done` gets None and the error's text, and the page says
+so (a page without one figure beats no page).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import TimeoutError as FutureTimeout
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+DEFAULT_TIMEOUT_S = 300.0  # then the pool is given up and the figures drawn here
+
+Done = Callable[[bytes | None, str | None], None]
+
+
+@dataclass
+class _Call:
+    fn: Callable[..., bytes]
+    args: tuple
+    done: Done
+
+
+_PENDING: list[_Call] = []  # what a forked worker draws: set before the fork, read by index
+
+
+def _draw_one(i: int) -> tuple[bytes | None, str | None]:
+    call = _PENDING[i]
+    try:
+        return call.fn(*call.args), None
+    except Exception as e:
+        return None, f"{type(e).__name__}: {e}"
+
+
+def png_of(draw_to_path: Callable[..., object], *args, **kwargs) -> bytes:
+    """PNG bytes of a drawing function that writes to a path (its `path` keyword): drawn into a
+    temporary file, read back."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "figure.png")
+        draw_to_path(*args, path=out, **kwargs)
+        return Path(out).read_bytes()
+
+
+def warm_up() -> None:
+    """Load what every figure needs (matplotlib's Agg canvas, its default font, the text layout
+    and mathtext parsers) once here, before the fork, rather than once in each worker."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(1, 1), dpi=10)
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    ax.set_yscale("log")
+    ax.set_ylim(1, 1000)
+    ax.set_title("warm")
+    fig.canvas.draw()
+
+
+def usable_cores() -> int:
+    """Cores this process may run on (its CPU affinity where the platform says)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+def can_fork() -> bool:
+    """Linux forks cheaply and safely for this use; elsewhere the figures are drawn here."""
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
+
+
+@dataclass
+class Drawings:
+    """Figures to draw: `add` each, then `render` once."""
+
+    workers: int | None = None  # None: usable_cores(); 1 draws in this process
+    timeout_s: float = DEFAULT_TIMEOUT_S
+    calls: list[_Call] = field(default_factory=list)
+    parallel: bool = False  # set by `render`: whether the workers drew them
+
+    def add(self, fn: Callable[..., bytes], *args, done: Done) -> None:
+        """Draw `fn(*args)` (PNG bytes) later; `done(png, None)` or `done(None, error)` then."""
+        self.calls.append(_Call(fn, args, done))
+
+    def __len__(self) -> int:
+        return len(self.calls)
+
+    def render(self) -> None:
+        """Draw every figure added and hand each result to its `done`, in the order added."""
+        calls, self.calls = self.calls, []
+        n = min(self.workers or usable_cores(), len(calls))
+        parallel = n > 1 and can_fork()
+        if parallel:
+            warm_up()
+        results = self._in_workers(calls, n) if parallel else None
+        self.parallel = results is not None
+        if results is None:
+            _PENDING[:] = calls
+            try:
+                results = [_draw_one(i) for i in range(len(calls))]
+            finally:
+                _PENDING.clear()
+        for call, (png, error) in zip(calls, results):
+            call.done(png, error)
+
+    def _in_workers(self, calls: list[_Call], n: int) -> list | None:
+        """The results from `n` forked workers, in the order added; None when the pool could not
+        start, a worker died or they did not answer within `timeout_s` (the caller then draws
+        here)."""
+        _PENDING[:] = calls
+        pool = None
+        try:
+            pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"))
+            futures = [pool.submit(_draw_one, i) for i in range(len(calls))]
+            results = [f.result(timeout=self.timeout_s) for f in futures]
+            pool.shutdown()
+            return results
+        except (OSError, BrokenProcessPool, FutureTimeout):
+            if pool is not None:  # no worker outlives the page (nor keeps the CLI from exiting)
+                for worker in list((getattr(pool, "_processes", None) or {}).values()):
+                    worker.kill()
+                pool.shutdown(wait=True, cancel_futures=True)
+            return None
+        finally:
+            _PENDING.clear()

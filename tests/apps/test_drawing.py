@@ -1,0 +1,98 @@
+"""apps/drawing.py: a page's figures drawn in forked workers are the figures drawn here, byte for
+byte, handed back in the order they were added; a figure that fails is a note and the others are
+drawn; a worker that dies or hangs costs the page its parallelism, not its figures."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import time
+
+import pandas as pd
+import pytest
+
+from apps import drawing
+from apps import summary_sections as ss
+
+PARENT = os.getpid()
+forks = pytest.mark.skipif(
+    not drawing.can_fork() or drawing.usable_cores() < 2,
+    reason="draws in workers only where the platform forks and two cores are usable",
+)
+
+
+def _cost(n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "module": ["POSIX", "STDIO"][:n],
+            "read_time_s": [1.5, 0.25][:n],
+            "write_time_s": [3.0, 0.5][:n],
+            "meta_time_s": [0.1, 0.0][:n],
+            "wait_time_s": [0.0, 0.2][:n],
+        }
+    )
+
+
+def _render(workers: int, calls) -> tuple[list, bool]:
+    got: list = []
+    d = drawing.Drawings(workers=workers, timeout_s=60)
+    for fn, args in calls:
+        d.add(fn, *args, done=lambda png, err: got.append((png, err)))
+    d.render()
+    return got, d.parallel
+
+
+def _boom() -> bytes:
+    raise ValueError("no data to draw")
+
+
+@forks
+def test_figures_drawn_in_workers_are_the_figures_drawn_here():
+    calls = [
+        (ss.draw_io_cost, (_cost(2), 10.0)),
+        (ss.draw_io_cost, (_cost(1), None)),
+        (_boom, ()),
+        (ss.draw_io_cost, (_cost(2), 2.0)),
+    ]
+    here, parallel_here = _render(1, calls)
+    there, parallel_there = _render(2, calls)
+    assert (parallel_here, parallel_there) == (False, True)
+    assert there == here  # PNG bytes and errors, in the order added
+    pngs = [png for png, _ in here]
+    assert all(p.startswith(b"\x89PNG") for i, p in enumerate(pngs) if i != 2)
+    assert len({pngs[0], pngs[1], pngs[3]}) == 3  # three different figures, not one three times
+    assert here[2] == (None, "ValueError: no data to draw")
+
+
+def _dies() -> bytes:
+    if os.getpid() != PARENT:
+        os._exit(3)  # a worker killed mid-figure
+    return b"drawn here"
+
+
+def _hangs() -> bytes:
+    if os.getpid() != PARENT:
+        time.sleep(30)
+    return b"drawn here"
+
+
+@forks
+@pytest.mark.parametrize("fn", [_dies, _hangs], ids=["worker dies", "worker hangs"])
+def test_a_worker_that_fails_costs_the_parallelism_not_the_figure(fn):
+    got = []
+    d = drawing.Drawings(workers=2, timeout_s=2)
+    d.add(fn, done=lambda png, err: got.append((png, err)))
+    d.add(lambda: b"second", done=lambda png, err: got.append((png, err)))
+    t0 = time.monotonic()
+    d.render()
+    assert not d.parallel and got == [(b"drawn here", None), (b"second", None)]
+    assert time.monotonic() - t0 < 20
+    assert multiprocessing.active_children() == []  # no worker left behind
+
+
+def test_one_figure_or_one_worker_draws_here():
+    for workers, n in ((1, 3), (4, 1)):
+        calls = [(lambda i=i: f"figure {i}".encode(), ()) for i in range(n)]
+        got, parallel = _render(workers, calls)
+        assert not parallel and got == [(f"figure {i}".encode(), None) for i in range(n)]
+    assert drawing._PENDING == []  # nothing kept after a render

@@ -17,16 +17,15 @@ so (a page without one figure beats no page).
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import sys
-import tempfile
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
-from pathlib import Path
 
 DEFAULT_TIMEOUT_S = 300.0  # then the pool is given up and the figures drawn here
 
@@ -43,21 +42,24 @@ class _Call:
 _PENDING: list[_Call] = []  # what a forked worker draws: set before the fork, read by index
 
 
-def _draw_one(i: int) -> tuple[bytes | None, str | None]:
-    call = _PENDING[i]
+def _run(call: _Call) -> tuple[bytes | None, str | None]:
     try:
         return call.fn(*call.args), None
     except Exception as e:
         return None, f"{type(e).__name__}: {e}"
 
 
+def _draw_one(i: int) -> tuple[bytes | None, str | None]:
+    """In a forked worker: the i-th call of the figures set before the fork."""
+    return _run(_PENDING[i])
+
+
 def png_of(draw_to_path: Callable[..., object], *args, **kwargs) -> bytes:
-    """PNG bytes of a drawing function that writes to a path (its `path` keyword): drawn into a
-    temporary file, read back."""
-    with tempfile.TemporaryDirectory() as tmp:
-        out = os.path.join(tmp, "figure.png")
-        draw_to_path(*args, path=out, **kwargs)
-        return Path(out).read_bytes()
+    """PNG bytes of a drawing function that saves its figure to `path` (a keyword; matplotlib's
+    `savefig` takes a file object as well as a name): drawn into memory."""
+    buf = io.BytesIO()
+    draw_to_path(*args, path=buf, **kwargs)
+    return buf.getvalue()
 
 
 def warm_up() -> None:
@@ -101,9 +103,6 @@ class Drawings:
         """Draw `fn(*args)` (PNG bytes) later; `done(png, None)` or `done(None, error)` then."""
         self.calls.append(_Call(fn, args, done))
 
-    def __len__(self) -> int:
-        return len(self.calls)
-
     def render(self) -> None:
         """Draw every figure added and hand each result to its `done`, in the order added."""
         calls, self.calls = self.calls, []
@@ -114,11 +113,7 @@ class Drawings:
         results = self._in_workers(calls, n) if parallel else None
         self.parallel = results is not None
         if results is None:
-            _PENDING[:] = calls
-            try:
-                results = [_draw_one(i) for i in range(len(calls))]
-            finally:
-                _PENDING.clear()
+            results = [_run(call) for call in calls]
         for call, (png, error) in zip(calls, results):
             call.done(png, error)
 

@@ -258,9 +258,7 @@ def find_job(reader: LakeReader, query: str) -> str:
             expr = expr | (pc.field("jobid") == int(q))
         return resolve_job(_rows(reader.read("jobs", JOB_COLUMNS, filter=expr)), query)
     # every column of the matches (the page shows the log's ledger row): one scan of the ledger
-    matches = arrow.read(
-        reader.lake, TABLES["logs"], None, arrow.prefix_filter("log_id", q), reader.storage_options
-    )
+    matches = arrow.ledger_matches(reader.lake, q, None, reader.storage_options)
     ledger = _rows(matches)
     months = {r["log_id"]: r["job_month"] for r in ledger}
     ids = [i for i, m in months.items() if m is not None]

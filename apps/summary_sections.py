@@ -20,7 +20,7 @@ import math
 import pandas as pd
 import pyarrow.compute as pc
 
-from apps.drawing import Drawings
+from apps.drawing import Drawings, png_of
 from features import dxt_heatmap as dh
 from features import job_summary as js
 from features.units import human_bytes  # the one byte formatter of the report
@@ -256,9 +256,7 @@ def draw_dxt_heatmap(read, write, edges, title: str) -> bytes:
     """pydarshan's DXT heat map of one module: apps.analysis.timeline.draw_dxt_heatmap."""
     from apps.analysis import timeline
 
-    buf = io.BytesIO()
-    timeline.draw_dxt_heatmap(read, write, edges, buf, title)
-    return buf.getvalue()
+    return png_of(timeline.draw_dxt_heatmap, read, write, edges, title=title)
 
 
 def dxt_heatmaps(reader, log_id: str, job: dict, out: dict, drawings: Drawings) -> None:

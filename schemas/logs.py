@@ -62,9 +62,8 @@ SPEC = TableSpec(
     keys=("log_id",),
     merge_on=("log_id",),
     partition_by=(),  # one small row per log; looked up by log_id and source_uri
-    sorted_by=(
-        "log_id",
-    ),  # `iolake maintain`: one log's row is one small row group (decision 0041)
+    # `iolake maintain` sorts it: one log's row is in one small row group (decision 0041)
+    sorted_by=("log_id",),
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("unique", "log_id"),

@@ -232,15 +232,19 @@ def months_of(ledger: pa.Table) -> dict[str, str | None]:
 
 
 def ledger_matches(
-    lake, prefix: str, columns: list[str] | None = None, storage_options: dict | None = None
+    lake,
+    prefix: str,
+    columns: list[str] | None = LEDGER_COLUMNS,
+    storage_options: dict | None = None,
 ) -> pa.Table:
     """bronze/logs rows whose log_id starts with `prefix` (lower-cased; a whole log_id matches
-    itself): `columns` (default LEDGER_COLUMNS). No rows when the lake has no ledger yet."""
+    itself): `columns` (default LEDGER_COLUMNS; None: every column). No rows when the lake has no
+    ledger yet."""
     prefix = prefix.strip().lower()
     return read(
         lake,
         TABLES[LEDGER],
-        list(columns or LEDGER_COLUMNS),
+        None if columns is None else list(columns),
         prefix_filter("log_id", prefix),
         storage_options,
     )

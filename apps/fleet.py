@@ -59,11 +59,13 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from apps.drawing import Drawings
 from apps.report import LakeReader
 from apps.summary_sections import figure, png_bytes
 from iolake.lake import arrow
 from schemas import TABLES
 
+IO_CH = "I/O core-hours per month"
 TOP_N = 15  # rows of each ranking before "and N more"
 PLOTTED = 10  # lines a trend plot draws (the top ones); the rest is one "all others" line
 FS_WEEKLY_AFTER = 62  # days: a longer span plots file-system sums per week, not per day
@@ -246,18 +248,18 @@ def load_runs(
         expr = pc.field("app") == pa.scalar(app)
         if months is not None:
             expr = expr & months
-        df = arrow.read_table(table, RUN_COLUMNS, expr, "gold/app_runs").to_pandas()
-        out[app] = df.sort_values(["start", "log_id"], ascending=[False, True]).reset_index(
-            drop=True
-        )
+        runs = arrow.read_table(table, RUN_COLUMNS, expr, "gold/app_runs")
+        # newest first, in Arrow (pandas' sort factorizes every log_id): the same order every
+        # read, so the same pixels where runs overlap
+        out[app] = runs.sort_by([("start", "descending"), ("log_id", "ascending")]).to_pandas()
     return out
 
 
 def load_run_tags(
     reader: FleetReader, runs: dict[str, pd.DataFrame], since=None, until=None
 ) -> dict[str, pd.DataFrame]:
-    """The tags (silver/bottleneck_tags: log_id, tag) of the runs `load_runs` read, per
-    application: one read of the tags table's months of [since, until], filtered to those runs'
+    """The tags (silver/bottleneck_tags: distinct log_id, tag pairs) of the runs `load_runs`
+    read, per application: one read of the tags table's months of [since, until], filtered to those runs'
     log_ids. Empty when the lake has no silver/bottleneck_tags or there is no run."""
     ids = sorted({i for df in runs.values() for i in df["log_id"]})
     if not ids or not reader.exists("bottleneck_tags"):
@@ -267,8 +269,14 @@ def load_run_tags(
     if months is not None:
         expr = expr & months
     tags = reader.read("bottleneck_tags", ["log_id", "tag"], filter=expr).to_pandas()
-    tags = tags.drop_duplicates()
-    return {app: tags[tags["log_id"].isin(set(df["log_id"]))] for app, df in runs.items()}
+    apps = pd.concat(
+        [pd.DataFrame({"log_id": df["log_id"], "app": app}) for app, df in runs.items()]
+    ).drop_duplicates()
+    tags = tags.drop_duplicates().merge(apps, on="log_id")  # one join, not a scan per app
+    return {
+        app: g.drop(columns="app").reset_index(drop=True)
+        for app, g in tags.groupby("app", sort=False)
+    }
 
 
 # ---- what the page shows: pure functions of the marts' frames -------------------------------
@@ -590,20 +598,25 @@ def run_lists(runs: pd.DataFrame | None, flagged: set[str], n: int = RUNS_LISTED
             for r in df.to_dict("records")
         ]
 
-    recent = runs.sort_values(["start", "log_id"], ascending=[False, True]).head(n)
-    slow = runs[runs["bandwidth_mib_s"].notna()]
+    recent = runs[runs["start"] >= runs["start"].nlargest(n).min()]  # n and their ties
+    recent = recent.sort_values(["start", "log_id"], ascending=[False, True]).head(n)
+    bw = runs["bandwidth_mib_s"]
+    slow = runs[bw.notna() & (bw <= bw.nsmallest(n).max())]
     slow = slow.sort_values(["bandwidth_mib_s", "log_id"], kind="mergesort").head(n)
     return {"recent": rows(recent), "slowest": rows(slow), "count": len(runs)}
 
 
 def run_tags(tags: pd.DataFrame | None, n: int = RUN_TAGS_SHOWN) -> list[dict]:
     """An application's tags to mark under its runs plot: its `n` tags that fired on most of its
-    runs (ties by name), each {"tag", "runs": how many runs, "log_ids": those runs}."""
+    runs (ties by name), each {"tag", "runs": how many runs, "log_ids": those runs}. `tags`:
+    distinct (log_id, tag) rows, as `load_run_tags` gives them."""
     if tags is None or not len(tags):
         return []
-    by_tag = tags.groupby("tag")["log_id"].agg(lambda s: sorted(set(s)))
-    order = sorted(by_tag.items(), key=lambda kv: (-len(kv[1]), kv[0]))[:n]
-    return [{"tag": t, "runs": len(ids), "log_ids": ids} for t, ids in order]
+    counts = tags["tag"].value_counts()
+    order = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
+    chosen = tags[tags["tag"].isin([t for t, _ in order])]
+    ids = {t: sorted(g) for t, g in chosen.groupby("tag")["log_id"]}
+    return [{"tag": t, "runs": int(k), "log_ids": ids[t]} for t, k in order]
 
 
 def linked_jobs(page: dict, apps: list[dict]) -> list[str]:
@@ -662,6 +675,33 @@ COLOURS = [
 def _png(fig) -> str:
     """The figure as base64 PNG text for a `data:` URL."""
     return base64.b64encode(png_bytes(fig)).decode("ascii")
+
+
+FIGURES = {
+    "apps_png": "The applications' trend plot",
+    "users_png": "The users' trend plot",
+    "ledger_png": "The tag cost ledger's plot",
+    "fs_png": "The file systems' plot",
+    "health_png": "The lake health plot",
+    "drift_png": "The model drift plot",
+    "png": "The months plot",
+    "runs_png": "The runs plot",
+}  # what the page calls each figure when it could not be drawn
+
+
+def _later(drawings: Drawings, into: dict, key: str, fn, *args) -> None:
+    """`into[key]` = `fn(*args)` (base64 PNG text, or None: nothing to draw) once `drawings` is
+    rendered. A figure whose drawing fails leaves `into[key]` None and says so in
+    `into["figure_notes"]`: a page without one plot beats no page."""
+    into[key] = None
+
+    def done(png: str | None, error: str | None) -> None:
+        if error is None:
+            into[key] = png
+        else:
+            into["figure_notes"].append(f"{FIGURES[key]} could not be drawn: {error}")
+
+    drawings.add(fn, *args, done=done)
 
 
 def _thousands():
@@ -1081,8 +1121,17 @@ def _env():
     return env
 
 
-def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | None = None) -> dict:
-    """Everything the main page shows, from `load`'s frames."""
+def build(
+    data: dict,
+    top: int = TOP_N,
+    since: str | None = None,
+    until: str | None = None,
+    drawings: Drawings | None = None,
+) -> dict:
+    """Everything the main page shows, from `load`'s frames. Its figures are added to `drawings`
+    and in the page once it is rendered; without `drawings`, drawn here before returning."""
+    own = drawings is None
+    drawings = Drawings(workers=1) if own else drawings
     am = data[REQUIRED]
     months = month_range(sorted(am["month"].unique())) if len(am) else []
     apps = ranking(am, "app", top) if len(am) else None
@@ -1098,13 +1147,14 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
         "apps": apps,
         "users": users,
         "missing": {n: data[n] is None for n in MARTS},
+        "figure_notes": [],
         **dict.fromkeys(("regressions", "ledger", "fs", "health", "drift"), None),
     }
     if apps:
         keys = [r["app"] for r in apps["rows"][:PLOTTED]]
-        page["apps_png"] = draw_trend(trend(am, "app", keys, months), "I/O core-hours per month")
+        _later(drawings, page, "apps_png", draw_trend, trend(am, "app", keys, months), IO_CH)
         ukeys = [r["uid"] for r in users["rows"][:PLOTTED]]
-        page["users_png"] = draw_trend(trend(am, "uid", ukeys, months), "I/O core-hours per month")
+        _later(drawings, page, "users_png", draw_trend, trend(am, "uid", ukeys, months), IO_CH)
         reg = am.groupby("app").agg(
             regressions=("regressions", "sum"), runs=("runs", "sum"), months=("month", "nunique")
         )
@@ -1137,14 +1187,18 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
     if tc is not None:
         ledger = tag_ledger(tc, total_io)
         page["ledger"] = ledger
-        page["ledger_png"] = draw_ledger(ledger) if ledger else None
+        page["ledger_png"] = None
+        if ledger:
+            _later(drawings, page, "ledger_png", draw_ledger, ledger)
     fs = data["fleet_fs_day"]
     if fs is not None:
         mounts = fs_mounts(fs, top) if len(fs) else {"rows": [], "more": 0}
         page["fs"] = mounts
-        page["fs_png"] = (
-            draw_fs(fs, [m["mount_point"] for m in mounts["rows"]]) if len(fs) else None
-        )
+        page["fs_png"] = None
+        if len(fs):
+            _later(
+                drawings, page, "fs_png", draw_fs, fs, [m["mount_point"] for m in mounts["rows"]]
+            )
     h = data["fleet_health"]
     if h is not None:
         rows = health_rows(h)
@@ -1156,12 +1210,16 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
                 for c in ("logs", "ok", "partial", "quarantined", "suspect", "runs", "failed_runs")
             },
         }
-        page["health_png"] = draw_health(h) if len(h) else None
+        page["health_png"] = None
+        if len(h):
+            _later(drawings, page, "health_png", draw_health, h)
     d = data["fleet_drift"]
     if d is not None:
         page["drift"] = drift_rows(d)
         dmonths = month_range(sorted(d["month"].unique())) if len(d) else []
-        page["drift_png"] = draw_drift(d, dmonths) if len(d) else None
+        page["drift_png"] = None
+        if len(d):
+            _later(drawings, page, "drift_png", draw_drift, d, dmonths)
     updated = [
         data[n]["updated_at"].max()
         for n in MARTS
@@ -1169,6 +1227,8 @@ def build(data: dict, top: int = TOP_N, since: str | None = None, until: str | N
     ]
     page["updated"] = max(updated).strftime("%Y-%m-%d %H:%M UTC") if updated else None
     page["generated"] = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    if own:
+        drawings.render()
     return page
 
 
@@ -1180,12 +1240,16 @@ def app_page(
     regs: list[dict] | None = None,
     runs: pd.DataFrame | None = None,
     tagged: pd.DataFrame | None = None,
+    drawings: Drawings | None = None,
 ) -> dict:
     """What an application's page shows: its months (its `app_months` rows), its totals, its
     tags' cost (its `app_ledgers` rows), its regressions (`regression_rows` of the app); the
     plots only when `plot`; its runs over time and the lists of its recent and slowest runs when
     `runs` (its gold/app_runs rows, `load_runs`) is given, with its most frequent tags marked
-    under the plot from `tagged` (its runs' tags, `load_run_tags`)."""
+    under the plot from `tagged` (its runs' tags, `load_run_tags`). The plots are added to
+    `drawings` (in the page once it is rendered); without it, drawn here."""
+    own = drawings is None
+    drawings = Drawings(workers=1) if own else drawings
     first = rows[0]
     regs = regs or []
     marked = run_tags(tagged) if runs is not None and len(runs) else []
@@ -1194,12 +1258,10 @@ def app_page(
         if runs is not None
         else None
     )
-    return {
+    page = {
         "regs": regs,
         "runs": listed,
-        "runs_png": (
-            draw_runs(runs, regs, marked) if plot and runs is not None and len(runs) else None
-        ),
+        "runs_png": None,
         "run_tags": [{k: t[k] for k in ("tag", "runs")} for t in marked],
         "app": app,
         "exe_name": first.get("exe_name"),
@@ -1207,10 +1269,19 @@ def app_page(
         "rows": rows,
         "total": _row_totals(rows),
         "tags": tags,
-        "png": draw_app(rows) if plot else None,
+        "png": None,
+        "plotted": plot,
+        "figure_notes": [],
         "docs": DOCS,
         "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
     }
+    if plot and runs is not None and len(runs):
+        _later(drawings, page, "runs_png", draw_runs, runs, regs, marked)
+    if plot:
+        _later(drawings, page, "png", draw_app, rows)
+    if own:
+        drawings.render()
+    return page
 
 
 def write(
@@ -1229,7 +1300,8 @@ def write(
         raise ValueError(f"--reports {reports}: give 0 or more")
     reader = FleetReader(conf)
     data = load(reader, since, until)
-    page = build(data, top, since, until)
+    drawings = Drawings()  # every figure of every page, drawn at once (apps/drawing.py)
+    page = build(data, top, since, until, drawings)
     page["lake"] = reader.lake
     env = _env()
     root = Path(out or "fleet")
@@ -1251,9 +1323,11 @@ def write(
             regs=regs_by_app.get(app),
             runs=runs.get(app),
             tagged=tagged.get(app),
+            drawings=drawings,
         )
         for app, rows in app_months(am).items()
     ]
+    drawings.render()
     order = {r["app"]: i for i, r in enumerate((page.get("apps") or {}).get("rows", []))}
     ranked = sorted(pages, key=lambda a: (order.get(a["app"], len(order)), a["app"]))
     jobs = render_reports(conf, linked_jobs(page, ranked), root / "jobs", reports)

@@ -283,6 +283,26 @@ def test_fleet_page_application_pages_are_linked_and_hand_worked(page):
     ]
 
 
+def test_fleet_page_a_figure_that_fails_is_named_and_the_pages_still_written(
+    lake, tmp_path, monkeypatch
+):
+    import apps.fleet
+
+    def broken(rows):
+        raise RuntimeError("no font for the months")
+
+    monkeypatch.setattr(apps.fleet, "draw_app", broken)
+    html, _ = render(lake, tmp_path, "--top", "2")
+    assert 'id="apps-plot"' in html and "could not be drawn" not in html  # the others drawn
+    alpha = (tmp_path / "apps" / f"{slug('alpha')}.html").read_text(encoding="utf-8")
+    assert (
+        '<p class="note figure-note">The months plot could not be drawn: '
+        "RuntimeError: no font for the months</p>" in alpha
+    )
+    assert 'id="app-plot"' not in alpha and 'id="no-plot"' not in alpha
+    assert 'id="months-table"' in alpha and 'id="runs-plot"' in alpha
+
+
 def test_fleet_page_since_until_keep_those_months(lake, tmp_path):
     _, t = render(lake, tmp_path / "feb_on", "--since", "2026-02")
     # Feb-Mar: alpha 20, gamma 8, HOSTILE 1, delta 0.5 -> 29.5 I/O core-h over 2+5+3+1 = 11 runs

@@ -5,7 +5,9 @@ For every table of `schemas.TABLES` the lake holds (or only `--table NAME`):
 0. Table properties: a property its `TableSpec` declares that the table lacks or holds with
    another value (a table created by an older version; e.g. `io_ops`'s
    `delta.dataSkippingStatsColumns`) is set with ALTER TABLE … SET TBLPROPERTIES, and printed.
-   Properties the spec does not declare are left alone.
+   Properties the spec does not declare are left alone, and so are the `iolake.` ones: they
+   record what a table has been through (bronze/logs' `iolake.ledger.jobidFilled`, set by the
+   ingest that filled it), not how it is configured.
 1. OPTIMIZE: compact small files (nightly ingests leave one or more files per run and
    partition) and Z-ORDER BY the columns analysts filter by (`TableSpec.zorder_columns`:
    e.g. `log_id, record_id` for the counter tables, `log_id, jobid, exe` for `jobs`; a partition
@@ -35,6 +37,7 @@ from schemas import TABLES, TableSpec
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
 USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"  # the run's, on every commit
+STATE_PROPERTY = "iolake."  # table properties that record state: never synced from the spec
 
 
 @dataclass
@@ -109,8 +112,14 @@ def disk_files(path: str) -> int:
 
 
 def property_drift(spec: TableSpec, have: dict) -> dict:
-    """The spec's declared properties that `have` (the table's) lacks or holds with another value."""
-    return {k: str(v) for k, v in spec.properties.items() if have.get(k) != str(v)}
+    """The spec's declared properties that `have` (the table's) lacks or holds with another value,
+    but for the `iolake.` ones (state the stage that earns it sets, e.g. schemas/logs.py's
+    JOBID_FILLED: set here, it would say an unfilled ledger is filled)."""
+    return {
+        k: str(v)
+        for k, v in spec.properties.items()
+        if have.get(k) != str(v) and not k.startswith(STATE_PROPERTY)
+    }
 
 
 def _sync_properties(

@@ -243,7 +243,8 @@ def resolve_job(jobs: list[dict], query: str, ledger: list[dict] = ()) -> str:
 def find_job(reader: LakeReader, query: str) -> str:
     """The log_id JOB names (`resolve_job`'s rule). A log_id or a prefix resolves through
     bronze/logs (the ledger: one row per log) and then only its candidates' months of bronze/jobs
-    are read; a jobid (digits) is also looked up in bronze/jobs' `jobid` column. Only a miss
+    are read; a jobid (digits) is also looked up in the ledger's `jobid` column, or, in a ledger
+    whose jobids are not filled yet (schemas/logs.py), in bronze/jobs' every month. Only a miss
     reads every month of bronze/jobs (a log the ledger lacks)."""
     q = query.strip().lower()
     if not q:
@@ -260,6 +261,11 @@ def find_job(reader: LakeReader, query: str) -> str:
     # every column of the matches (the page shows the log's ledger row): one scan of the ledger
     matches = arrow.ledger_matches(reader.lake, q, None, reader.storage_options)
     ledger = _rows(matches)
+    by_ledger = q.isdigit() and arrow.ledger_has_jobids(reader.lake, reader.storage_options)
+    if by_ledger:  # the logs of that jobid: three columns of the ledger, not bronze/jobs
+        known = {r["log_id"] for r in ledger}
+        found = arrow.ledger_by_jobid(reader.lake, int(q), reader.storage_options)
+        ledger += [r for r in _rows(found) if r["log_id"] not in known]
     months = {r["log_id"]: r["job_month"] for r in ledger}
     ids = [i for i, m in months.items() if m is not None]
     jobs = []
@@ -274,7 +280,7 @@ def find_job(reader: LakeReader, query: str) -> str:
                 months=months,
             )
         )
-    if q.isdigit():
+    if q.isdigit() and not by_ledger:
         by_jobid = reader.read("jobs", JOB_COLUMNS, filter=pc.field("jobid") == int(q))
         jobs += [j for j in _rows(by_jobid) if j["log_id"] not in months]
     if not jobs:  # a log with rows but no ledger row (older lakes): every month, as before
@@ -282,7 +288,10 @@ def find_job(reader: LakeReader, query: str) -> str:
         jobs = _rows(by_prefix)
     reader._months.update({i: {i: months[i]} for i in ids})
     log_id = resolve_job(jobs, query, ledger)
-    reader._logs[("logs", log_id)] = matches.filter(pc.field("log_id") == log_id)
+    row = matches.filter(pc.field("log_id") == log_id)
+    if not row.num_rows:  # found by its jobid: its whole ledger row, one row group's read
+        row = arrow.ledger_matches(reader.lake, log_id, None, reader.storage_options)
+    reader._logs[("logs", log_id)] = row
     return log_id
 
 

@@ -108,6 +108,21 @@ class StageContext:
             self.written_tables.append(table)
             ensure_table(self.spark, spec, self.conf.lake.root)
 
+    def fill_once(self, table: str, column: str, source: str, marker: str, on_start) -> int | None:
+        """Fill a declared output's null `column` from another declared table's rows of the same
+        log, once per lake (`iolake.lake.fill_once`: the table property `marker` records it)."""
+        from iolake.lake import fill_once
+
+        spec = self.spec(table, "output")
+        try:
+            src = self.spec(source, "input")
+        except UndeclaredTable:
+            src = self.spec(source, "output")  # e.g. ingest's own bronze/jobs
+        filled = fill_once(self.spark, spec, self.conf.lake.root, column, src, marker, on_start)
+        if filled is not None:
+            self.written_tables.append(table)
+        return filled
+
     def write(
         self,
         table: str,

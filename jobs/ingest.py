@@ -134,6 +134,29 @@ def transform(spark, logs: list[dict], conf: Config, staging: str, run: RunInfo)
     return df.mapInArrow(fn, OUTPUT_SCHEMA), len(bins)
 
 
+def fill_ledger_jobids(ctx) -> int | None:
+    """Once per lake: a ledger written before it had `jobid` (schemas/logs.py, decision 0042)
+    gets the column and each decoded log's jobid from bronze/jobs, then the table property
+    JOBID_FILLED that tells readers every row has it. Returns the rows filled; None when there
+    was nothing to do (no ledger yet, or already filled)."""
+    from schemas.logs import JOBID_FILLED
+
+    t0 = time.monotonic()
+    filled = ctx.fill_once(
+        LEDGER,
+        "jobid",
+        "bronze/jobs",
+        JOBID_FILLED,
+        on_start=lambda: ctx.echo(
+            "[ingest] the ledger gains each log's jobid from bronze/jobs (once per lake)"
+        ),
+    )
+    if filled is not None:
+        s = time.monotonic() - t0
+        ctx.echo(f"[ingest] the ledger's jobid: {filled} rows filled in {s:.1f} s")
+    return filled
+
+
 def execute(ctx) -> dict:
     """List, hash, decode (in executors) and commit the new traces of `ctx.params["traces"]`."""
     import pyspark.sql.functions as F
@@ -143,6 +166,7 @@ def execute(ctx) -> dict:
     spark, conf, run, echo = ctx.spark, ctx.conf, ctx.info, ctx.echo
     inputs = list(ctx.params.get("traces") or [])
     t0 = time.monotonic()
+    fill_ledger_jobids(ctx)
     traces = list_traces(inputs, conf.ingest.suffixes)
     echo(f"[ingest] run {run.run_id}: {len(traces)} trace files under {len(inputs)} input(s)")
     logs = new_logs(ctx, traces)

@@ -554,6 +554,7 @@ def _decode_row(
         "decode_s": None,
         "ingest_run_id": run_id,
         "ingested_at": dt.datetime.now(dt.UTC),
+        "jobid": None,
     }
     tables: dict[str, pa.Table] = {}
     streamed: list[str] = []
@@ -584,7 +585,11 @@ def _decode_row(
                 streamed.append(path)
                 counts[name] = n
         entry.update(
-            job_month=month, status=d.status, reason=d.reason, row_counts=list(counts.items())
+            job_month=month,
+            status=d.status,
+            reason=d.reason,
+            row_counts=list(counts.items()),
+            jobid=d.tables["jobs"].column("jobid")[0].as_py(),
         )
     except Exception as e:  # never let one log fail the stage
         if isinstance(e, DecodeError):

@@ -13,13 +13,21 @@ them, `reason` says which and why; `quarantined` — nothing landed, `reason` sa
 log's format version of that module (`version`) and the compressed size of its region in bytes
 (`region_bytes`): darshan-parser's "# <MOD> module: <bytes> bytes (ver=<version>)" lines and
 pydarshan's `report.modules[mod]["len"]` / `["ver"]`. Null for Recorder traces and quarantined logs.
+
+`jobid`: the scheduler's job id of a decoded log, as in bronze/jobs, so that a job is found by
+its id in this one small table (`iolake report JOBID`; decision 0042). Null for quarantined logs
+and traces without one. A ledger written before the column existed gets it filled from
+bronze/jobs by the next ingest, once; until then the table property JOBID_FILLED is absent and
+readers look in bronze/jobs.
 """
 
 from pyspark.sql import types as T
 
-from schemas._spec import LOG_ID, Expectation, TableSpec
+from schemas._spec import DEFAULT_PROPERTIES, LOG_ID, Expectation, TableSpec
 
 STATUSES = ("ok", "partial", "quarantined")
+# a table property: "true" once every row's `jobid` is filled (a new ledger has it from the start)
+JOBID_FILLED = "iolake.ledger.jobidFilled"
 
 # one module region of a Darshan log, as `darshan-parser` prints it ("# <MOD> module: <len> bytes
 # (ver=<ver>)") and pydarshan holds it (`report.modules[mod]["len"]`, `["ver"]`); the fields are
@@ -57,11 +65,13 @@ SPEC = TableSpec(
             T.StructField("decode_s", T.DoubleType(), True),
             T.StructField("ingest_run_id", T.StringType(), False),
             T.StructField("ingested_at", T.TimestampType(), False),
+            T.StructField("jobid", T.LongType(), True),  # last: where ADD COLUMNS puts it
         ]
     ),
     keys=("log_id",),
     merge_on=("log_id",),
-    partition_by=(),  # one small row per log; looked up by log_id and source_uri
+    partition_by=(),  # one small row per log; looked up by log_id, source_uri and jobid
+    properties={**DEFAULT_PROPERTIES, JOBID_FILLED: "true"},
     # `iolake maintain` sorts it: one log's row is in one small row group (decision 0041)
     sorted_by=("log_id",),
     expectations=(

@@ -250,6 +250,31 @@ def ledger_matches(
     )
 
 
+def ledger_has_jobids(lake, storage_options: dict | None = None) -> bool:
+    """Does every bronze/logs row carry its log's jobid (the table property `JOBID_FILLED`,
+    schemas/logs.py)? False for a ledger from before the column, until ingest has filled it."""
+    from schemas.logs import JOBID_FILLED
+
+    table = open_table(lake, TABLES[LEDGER], storage_options)
+    if table is None:
+        return False
+    return table.metadata().configuration.get(JOBID_FILLED) == "true"
+
+
+def ledger_by_jobid(lake, jobid: int, storage_options: dict | None = None) -> pa.Table:
+    """bronze/logs' log_id, job_month and jobid of the logs whose jobid is `jobid`: reads those
+    three columns of the ledger (its rows are sorted by log_id, so every row group's jobids span
+    the range and none is skipped: a few MB per 100,000 logs). Only meaningful when
+    `ledger_has_jobids`."""
+    return read(
+        lake,
+        TABLES[LEDGER],
+        ["log_id", "job_month", "jobid"],
+        pc.field("jobid") == pa.scalar(int(jobid), pa.int64()),
+        storage_options,
+    )
+
+
 def prefix_filter(column: str, prefix: str) -> ds.Expression:
     """`column` starts with `prefix`, also written as the range [prefix, next prefix) so that
     files and row groups whose min/max statistics lie outside it are skipped (`starts_with`
@@ -316,6 +341,8 @@ __all__ = [
     "empty",
     "exists",
     "job_months",
+    "ledger_by_jobid",
+    "ledger_has_jobids",
     "ledger_matches",
     "log_filter",
     "months_of",

@@ -197,6 +197,55 @@ def merge_new_logs(
     with_retries(merge, retries, f"merge {spec.name}", backoff_s=backoff_s)
 
 
+def fill_once(
+    spark,
+    spec: TableSpec,
+    lake: str,
+    column: str,
+    source: TableSpec,
+    marker: str,
+    on_start=lambda: None,
+    retries: int = 8,
+) -> int | None:
+    """Fill `column` of `spec`'s rows where it is null from `source`'s rows of the same log_id,
+    once per table: after the update MERGE the table property `marker` is set to "true", and a
+    table that has it (or was created with it: a spec declaring it) is left alone. Adds the column
+    first when the table lacks it (`ensure_table`). `on_start()` is called before the work, so a
+    caller can say what the run is doing. Returns the rows updated; None when there was nothing to
+    do (no table yet, or already filled). Stopped in between, the next call fills what is still
+    null: the property is set last."""
+    from delta.tables import DeltaTable
+
+    if not table_exists(spark, spec, lake):
+        return None
+    path = spec.path(lake)
+    props = DeltaTable.forPath(spark, path).detail().first()["properties"] or {}
+    if props.get(marker) == "true":
+        return None
+    on_start()
+    ensure_table(spark, spec, lake, retries)
+    filled = 0
+    if table_exists(spark, source, lake):
+        values = read_table(spark, source, lake).where(f"`{column}` IS NOT NULL")
+        values = values.select("log_id", column)
+
+        def merge():
+            (
+                DeltaTable.forPath(spark, path)
+                .alias("t")
+                .merge(values.alias("s"), "t.log_id = s.log_id")
+                .whenMatchedUpdate(condition=f"t.`{column}` IS NULL", set={column: f"s.`{column}`"})
+                .execute()
+            )
+
+        with_retries(merge, retries, f"fill {spec.layer}/{spec.name}.{column}")
+        last = DeltaTable.forPath(spark, path).history(1).first()
+        if last["operation"] == "MERGE":
+            filled = int((last["operationMetrics"] or {}).get("numTargetRowsUpdated", 0))
+    spark.sql(f"ALTER TABLE delta.`{path}` SET TBLPROPERTIES ('{marker}' = 'true')")
+    return filled
+
+
 def read_table(spark, spec: TableSpec, lake: str):
     return spark.read.format("delta").load(spec.path(lake))
 

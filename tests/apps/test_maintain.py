@@ -236,3 +236,17 @@ def test_declared_table_properties_are_set_on_an_older_table(spark, tmp_path, ca
     assert props()[key] == spec.properties[key]
     (again,) = run(spark, conf, ["io_ops"], echo=print)
     assert again.properties_set == {}
+
+
+def test_maintain_never_says_an_older_ledger_has_its_jobids():
+    """bronze/logs declares `iolake.ledger.jobidFilled`, but only the ingest that fills the
+    jobids may set it (decision 0042): maintain's property sync leaves `iolake.` keys alone."""
+    from apps.maintain import property_drift
+    from schemas._spec import DEFAULT_PROPERTIES
+    from schemas.logs import JOBID_FILLED
+
+    spec = BRONZE["logs"]
+    assert spec.properties[JOBID_FILLED] == "true"
+    assert property_drift(spec, dict(DEFAULT_PROPERTIES)) == {}
+    older = {k: v for k, v in DEFAULT_PROPERTIES.items() if k != "delta.appendOnly"}
+    assert property_drift(spec, older) == {"delta.appendOnly": "false"}

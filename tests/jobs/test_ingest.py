@@ -212,6 +212,86 @@ def test_ingest_ledger_matches_manifest(spark, corpus_lake):
     assert set(led.decoder.dropna()) == {"iolake-native-0.1.0"}
 
 
+def test_ingest_ledger_carries_each_logs_jobid_as_its_file_name_says(spark, corpus_lake):
+    """Darshan names a log <user>_<exe>_id<jobid>-...: the ledger's jobid is that number for every
+    decoded log so named (the bad-header logs aside: their header words are garbage), equals
+    bronze/jobs', is null for quarantined logs, and the new ledger says its jobids are filled."""
+    import re
+
+    from delta.tables import DeltaTable
+
+    from schemas.logs import JOBID_FILLED
+
+    lake, _ = corpus_lake
+    led = read_table(spark, BRONZE["logs"], str(lake)).toPandas()
+    named = 0
+    for r in led[led.status != "quarantined"].itertuples():
+        m = re.search(r"_id(\d+)[-_]", Path(r.source_uri).name)
+        if m and r.format == "darshan":
+            assert r.jobid == int(m.group(1)), (r.source_uri, r.jobid)
+            named += 1
+    assert named >= 40  # 44 distinct decoded logs of the shared corpus are so named
+    jobs = read_table(spark, BRONZE["jobs"], str(lake)).select("log_id", "jobid").toPandas()
+    both = led.merge(jobs, on="log_id", suffixes=("", "_jobs"))
+    assert len(both) == (led.status != "quarantined").sum()
+    assert (both.jobid.fillna(-1) == both.jobid_jobs.fillna(-1)).all()
+    assert led[led.status == "quarantined"].jobid.isna().all()
+    props = DeltaTable.forPath(spark, BRONZE["logs"].path(str(lake))).detail().first()
+    assert props["properties"].get(JOBID_FILLED) == "true"
+
+
+def test_ingest_fills_the_jobids_of_a_ledger_written_without_them(spark, tmp_path, capsys):
+    """A lake whose ledger predates the column (its rows and no property): the next ingest adds
+    the column, fills every decoded log's jobid from bronze/jobs, sets the property; the report
+    finds a job by its jobid before (through bronze/jobs) and after (through the ledger)."""
+    import shutil
+
+    import pyspark.sql.functions as F
+    from delta.tables import DeltaTable
+
+    from apps.report import LakeReader, find_job
+    from schemas.logs import JOBID_FILLED
+
+    examples = shared_path("darshan") / DXT_EXAMPLE.rsplit("/", 1)[0]
+    first, later = tmp_path / "first", tmp_path / "later"
+    first.mkdir()
+    later.mkdir()
+    for name in ("dxt.darshan", "noposix.darshan"):
+        shutil.copy(examples / name, first / name)
+    shutil.copy(examples / "example.darshan", later / "example.darshan")
+    lake = tmp_path / "lake"
+    conf = _conf(lake)
+    run(spark, conf, [str(first)], echo=lambda *_: None)
+    # the same ledger as a lake of before the column: its rows without jobid, no property
+    path = BRONZE["logs"].path(str(lake))
+    kept = str(tmp_path / "ledger.parquet")
+    spark.read.format("delta").load(path).drop("jobid").write.parquet(kept)
+    shutil.rmtree(path)
+    spark.read.parquet(kept).write.format("delta").save(path)
+    assert "jobid" not in spark.read.format("delta").load(path).columns
+    jobs = read_table(spark, BRONZE["jobs"], str(lake)).select("log_id", "jobid").collect()
+    want = {r.log_id: r.jobid for r in jobs}
+    dxt_id = next(i for i, j in want.items() if j is not None)
+
+    reader = LakeReader(conf)
+    assert find_job(reader, str(want[dxt_id])) == dxt_id  # through bronze/jobs
+
+    lines = []
+    run(spark, conf, [str(later)], echo=lines.append)
+    assert any("the ledger's jobid: 2 rows filled" in x for x in lines), lines
+    led = spark.read.format("delta").load(path)
+    got = {r.log_id: r.jobid for r in led.where(F.col("status") != "quarantined").collect()}
+    assert {i: got[i] for i in want} == want and len(got) == 3 and None not in got.values()
+    detail = DeltaTable.forPath(spark, path).detail().first()
+    assert detail["properties"].get(JOBID_FILLED) == "true"
+    reader = LakeReader(conf)
+    assert find_job(reader, str(want[dxt_id])) == dxt_id  # through the ledger
+    # the next run finds nothing to fill and says nothing of it
+    lines = []
+    run(spark, conf, [str(later)], echo=lines.append)
+    assert not any("jobid" in x for x in lines), lines
+
+
 def test_ingest_pydarshan_decoder_quarantines_what_it_cannot_read(spark, tmp_path):
     """The reference decoder in its sandbox: the segfaulting log and bzip2 logs quarantined, run goes on."""
     root = shared_path("darshan")

@@ -146,6 +146,8 @@ def report_lake(spark, tmp_path_factory) -> dict:
         },
     )
     jobs.update(F.col("log_id") == noposix, {"jobid": F.lit(jobid)})
+    ledger = DeltaTable.forPath(spark, BRONZE["logs"].path(lake))  # the ledger says so too
+    ledger.update(F.col("log_id") == noposix, {"jobid": F.lit(jobid)})
 
     features.run(spark, conf, **quiet)
     covering.run(spark, conf, **quiet)

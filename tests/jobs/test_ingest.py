@@ -240,7 +240,7 @@ def test_ingest_ledger_carries_each_logs_jobid_as_its_file_name_says(spark, corp
     assert props["properties"].get(JOBID_FILLED) == "true"
 
 
-def test_ingest_fills_the_jobids_of_a_ledger_written_without_them(spark, tmp_path, capsys):
+def test_ingest_fills_the_jobids_of_a_ledger_written_without_them(spark, tmp_path):
     """A lake whose ledger predates the column (its rows and no property): the next ingest adds
     the column, fills every decoded log's jobid from bronze/jobs, sets the property; the report
     finds a job by its jobid before (through bronze/jobs) and after (through the ledger)."""

@@ -55,6 +55,7 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -80,6 +81,7 @@ NO_USER = "(no user in the key)"
 REGRESSIONS_SHOWN = 100  # regression rows the main page lists (newest first), then "and N more"
 RUNS_LISTED = 10  # runs an application page lists as recent and as slowest
 RUN_TAGS_SHOWN = 5  # tags marked under an application's runs plot: its most frequent
+NO_ISSUE = "no_issue"  # silver/bottleneck_tags' row of a job no rule fired on: not a tag
 EFFICIENCY_SHOWN = 15  # application-months the efficiency table lists (least efficient first)
 EFFICIENCY_MIN_RUNS = 3  # runs with an efficiency an application-month needs to be listed
 RUN_COLUMNS = ["log_id", "app", "start", "nprocs", "bandwidth_mib_s", "io_time_s", "bytes"]
@@ -235,47 +237,56 @@ def load_regressions(
 def load_runs(
     reader: FleetReader, apps, since: str | None = None, until: str | None = None
 ) -> dict[str, pd.DataFrame]:
-    """Each application's runs of [since, until] from gold/app_runs (RUN_COLUMNS), one filtered
-    read per application: the table is z-ordered by (app, start) and partitioned by job_month, so
-    delta-rs' file statistics skip the files of other applications and months. Empty when the
-    lake has no gold/app_runs."""
+    """Each application's runs of [since, until] from gold/app_runs (RUN_COLUMNS), newest first
+    (ties by log_id): one read of the table's months of [since, until] filtered to `apps` (the
+    table is z-ordered by (app, start) and partitioned by job_month, so delta-rs' file statistics
+    skip files of other applications and months), split per application. Empty when the lake has
+    no gold/app_runs."""
     if not apps or not reader.exists("app_runs"):
         return {}
-    table = arrow.open_table(reader.lake, reader.spec("app_runs"), reader.storage_options)
+    expr = pc.field("app").isin(pa.array(sorted(apps), pa.string()))
     months = _month_filter(since, until, "job_month")
-    out = {}
-    for app in sorted(apps):
-        expr = pc.field("app") == pa.scalar(app)
-        if months is not None:
-            expr = expr & months
-        runs = arrow.read_table(table, RUN_COLUMNS, expr, "gold/app_runs")
-        # newest first, in Arrow (pandas' sort factorizes every log_id): the same order every
-        # read, so the same pixels where runs overlap
-        out[app] = runs.sort_by([("start", "descending"), ("log_id", "ascending")]).to_pandas()
-    return out
+    if months is not None:
+        expr = expr & months
+    runs = reader.read("app_runs", RUN_COLUMNS, filter=expr)
+    # sorted in Arrow (pandas' sort factorizes every log_id): the same order every read, so the
+    # same pixels where runs overlap
+    runs = runs.sort_by(
+        [("app", "ascending"), ("start", "descending"), ("log_id", "ascending")]
+    ).to_pandas()
+    return {app: g.reset_index(drop=True) for app, g in runs.groupby("app", sort=True)}
 
 
 def load_run_tags(
     reader: FleetReader, runs: dict[str, pd.DataFrame], since=None, until=None
 ) -> dict[str, pd.DataFrame]:
-    """The tags (silver/bottleneck_tags: distinct log_id, tag pairs) of the runs `load_runs`
-    read, per application: one read of the tags table's months of [since, until], filtered to those runs'
-    log_ids. Empty when the lake has no silver/bottleneck_tags or there is no run."""
-    ids = sorted({i for df in runs.values() for i in df["log_id"]})
-    if not ids or not reader.exists("bottleneck_tags"):
+    """The tags that fired (silver/bottleneck_tags: distinct log_id, tag pairs, `no_issue` left
+    out as the fleet marts leave it out) on the runs `load_runs` read, per application: one read
+    of the tags table's months of [since, until], joined in Arrow to those runs' log_ids. Empty
+    when the lake has no silver/bottleneck_tags or there is no run."""
+    runs = {app: df for app, df in runs.items() if len(df)}
+    if not runs or not reader.exists("bottleneck_tags"):
         return {}
-    expr = pc.field("log_id").isin(pa.array(ids, pa.string()))
+    apps = list(runs)
+    keys = pa.table(  # each run's log_id and its application's index in `apps`
+        {
+            "log_id": pa.array(np.concatenate([df["log_id"].to_numpy() for df in runs.values()])),
+            "app_i": np.repeat(
+                np.arange(len(apps), dtype=np.int32), [len(df) for df in runs.values()]
+            ),
+        }
+    )
+    expr = pc.field("tag") != pa.scalar(NO_ISSUE)
     months = _month_filter(since, until, "job_month")
     if months is not None:
         expr = expr & months
-    tags = reader.read("bottleneck_tags", ["log_id", "tag"], filter=expr).to_pandas()
-    apps = pd.concat(
-        [pd.DataFrame({"log_id": df["log_id"], "app": app}) for app, df in runs.items()]
-    ).drop_duplicates()
-    tags = tags.drop_duplicates().merge(apps, on="log_id")  # one join, not a scan per app
+    tags = reader.read("bottleneck_tags", ["log_id", "tag"], filter=expr)
+    # one hash join, not a read per application nor an is_in over every run's log_id; the
+    # duplicates a log listed twice (or a tag row written twice) would make are dropped
+    tags = tags.join(keys, "log_id", join_type="inner").to_pandas().drop_duplicates()
     return {
-        app: g.drop(columns="app").reset_index(drop=True)
-        for app, g in tags.groupby("app", sort=False)
+        apps[i]: g.drop(columns="app_i").reset_index(drop=True)
+        for i, g in tags.groupby("app_i", sort=False)
     }
 
 
@@ -964,7 +975,8 @@ def draw_runs(runs: pd.DataFrame, regs: list[dict], tags: list[dict] | None = No
     fig = figure(10.5, height)
     bottom = 0.476 + strip  # the date labels' 0.476 in (0.14 of 3.4 in) under the lowest axes
     ax = fig.add_axes((0.08, bottom / height, 0.7, 2.448 / height))
-    x = pd.to_datetime(df["start"]).dt.tz_localize(None)
+    # datetime64 arrays, not Timestamps: matplotlib converts an array at once, a list one by one
+    x = _naive_times(df["start"])
     ax.scatter(x, df["bandwidth_mib_s"], s=14, color="#6baed6", label="run", zorder=2)
     by_log = dict(zip(df["log_id"], df["bandwidth_mib_s"]))
     flagged: dict[bool, tuple[list, list]] = {False: ([], []), True: ([], [])}
@@ -1011,7 +1023,7 @@ def draw_runs(runs: pd.DataFrame, regs: list[dict], tags: list[dict] | None = No
     from matplotlib.ticker import LogLocator
 
     ax.set_yscale("log")
-    ys = [float(v) for v in df["bandwidth_mib_s"]] + [
+    ys = [float(df["bandwidth_mib_s"].min()), float(df["bandwidth_mib_s"].max())] + [
         float(r[k]) for r in regs if r["metric"] == "bandwidth_mib_s" for k in ("value", "baseline")
         if r.get(k) and r[k] > 0
     ]  # fmt: skip
@@ -1039,11 +1051,12 @@ def _tag_strip(fig, ax, runs: pd.DataFrame, tags: list[dict], y0: float, h: floa
     """The tags under the runs plot `ax`: a row per tag (its name and run count on the right), a
     tick at the start of each run it fired on, sharing the plot's time axis (which moves its date
     labels down to the strip)."""
-    starts = dict(zip(runs["log_id"], pd.to_datetime(runs["start"]).dt.tz_localize(None)))
+    starts = pd.Series(_naive_times(runs["start"]), index=runs["log_id"].to_numpy())
+    starts = starts[~starts.index.duplicated(keep="last")]  # a log_id's last row, as dict() did
     st = fig.add_axes((0.08, y0, 0.7, h), sharex=ax)
     colors = ["#6a51a3", "#238b45", "#d94801", "#2171b5", "#737373"]
     for i, t in enumerate(tags):
-        ts = [starts[i_] for i_ in t["log_ids"] if i_ in starts]
+        ts = starts.reindex(t["log_ids"]).dropna().to_numpy()
         y = len(tags) - 1 - i
         st.plot(ts, [y] * len(ts), linestyle="none", marker="|", ms=9, mew=1.2,
                 color=colors[i % len(colors)])  # fmt: skip
@@ -1057,6 +1070,11 @@ def _tag_strip(fig, ax, runs: pd.DataFrame, tags: list[dict], y0: float, h: floa
     for side in ("top", "right", "left"):
         st.spines[side].set_visible(False)
     ax.tick_params(axis="x", labelbottom=False)
+
+
+def _naive_times(starts: pd.Series) -> np.ndarray:
+    """Run starts as a datetime64 array in UTC without its zone (the axes' dates)."""
+    return pd.to_datetime(starts).dt.tz_localize(None).to_numpy()
 
 
 def _decades(ax) -> float:

@@ -333,7 +333,7 @@ def test_fleet_page_since_until_keep_those_months(lake, tmp_path):
     assert sorted(p.name for p in (tmp_path / "feb" / "apps").iterdir()) == sorted(
         f"{slug(a)}.html" for a in ("alpha", "gamma")
     )
-    # alpha's runs of February: a4 (metadata_heavy) and a5 (no tag)
+    # alpha's runs of February: a4 (metadata_heavy) and a5 (no_issue: no tag fired, none shown)
     alpha = (tmp_path / "feb" / "apps" / f"{slug('alpha')}.html").read_text(encoding="utf-8")
     assert '<span id="run-tags">1 most frequent: metadata_heavy on 1 run</span>' in alpha
 
@@ -498,7 +498,8 @@ def test_fleet_page_application_runs_and_regressions(page):
     ]  # fmt: skip
     alpha = (out / "apps" / f"{slug('alpha')}.html").read_text(encoding="utf-8")
     assert 'id="runs-plot"' in alpha and "6 runs of this application" in alpha
-    # its tags under the plot (SMALL_RUN_TAGS): a4's repeated tag counts once, x9 is no run of it
+    # its tags under the plot (SMALL_RUN_TAGS): a4's repeated tag counts once, x9 is no run of
+    # it, a5's no_issue is no tag
     assert (
         '<span id="run-tags">3 most frequent: small_writes on 3 runs; metadata_heavy on 2 runs; '
         "rank0_heavy on 1 run</span>" in alpha

@@ -216,7 +216,7 @@ SMALL_RUN_TAGS = [
     ("a1", "metadata_heavy", "2026-01"), ("a3", "small_writes", "2026-01"),
     ("a3", "rank0_heavy", "2026-01"), ("a4", "metadata_heavy", "2026-02"),
     ("a4", "metadata_heavy", "2026-02"), ("h1", "stdio_heavy", "2026-03"),
-    ("x9", "small_writes", "2026-01"),
+    ("a5", "no_issue", "2026-02"), ("x9", "small_writes", "2026-01"),
 ]  # fmt: skip
 WATCH_SCHEMAS = {
     "regressions": pa.schema(

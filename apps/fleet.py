@@ -63,6 +63,7 @@ import pyarrow.compute as pc
 from apps.drawing import Drawings
 from apps.report import LakeReader
 from apps.summary_sections import figure, png_bytes
+from features.fleet import NO_TAG
 from iolake.lake import arrow
 from schemas import TABLES
 
@@ -81,7 +82,6 @@ NO_USER = "(no user in the key)"
 REGRESSIONS_SHOWN = 100  # regression rows the main page lists (newest first), then "and N more"
 RUNS_LISTED = 10  # runs an application page lists as recent and as slowest
 RUN_TAGS_SHOWN = 5  # tags marked under an application's runs plot: its most frequent
-NO_ISSUE = "no_issue"  # silver/bottleneck_tags' row of a job no rule fired on: not a tag
 EFFICIENCY_SHOWN = 15  # application-months the efficiency table lists (least efficient first)
 EFFICIENCY_MIN_RUNS = 3  # runs with an efficiency an application-month needs to be listed
 RUN_COLUMNS = ["log_id", "app", "start", "nprocs", "bandwidth_mib_s", "io_time_s", "bytes"]
@@ -276,7 +276,7 @@ def load_run_tags(
             ),
         }
     )
-    expr = pc.field("tag") != pa.scalar(NO_ISSUE)
+    expr = pc.field("tag") != pa.scalar(NO_TAG)
     months = _month_filter(since, until, "job_month")
     if months is not None:
         expr = expr & months

@@ -128,21 +128,29 @@ def _decode_raw(data: bytes, **limits) -> dict:
             f"iolake_native is not installed (pip install ./native): {_IMPORT_ERROR}"
         )
     _keep_freed_memory()
+    layout = _apmpi_native_layout()
+    if layout is not None:
+        limits["apmpi_layout"] = layout
     try:
         return _native.decode_log(data, **limits)
     except _native.NativeDecodeError as err:
         raise _native_error(err) from None
 
 
+def _batch_table(table: str, message: bytes) -> pa.Table:
+    """A table from one Arrow IPC record-batch message written by the extension, read in one
+    call with the bronze schema (docs/decisions/0035)."""
+    schema = _schema(table)
+    batch = pa.ipc.read_record_batch(pa.py_buffer(message), schema)
+    return pa.Table.from_batches([batch], schema=schema)
+
+
 def _counter_table(table: str, t: dict) -> pa.Table:
-    """A counter table from its Arrow IPC record batch (ids, ranks, then every counter column),
-    read in one call with the bronze schema."""
+    """A counter table from its Arrow IPC record batch (ids, ranks, then every counter column)."""
     _, counters, fcounters = MODULE_COUNTERS[table]
     if t["nints"] != len(counters) or t["nflts"] != len(fcounters):
         raise DecoderCrash(f"native decoder and schema disagree on the {table} counters")
-    schema = _schema(table)
-    batch = pa.ipc.read_record_batch(pa.py_buffer(t["batch"]), schema)
-    return pa.Table.from_batches([batch], schema=schema)
+    return _batch_table(table, t["batch"])
 
 
 def _lustre_table(t: dict) -> pa.Table:
@@ -269,7 +277,10 @@ def _row_type(table: str) -> pa.StructType:
 
 
 def _jobs_table(raw: dict) -> pa.Table:
-    """The one-row jobs table, converted from Python values in one call (as a struct)."""
+    """The one-row jobs table: an IPC record batch from the extension, or (from an extension
+    built before docs/decisions/0043) converted from Python values in one call, as a struct."""
+    if "jobs_batch" in raw:
+        return _batch_table("jobs", raw["jobs_batch"])
     job = raw["job"]
     row = {
         "jobid": job["jobid"],
@@ -321,6 +332,8 @@ def decode(
             tables["lustre"] = _lustre_table(raw["lustre"])
         elif name == "HEATMAP" and raw["heatmap"] is not None:
             tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(raw))
+        elif name == "APMPI" and raw.get("apmpi_batch") is not None:
+            tables["apmpi"] = _batch_table("apmpi", raw["apmpi_batch"])
         elif name == "APMPI" and raw["apmpi"] is not None and raw["apmpi"]["n"]:
             tables["apmpi"] = _apmpi_table(raw["apmpi"])
         elif name == "APXC" and raw["apxc"] is not None and raw["apxc"]["n"]:
@@ -416,6 +429,27 @@ def _apmpi_gather() -> list[tuple[bool, list[str], np.ndarray, list[np.ndarray |
         absent = [(i < 0) if (i < 0).any() else None for _, i in layout]
         out.append((flt, [c for c, _ in layout], idx, absent))
     return out
+
+
+_APMPI_HEAD = ["record_id", "rank", "node_name", "op"]
+_APMPI_TAIL = ["sync_flag", "variance_total_mpitime", "variance_total_mpisynctime"]
+
+
+@cache
+def _apmpi_native_layout():
+    """`_apmpi_layout` for the extension, which then writes bronze/apmpi as one IPC record batch
+    (docs/decisions/0043); None when the extension predates that. Its columns are the schema's:
+    the rank's ids and names, the counter columns, then the header's."""
+    if _native is None or not hasattr(_native, "ApmpiLayout"):
+        return None
+    layout = _apmpi_layout()
+    names = _schema("apmpi").names
+    counters = [c for c in names if c in layout]
+    if names != _APMPI_HEAD + counters + _APMPI_TAIL:
+        raise DecoderCrash("native decoder and schema disagree on the apmpi columns")
+    return _native.ApmpiLayout(
+        list(APMPI_OPS), [(layout[c][0], layout[c][1].tolist()) for c in counters]
+    )
 
 
 def _apmpi_table(t: dict) -> pa.Table:

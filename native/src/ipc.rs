@@ -29,28 +29,36 @@ fn put_i64(b: &mut [u8], at: usize, v: i64) {
 /// each column's values one after the other in the body (each 8-byte aligned, no validity
 /// buffer). Returns (metadata with its 8-byte prefix, body length).
 pub fn batch_metadata(n: usize, widths: &[usize]) -> (Vec<u8>, usize) {
-    let ncols = widths.len();
+    let mut nodes = Vec::with_capacity(widths.len());
+    let mut bufs = Vec::with_capacity(2 * widths.len());
+    let mut body = 0usize;
+    for w in widths {
+        let len = w * n;
+        nodes.push((n, 0));
+        bufs.push((body, 0)); // validity: none
+        bufs.push((body, len));
+        body += len.div_ceil(8) * 8;
+    }
+    (message_metadata(n, &nodes, &bufs, body), body)
+}
+
+/// The metadata (with its 8-byte prefix) of a record batch of `n` rows: its field nodes
+/// (length, null count) and buffers (offset in the body, length), depth first as the schema
+/// lists them, and the body's length.
+pub fn message_metadata(n: usize, nodes: &[(usize, usize)], bufs: &[(usize, usize)], body: usize) -> Vec<u8> {
     // flatbuffer positions (relative to its start)
     let msg_vt = 4usize; // Message vtable: 4 fields
     let msg = 16usize; // Message table (8-aligned): soffset, header, bodyLength, version, type
     let rb_vt = msg + 24; // RecordBatch vtable: 3 fields
     let rb = rb_vt + 16; // RecordBatch table (8-aligned): soffset, nodes, length, buffers
-    let nodes = rb + 28; // vector: u32 count at = 4 mod 8, then 16-byte structs
-    let buffers = nodes + 4 + 16 * ncols + 4;
-    let end = buffers + 4 + 32 * ncols;
+    let node_at = rb + 28; // vector: u32 count at = 4 mod 8, then 16-byte structs
+    let buf_at = node_at + 4 + 16 * nodes.len() + 4;
+    let end = buf_at + 4 + 16 * bufs.len();
     let fb_len = end.div_ceil(8) * 8;
     let mut b = vec![0u8; 8 + fb_len];
     b[..4].copy_from_slice(&[0xff; 4]);
     put_u32(&mut b, 4, fb_len as u32);
     let fb = &mut b[8..];
-
-    let mut body = 0usize;
-    let mut bufs = Vec::with_capacity(ncols);
-    for w in widths {
-        let len = w * n;
-        bufs.push((body, len));
-        body += len.div_ceil(8) * 8;
-    }
 
     put_u32(fb, 0, msg as u32); // root
     // Message vtable: size, table size, version@16, header_type@18, header@4, bodyLength@8
@@ -67,23 +75,126 @@ pub fn batch_metadata(n: usize, widths: &[usize]) -> (Vec<u8>, usize) {
         put_u16(fb, rb_vt + 2 * k, v);
     }
     put_u32(fb, rb, (rb - rb_vt) as u32);
-    put_u32(fb, rb + 4, (nodes - (rb + 4)) as u32);
+    put_u32(fb, rb + 4, (node_at - (rb + 4)) as u32);
     put_i64(fb, rb + 8, n as i64);
-    put_u32(fb, rb + 16, (buffers - (rb + 16)) as u32);
-    put_u32(fb, nodes, ncols as u32);
-    for i in 0..ncols {
-        put_i64(fb, nodes + 4 + 16 * i, n as i64);
-        put_i64(fb, nodes + 12 + 16 * i, 0);
+    put_u32(fb, rb + 16, (buf_at - (rb + 16)) as u32);
+    put_u32(fb, node_at, nodes.len() as u32);
+    for (i, (len, nulls)) in nodes.iter().enumerate() {
+        put_i64(fb, node_at + 4 + 16 * i, *len as i64);
+        put_i64(fb, node_at + 12 + 16 * i, *nulls as i64);
     }
-    put_u32(fb, buffers, (2 * ncols) as u32);
+    put_u32(fb, buf_at, bufs.len() as u32);
     for (i, (off, len)) in bufs.iter().enumerate() {
-        let at = buffers + 4 + 32 * i;
-        put_i64(fb, at, *off as i64); // validity: none
-        put_i64(fb, at + 8, 0);
-        put_i64(fb, at + 16, *off as i64);
-        put_i64(fb, at + 24, *len as i64);
+        put_i64(fb, buf_at + 4 + 16 * i, *off as i64);
+        put_i64(fb, buf_at + 12 + 16 * i, *len as i64);
     }
-    (b, body)
+    b
+}
+
+/// A record batch of any layout, assembled column by column in schema order (depth first: a
+/// list or struct column's node, then its children), then written as one IPC message. Each
+/// call appends one field node and that field's buffers as the Arrow format orders them.
+pub struct Batch {
+    n: usize,
+    nodes: Vec<(usize, usize)>,
+    bufs: Vec<(usize, usize)>,
+    body: Vec<u8>,
+}
+
+impl Batch {
+    pub fn new(n: usize) -> Self {
+        Batch { n, nodes: Vec::new(), bufs: Vec::new(), body: Vec::new() }
+    }
+
+    /// Appends one buffer (8-byte aligned in the body) written by `fill` (all `len` bytes).
+    fn buffer_with(&mut self, len: usize, fill: impl FnOnce(&mut Vec<u8>)) {
+        let at = self.body.len();
+        self.body.reserve(len.div_ceil(8) * 8);
+        fill(&mut self.body);
+        debug_assert_eq!(self.body.len(), at + len);
+        self.bufs.push((at, self.body.len() - at));
+        self.body.resize(self.body.len().div_ceil(8) * 8, 0);
+    }
+
+    /// A validity bitmap (`None`: every value valid, no buffer) and the field's node.
+    fn node(&mut self, len: usize, valid: Option<&[bool]>) {
+        match valid {
+            Some(v) if v.iter().any(|ok| !ok) => {
+                let nulls = v.iter().filter(|ok| !**ok).count();
+                self.nodes.push((len, nulls));
+                self.buffer_with(len.div_ceil(8), |b| {
+                    b.extend(v.chunks(8).map(|c| c.iter().enumerate().fold(0u8, |m, (i, ok)| m | ((*ok as u8) << i))))
+                });
+            }
+            _ => {
+                self.nodes.push((len, 0));
+                self.bufs.push((self.body.len(), 0));
+            }
+        }
+    }
+
+    /// A column of 64-bit integers, null where `valid` says false.
+    pub fn i64s(&mut self, v: impl ExactSizeIterator<Item = i64>, valid: Option<&[bool]>) {
+        self.node(v.len(), valid);
+        self.buffer_with(8 * v.len(), |b| v.for_each(|x| b.extend_from_slice(&x.to_le_bytes())));
+    }
+
+    pub fn f64s(&mut self, v: impl ExactSizeIterator<Item = f64>, valid: Option<&[bool]>) {
+        self.node(v.len(), valid);
+        self.buffer_with(8 * v.len(), |b| v.for_each(|x| b.extend_from_slice(&x.to_le_bytes())));
+    }
+
+    pub fn i32s(&mut self, v: impl ExactSizeIterator<Item = i32>, valid: Option<&[bool]>) {
+        self.node(v.len(), valid);
+        self.buffer_with(4 * v.len(), |b| v.for_each(|x| b.extend_from_slice(&x.to_le_bytes())));
+    }
+
+    /// A column of `len` nulls of a fixed-width type of `width` bytes.
+    pub fn nulls(&mut self, len: usize, width: usize) {
+        self.node(len, Some(&vec![false; len]));
+        self.buffer_with(width * len, |b| b.resize(b.len() + width * len, 0));
+    }
+
+    /// A string column of the given values (no nulls); None when they exceed 2 GiB.
+    pub fn strs<'a>(&mut self, v: impl Iterator<Item = &'a [u8]> + Clone) -> Option<()> {
+        let (mut len, mut total) = (0usize, 0usize);
+        for s in v.clone() {
+            len += 1;
+            total += s.len();
+        }
+        if total > i32::MAX as usize {
+            return None;
+        }
+        self.node(len, None);
+        self.buffer_with(4 * (len + 1), |b| {
+            b.extend_from_slice(&0i32.to_le_bytes());
+            let mut at = 0usize;
+            for s in v.clone() {
+                at += s.len();
+                b.extend_from_slice(&(at as i32).to_le_bytes());
+            }
+        });
+        self.buffer_with(total, |b| v.for_each(|s| b.extend_from_slice(s)));
+        Some(())
+    }
+
+    /// A list (or map) column of `offsets.len() - 1` rows (no nulls); its child comes next.
+    pub fn list(&mut self, offsets: &[i32]) {
+        self.node(offsets.len().saturating_sub(1), None);
+        self.buffer_with(4 * offsets.len(), |b| offsets.iter().for_each(|x| b.extend_from_slice(&x.to_le_bytes())));
+    }
+
+    /// A struct column of `len` rows (no nulls); its children come next.
+    pub fn structs(&mut self, len: usize) {
+        self.node(len, None);
+    }
+
+    /// The IPC message: metadata, then the body.
+    pub fn finish(self) -> Vec<u8> {
+        let mut out = message_metadata(self.n, &self.nodes, &self.bufs, self.body.len());
+        out.extend_from_slice(&self.body);
+        out
+    }
 }
 
 #[cfg(test)]

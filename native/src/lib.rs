@@ -5,6 +5,7 @@
 //! returns column buffers (little-endian bytes) that `readers/native_darshan.py` wraps into
 //! pyarrow arrays without copying.
 
+pub mod batches;
 pub mod decode;
 pub mod ipc;
 
@@ -16,7 +17,7 @@ mod python {
     use pyo3::prelude::*;
     use pyo3::types::{PyBytes, PyDict, PyList};
     use std::panic::{catch_unwind, AssertUnwindSafe};
-    use std::sync::Mutex;
+    use std::sync::{Arc, Mutex};
 
     create_exception!(
         iolake_native,
@@ -192,14 +193,31 @@ mod python {
         }
     }
 
+    /// Where bronze/apmpi's counter columns come from (`crate::batches::ApmpiLayout`), made once
+    /// by the reader from AutoPerf's counter names and passed to every `decode_log`.
+    #[pyclass(module = "iolake_native", frozen)]
+    struct ApmpiLayout {
+        inner: Arc<crate::batches::ApmpiLayout>,
+    }
+
+    #[pymethods]
+    impl ApmpiLayout {
+        #[new]
+        fn new(ops: Vec<String>, counters: Vec<(bool, Vec<i64>)>) -> Self {
+            ApmpiLayout { inner: Arc::new(crate::batches::ApmpiLayout { ops, counters }) }
+        }
+    }
+
     /// Decodes one Darshan log given as bytes. Returns a dict of header facts, job facts and
     /// column buffers; raises NativeDecodeError(kind, message) on any malformed input.
     /// `stream_dxt_over`: when the DXT regions (compressed, together) exceed that many bytes,
     /// they are only scanned here and listed in "dxt_parts" as (source, version, offset, length,
     /// decompressed length) for a `DxtStream`; their bytes count against `stream_cap` (and the
-    /// ratio), not `hard_cap`.
+    /// ratio), not `hard_cap`. "jobs_batch": the jobs row as an Arrow IPC record batch; with
+    /// `apmpi_layout`, "apmpi_batch" the APMPI table as one (None without APMPI ranks) and no
+    /// "apmpi" columns.
     #[pyfunction]
-    #[pyo3(signature = (data, ratio=None, min_budget=None, hard_cap=None, stream_dxt_over=None, stream_cap=None))]
+    #[pyo3(signature = (data, ratio=None, min_budget=None, hard_cap=None, stream_dxt_over=None, stream_cap=None, apmpi_layout=None))]
     fn decode_log<'py>(
         py: Python<'py>,
         data: &[u8],
@@ -208,6 +226,7 @@ mod python {
         hard_cap: Option<usize>,
         stream_dxt_over: Option<u64>,
         stream_cap: Option<usize>,
+        apmpi_layout: Option<Bound<'py, ApmpiLayout>>,
     ) -> PyResult<Bound<'py, PyDict>> {
         let mut limits = Limits::default();
         if let Some(r) = ratio {
@@ -222,9 +241,25 @@ mod python {
         if let Some(c) = stream_cap {
             limits.stream_cap = c;
         }
-        let result = py.detach(|| catch_unwind(AssertUnwindSafe(|| decode::decode_with(data, limits, stream_dxt_over))));
-        let log = match result {
-            Ok(Ok(log)) => log,
+        let layout = apmpi_layout.map(|l| Arc::clone(&l.get().inner));
+        let result = py.detach(|| {
+            catch_unwind(AssertUnwindSafe(|| {
+                let mut log = decode::decode_with(data, limits, stream_dxt_over)?;
+                let err = |kind, msg: &str| decode::DecodeErr { kind, msg: msg.into() };
+                let jobs = crate::batches::jobs_batch(&log).ok_or_else(|| err(ErrKind::Limit, "jobs row strings exceed 2 GiB"))?;
+                let apmpi = match (&layout, log.apmpi.take()) {
+                    (Some(l), Some(t)) if !t.ids.is_empty() => Some(crate::batches::apmpi_batch(&t, l).ok_or_else(|| err(ErrKind::Corrupt, "APMPI records do not fit the counter layout"))?),
+                    (Some(_), _) => None,
+                    (None, t) => {
+                        log.apmpi = t;
+                        None
+                    }
+                };
+                Ok((log, jobs, apmpi))
+            }))
+        });
+        let (log, jobs_batch, apmpi_batch) = match result {
+            Ok(Ok(out)) => out,
             Ok(Err(e)) => return Err(to_py_err(e)),
             Err(panic) => return Err(panic_err(panic)),
         };
@@ -251,6 +286,8 @@ mod python {
         job.set_item("metadata", j.metadata.clone())?;
         job.set_item("mounts", j.mounts.clone())?;
         out.set_item("job", job)?;
+        out.set_item("jobs_batch", PyBytes::new(py, &jobs_batch))?;
+        out.set_item("apmpi_batch", apmpi_batch.map(|b| PyBytes::new(py, &b)))?;
 
         let ids: Vec<i64> = log.names.iter().map(|(id, _)| *id as i64).collect();
         let mut names = StrCol::new();
@@ -392,6 +429,7 @@ mod python {
         m.add_function(wrap_pyfunction!(decode_log, m)?)?;
         m.add_function(wrap_pyfunction!(inflate_only, m)?)?;
         m.add_class::<DxtStream>()?;
+        m.add_class::<ApmpiLayout>()?;
         m.add("NativeDecodeError", m.py().get_type::<NativeDecodeError>())?;
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
         let _ = ErrKind::Corrupt;

@@ -11,7 +11,7 @@ use crate::ipc::Batch;
 /// None when a string column would exceed 2 GiB.
 pub fn jobs_batch(log: &Log) -> Option<Vec<u8>> {
     let j = &log.job;
-    let mut b = Batch::new(1);
+    let mut b = Batch::new(1, 18, 1024);
     for v in [j.jobid, j.uid, j.nprocs, j.start_time_sec, j.start_time_nsec, j.end_time_sec, j.end_time_nsec] {
         b.i64s(std::iter::once(v), None);
     }
@@ -51,7 +51,7 @@ pub fn apmpi_batch(t: &ApmpiTable, layout: &ApmpiLayout) -> Option<Vec<u8>> {
     }
     let (nint, nflt) = (t.counters.len() / n, t.fcounters.len() / n);
     let per_rank = |v: &[i64]| v.iter().flat_map(move |&x| std::iter::repeat_n(x, nops)).collect::<Vec<_>>();
-    let mut b = Batch::new(m);
+    let mut b = Batch::new(m, layout.counters.len() + 7, m * 8 * (layout.counters.len() + 6));
     b.i64s(per_rank(&t.ids).into_iter(), None);
     b.i64s(per_rank(&t.ranks).into_iter(), None);
     let node = |r: usize| &t.node_name.data[t.node_name.offsets[r] as usize..t.node_name.offsets[r + 1] as usize];

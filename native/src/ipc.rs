@@ -98,22 +98,36 @@ pub struct Batch {
     n: usize,
     nodes: Vec<(usize, usize)>,
     bufs: Vec<(usize, usize)>,
-    body: Vec<u8>,
+    /// room for the metadata (`base` bytes, zeros until `finish`), then the body
+    out: Vec<u8>,
+    base: usize,
+}
+
+/// The length of a message's metadata (with its prefix) for this many nodes and buffers.
+fn metadata_len(nodes: usize, bufs: usize) -> usize {
+    let end = 16 + 24 + 16 + 28 + 4 + 16 * nodes + 4 + 4 + 16 * bufs;
+    8 + end.div_ceil(8) * 8
 }
 
 impl Batch {
-    pub fn new(n: usize) -> Self {
-        Batch { n, nodes: Vec::new(), bufs: Vec::new(), body: Vec::new() }
+    /// A batch of `n` rows of at most `fields` field nodes (three buffers each at most), whose
+    /// body takes about `bytes` bytes: the metadata is written in front of the body at the end,
+    /// into room kept for it, so that the message is never copied to put them together.
+    pub fn new(n: usize, fields: usize, bytes: usize) -> Self {
+        let base = metadata_len(fields, 3 * fields);
+        let mut out = Vec::with_capacity(base + bytes);
+        out.resize(base, 0);
+        Batch { n, nodes: Vec::new(), bufs: Vec::new(), out, base }
     }
 
     /// Appends one buffer (8-byte aligned in the body) written by `fill` (all `len` bytes).
     fn buffer_with(&mut self, len: usize, fill: impl FnOnce(&mut Vec<u8>)) {
-        let at = self.body.len();
-        self.body.reserve(len.div_ceil(8) * 8);
-        fill(&mut self.body);
-        debug_assert_eq!(self.body.len(), at + len);
-        self.bufs.push((at, self.body.len() - at));
-        self.body.resize(self.body.len().div_ceil(8) * 8, 0);
+        let at = self.out.len();
+        self.out.reserve(len.div_ceil(8) * 8);
+        fill(&mut self.out);
+        debug_assert_eq!(self.out.len(), at + len);
+        self.bufs.push((at - self.base, self.out.len() - at));
+        self.out.resize(self.out.len().div_ceil(8) * 8, 0);
     }
 
     /// A validity bitmap (`None`: every value valid, no buffer) and the field's node.
@@ -128,7 +142,7 @@ impl Batch {
             }
             _ => {
                 self.nodes.push((len, 0));
-                self.bufs.push((self.body.len(), 0));
+                self.bufs.push((self.out.len() - self.base, 0));
             }
         }
     }
@@ -136,23 +150,40 @@ impl Batch {
     /// A column of 64-bit integers, null where `valid` says false.
     pub fn i64s(&mut self, v: impl ExactSizeIterator<Item = i64>, valid: Option<&[bool]>) {
         self.node(v.len(), valid);
-        self.buffer_with(8 * v.len(), |b| v.for_each(|x| b.extend_from_slice(&x.to_le_bytes())));
+        self.values(v.map(i64::to_le_bytes));
     }
 
     pub fn f64s(&mut self, v: impl ExactSizeIterator<Item = f64>, valid: Option<&[bool]>) {
         self.node(v.len(), valid);
-        self.buffer_with(8 * v.len(), |b| v.for_each(|x| b.extend_from_slice(&x.to_le_bytes())));
+        self.values(v.map(f64::to_le_bytes));
     }
 
     pub fn i32s(&mut self, v: impl ExactSizeIterator<Item = i32>, valid: Option<&[bool]>) {
         self.node(v.len(), valid);
-        self.buffer_with(4 * v.len(), |b| v.for_each(|x| b.extend_from_slice(&x.to_le_bytes())));
+        self.values(v.map(i32::to_le_bytes));
+    }
+
+    /// A buffer of fixed-width values (their little-endian bytes), written in place.
+    fn values<const W: usize>(&mut self, v: impl ExactSizeIterator<Item = [u8; W]>) {
+        let len = W * v.len();
+        self.buffer_with(len, |b| {
+            let at = b.len();
+            b.resize(at + len, 0);
+            for (d, x) in b[at..].chunks_exact_mut(W).zip(v) {
+                d.copy_from_slice(&x);
+            }
+        });
     }
 
     /// A column of `len` nulls of a fixed-width type of `width` bytes.
     pub fn nulls(&mut self, len: usize, width: usize) {
-        self.node(len, Some(&vec![false; len]));
+        self.null_node(len);
         self.buffer_with(width * len, |b| b.resize(b.len() + width * len, 0));
+    }
+
+    fn null_node(&mut self, len: usize) {
+        self.nodes.push((len, len));
+        self.buffer_with(len.div_ceil(8), |b| b.resize(b.len() + len.div_ceil(8), 0));
     }
 
     /// A string column of the given values (no nulls); None when they exceed 2 GiB.
@@ -166,15 +197,24 @@ impl Batch {
             return None;
         }
         self.node(len, None);
+        let offsets = v.clone();
         self.buffer_with(4 * (len + 1), |b| {
-            b.extend_from_slice(&0i32.to_le_bytes());
-            let mut at = 0usize;
-            for s in v.clone() {
-                at += s.len();
-                b.extend_from_slice(&(at as i32).to_le_bytes());
+            let at = b.len();
+            b.resize(at + 4 * (len + 1), 0); // the first offset: 0
+            let mut end = 0i32;
+            for (d, s) in b[at + 4..].chunks_exact_mut(4).zip(offsets) {
+                end += s.len() as i32;
+                d.copy_from_slice(&end.to_le_bytes());
             }
         });
-        self.buffer_with(total, |b| v.for_each(|s| b.extend_from_slice(s)));
+        self.buffer_with(total, |b| {
+            let mut at = b.len();
+            b.resize(at + total, 0);
+            for s in v {
+                b[at..at + s.len()].copy_from_slice(s);
+                at += s.len();
+            }
+        });
         Some(())
     }
 
@@ -189,11 +229,18 @@ impl Batch {
         self.node(len, None);
     }
 
-    /// The IPC message: metadata, then the body.
-    pub fn finish(self) -> Vec<u8> {
-        let mut out = message_metadata(self.n, &self.nodes, &self.bufs, self.body.len());
-        out.extend_from_slice(&self.body);
-        out
+    /// The IPC message: its metadata (padded to the room kept for it), then the body.
+    pub fn finish(mut self) -> Vec<u8> {
+        let meta = message_metadata(self.n, &self.nodes, &self.bufs, self.out.len() - self.base);
+        if meta.len() <= self.base {
+            self.out[..meta.len()].copy_from_slice(&meta);
+            put_u32(&mut self.out, 4, (self.base - 8) as u32); // the flatbuffer, then zeros
+            self.out
+        } else {
+            let mut whole = meta;
+            whole.extend_from_slice(&self.out[self.base..]);
+            whole
+        }
     }
 }
 
@@ -213,5 +260,34 @@ mod tests {
             assert_eq!((nodes + 4) % 8, 0);
             assert_eq!(u32::from_le_bytes(fb[nodes..nodes + 4].try_into().unwrap()) as usize, ncols);
         }
+    }
+
+    #[test]
+    fn batch_keeps_room_for_its_metadata_and_aligns_buffers() {
+        let mut b = Batch::new(3, 4, 0);
+        b.i64s([1i64, 2, 3].into_iter(), Some(&[true, false, true]));
+        b.strs([&b"ab"[..], b"", b"c"].into_iter()).unwrap();
+        b.nulls(3, 4);
+        let (m, base) = (b.finish(), metadata_len(4, 12));
+        assert_eq!(u32::from_le_bytes(m[4..8].try_into().unwrap()) as usize, base - 8);
+        // body: validity (1 byte, padded), values, offsets, data, then the nulls' bitmap and values
+        let body = &m[base..];
+        assert_eq!(body[0], 0b101);
+        assert_eq!(&body[8..32], &[1i64, 2, 3].map(i64::to_le_bytes).concat()[..]);
+        assert_eq!(&body[32..48], &[0i32, 2, 2, 3].map(i32::to_le_bytes).concat()[..]);
+        assert_eq!(&body[48..51], b"abc");
+        assert_eq!(body.len(), 56 + 8 + 16);
+    }
+
+    #[test]
+    fn batch_with_more_fields_than_room_still_writes_its_metadata_first() {
+        let mut b = Batch::new(1, 1, 0);
+        for v in 0..5i64 {
+            b.i64s(std::iter::once(v), None);
+        }
+        let m = b.finish();
+        let meta = u32::from_le_bytes(m[4..8].try_into().unwrap()) as usize + 8;
+        assert_eq!(meta, metadata_len(5, 10));
+        assert_eq!(&m[meta + 32..meta + 40], &4i64.to_le_bytes());
     }
 }

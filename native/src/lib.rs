@@ -217,6 +217,7 @@ mod python {
     /// `apmpi_layout`, "apmpi_batch" the APMPI table as one (None without APMPI ranks) and no
     /// "apmpi" columns.
     #[pyfunction]
+    #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one per limit
     #[pyo3(signature = (data, ratio=None, min_budget=None, hard_cap=None, stream_dxt_over=None, stream_cap=None, apmpi_layout=None))]
     fn decode_log<'py>(
         py: Python<'py>,

@@ -154,6 +154,8 @@ def _counter_table(table: str, t: dict) -> pa.Table:
 
 
 def _lustre_table(t: dict) -> pa.Table:
+    """bronze/lustre from the column buffers of an extension built before it wrote the table as
+    an IPC record batch."""
     n = t["n"]
     arrays = [
         _i64(t["record_id"], n),
@@ -200,6 +202,24 @@ def _names_by_index(t: dict, key: str, names: list[str], typ: pa.DataType) -> pa
     )
 
 
+# io_ops' all-null columns are slices of arrays kept for up to this many rows (larger: made anew)
+_NULLS_KEPT = 1 << 20
+_nulls_kept: dict[pa.DataType, pa.Array] = {}
+
+
+def _nulls(n: int, typ: pa.DataType) -> pa.Array:
+    """`n` nulls of `typ`: a slice of one all-null array kept per type (grown as needed, up to
+    `_NULLS_KEPT` rows), so that a decode does not allocate and zero a buffer of `n` values
+    for a column that holds none."""
+    if n > _NULLS_KEPT:
+        return pa.nulls(n, typ)
+    kept = _nulls_kept.get(typ)
+    if kept is None or len(kept) < n:
+        size = 1 << max(n - 1, 1023).bit_length()
+        kept = _nulls_kept[typ] = pa.nulls(min(size, _NULLS_KEPT), typ)
+    return kept.slice(0, n)
+
+
 def _io_ops_arrays(t: dict) -> list[pa.Array]:
     """The io_ops columns (in schema order) of one native io_ops dict."""
     n = t["n"]
@@ -216,12 +236,12 @@ def _io_ops_arrays(t: dict) -> list[pa.Array]:
         "rank": _i64(t["rank"], n),
         "seq": _i64(t["seq"], n),
         "op": op,
-        "func": pa.nulls(n, pa.string()),
+        "func": _nulls(n, pa.string()),
         "offset": _i64(t["offset"], n),
         "length": _i64(t["length"], n),
         "start_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["start"])]),
         "end_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["end"])]),
-        "thread": pa.nulls(n, pa.int64()),
+        "thread": _nulls(n, pa.int64()),
         "hostname": host,
     }
     return [cols[f.name] for f in schema]
@@ -253,6 +273,10 @@ def _io_ops_stream(
 
 
 def _files_table(raw: dict) -> pa.Table:
+    """bronze/files: an IPC record batch from the extension, or (from an extension built before
+    it wrote one) from the name and mount column buffers."""
+    if "files_batch" in raw:
+        return _batch_table("files", raw["files_batch"])
     n = raw["n_names"]
     valid = raw["name_mount_valid"]  # None: every name has a mount
     valid = None if valid is None else pa.py_buffer(valid)
@@ -299,9 +323,8 @@ def _jobs_table(raw: dict) -> pa.Table:
     return pa.Table.from_struct_array(pa.array([row], _row_type("jobs")))
 
 
-def _names(raw: dict) -> dict[int, str]:
-    n = raw["n_names"]
-    return dict(zip(_i64(raw["name_ids"], n).to_pylist(), _strings(raw["names"], n).to_pylist()))
+def _names(files: pa.Table) -> dict[int, str]:
+    return dict(zip(files["record_id"].to_pylist(), files["name"].to_pylist()))
 
 
 def decode(
@@ -328,10 +351,12 @@ def decode(
         if name in by_module:
             table = DARSHAN_MODULE_TABLE[name]
             tables[table] = _counter_table(table, by_module[name])
-        elif name == "LUSTRE" and raw["lustre"] is not None:
+        elif name == "LUSTRE" and raw.get("lustre_batch") is not None:
+            tables["lustre"] = _batch_table("lustre", raw["lustre_batch"])
+        elif name == "LUSTRE" and raw.get("lustre") is not None:
             tables["lustre"] = _lustre_table(raw["lustre"])
         elif name == "HEATMAP" and raw["heatmap"] is not None:
-            tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(raw))
+            tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(tables["files"]))
         elif name == "APMPI" and raw.get("apmpi_batch") is not None:
             tables["apmpi"] = _batch_table("apmpi", raw["apmpi_batch"])
         elif name == "APMPI" and raw["apmpi"] is not None and raw["apmpi"]["n"]:

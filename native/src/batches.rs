@@ -1,9 +1,9 @@
 //! Whole bronze tables as Arrow IPC record-batch messages (`crate::ipc::Batch`), built in Rust
 //! so that Python reads each in one `pyarrow.ipc.read_record_batch` call: the one-row jobs
-//! table and the long APMPI table. Column order follows the bronze schemas; the reader supplies
+//! table, files, Lustre and the long APMPI table. Column order follows the bronze schemas; the reader supplies
 //! the schema and `readers/native_darshan.py` checks that it has the shape written here.
 
-use crate::decode::{ApmpiTable, Log};
+use crate::decode::{ApmpiTable, LustreTable, Log};
 use crate::ipc::Batch;
 
 /// bronze/jobs (one row): jobid, uid, nprocs, start and end times, run_time_s, exe, metadata
@@ -20,6 +20,57 @@ pub fn jobs_batch(log: &Log) -> Option<Vec<u8>> {
     pairs(&mut b, &j.metadata)?; // map: entries struct<key, value>
     b.strs(std::iter::once(log.version.as_bytes()))?;
     pairs(&mut b, &j.mounts)?; // list<struct<mount_point, fs_type>>
+    Some(b.finish())
+}
+
+/// bronze/files: record_id, name, then the name's mount point and file system type (null for a
+/// name under no mount). None when a string column would exceed 2 GiB or the names and their
+/// mounts disagree in number.
+pub fn files_batch(log: &Log) -> Option<Vec<u8>> {
+    let n = log.names.len();
+    if log.name_mount.len() != n {
+        return None;
+    }
+    let mounts = &log.job.mounts;
+    let mount: Vec<Option<&(String, String)>> = log.name_mount.iter().map(|&m| usize::try_from(m).ok().and_then(|k| mounts.get(k))).collect();
+    let valid: Vec<bool> = mount.iter().map(Option::is_some).collect();
+    let bytes: usize = log.names.iter().map(|(_, s)| 16 + s.len()).sum();
+    let mut b = Batch::new(n, 4, bytes + 8 * n);
+    b.i64s(log.names.iter().map(|(id, _)| *id as i64), None);
+    b.strs(log.names.iter().map(|(_, s)| s.as_bytes()))?;
+    b.strs_valid(mount.iter().map(|m| m.map_or(&b""[..], |(p, _)| p.as_bytes())), Some(&valid))?;
+    b.strs_valid(mount.iter().map(|m| m.map_or(&b""[..], |(_, t)| t.as_bytes())), Some(&valid))?;
+    Some(b.finish())
+}
+
+/// bronze/lustre, one row per component: record_id, rank, component, the 7 component counters,
+/// the pool name and the component's OST ids (a list). None when its columns disagree in length.
+pub fn lustre_batch(t: &LustreTable) -> Option<Vec<u8>> {
+    let n = t.record_id.len();
+    let ncounters = 7;
+    if t.rank.len() != n || t.component.len() != n || t.counters.len() != ncounters * n || t.pool_name.len() != n || t.ost_offsets.len() != n + 1 {
+        return None;
+    }
+    let osts = usize::try_from(*t.ost_offsets.last()?).ok()?;
+    if osts != t.ost_ids.len() {
+        return None;
+    }
+    let bytes = n * 8 * (ncounters + 4) + t.pool_name.data.len() + 8 * osts;
+    let mut b = Batch::new(n, ncounters + 6, bytes);
+    b.i64s(t.record_id.iter().copied(), None);
+    b.i64s(t.rank.iter().copied(), None);
+    b.i32s(t.component.iter().copied(), None);
+    for c in 0..ncounters {
+        b.i64s(t.counters[c * n..(c + 1) * n].iter().copied(), None);
+    }
+    let p = &t.pool_name;
+    let pool = |r: usize| p.data.get(p.offsets[r] as usize..p.offsets[r + 1] as usize);
+    if (0..n).any(|r| pool(r).is_none()) {
+        return None;
+    }
+    b.strs((0..n).map(|r| pool(r).unwrap_or_default()))?;
+    b.list(&t.ost_offsets);
+    b.i64s(t.ost_ids.iter().copied(), None);
     Some(b.finish())
 }
 

@@ -188,6 +188,12 @@ impl Batch {
 
     /// A string column of the given values (no nulls); None when they exceed 2 GiB.
     pub fn strs<'a>(&mut self, v: impl Iterator<Item = &'a [u8]> + Clone) -> Option<()> {
+        self.strs_valid(v, None)
+    }
+
+    /// A string column of the given values, null where `valid` says false (a null's value is
+    /// still written, usually empty); None when they exceed 2 GiB.
+    pub fn strs_valid<'a>(&mut self, v: impl Iterator<Item = &'a [u8]> + Clone, valid: Option<&[bool]>) -> Option<()> {
         let (mut len, mut total) = (0usize, 0usize);
         for s in v.clone() {
             len += 1;
@@ -196,7 +202,7 @@ impl Batch {
         if total > i32::MAX as usize {
             return None;
         }
-        self.node(len, None);
+        self.node(len, valid);
         let offsets = v.clone();
         self.buffer_with(4 * (len + 1), |b| {
             let at = b.len();

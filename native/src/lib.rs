@@ -213,9 +213,9 @@ mod python {
     /// `stream_dxt_over`: when the DXT regions (compressed, together) exceed that many bytes,
     /// they are only scanned here and listed in "dxt_parts" as (source, version, offset, length,
     /// decompressed length) for a `DxtStream`; their bytes count against `stream_cap` (and the
-    /// ratio), not `hard_cap`. "jobs_batch": the jobs row as an Arrow IPC record batch; with
-    /// `apmpi_layout`, "apmpi_batch" the APMPI table as one (None without APMPI ranks) and no
-    /// "apmpi" columns.
+    /// ratio), not `hard_cap`. "jobs_batch", "files_batch" and "lustre_batch" (None without
+    /// LUSTRE): those tables as Arrow IPC record batches; with `apmpi_layout`, "apmpi_batch" the
+    /// APMPI table as one (None without APMPI ranks) and no "apmpi" columns.
     #[pyfunction]
     #[allow(clippy::too_many_arguments)] // Python's keyword arguments, one per limit
     #[pyo3(signature = (data, ratio=None, min_budget=None, hard_cap=None, stream_dxt_over=None, stream_cap=None, apmpi_layout=None))]
@@ -256,10 +256,15 @@ mod python {
                         None
                     }
                 };
-                Ok((log, jobs, apmpi))
+                let files = crate::batches::files_batch(&log).ok_or_else(|| err(ErrKind::Limit, "file names table does not fit one record batch"))?;
+                let lustre = match log.lustre.take() {
+                    Some(t) => Some(crate::batches::lustre_batch(&t).ok_or_else(|| err(ErrKind::Limit, "LUSTRE table does not fit one record batch"))?),
+                    None => None,
+                };
+                Ok((log, [Some(jobs), apmpi, Some(files), lustre]))
             }))
         });
-        let (log, jobs_batch, apmpi_batch) = match result {
+        let (log, [jobs_batch, apmpi_batch, files_batch, lustre_batch]) = match result {
             Ok(Ok(out)) => out,
             Ok(Err(e)) => return Err(to_py_err(e)),
             Err(panic) => return Err(panic_err(panic)),
@@ -287,39 +292,13 @@ mod python {
         job.set_item("metadata", j.metadata.clone())?;
         job.set_item("mounts", j.mounts.clone())?;
         out.set_item("job", job)?;
-        out.set_item("jobs_batch", PyBytes::new(py, &jobs_batch))?;
-        out.set_item("apmpi_batch", apmpi_batch.map(|b| PyBytes::new(py, &b)))?;
+        let message = |b: Option<Vec<u8>>| b.map(|b| PyBytes::new(py, &b));
+        out.set_item("jobs_batch", message(jobs_batch))?;
+        out.set_item("apmpi_batch", message(apmpi_batch))?;
+        out.set_item("files_batch", message(files_batch))?;
+        out.set_item("lustre_batch", message(lustre_batch))?;
 
-        let ids: Vec<i64> = log.names.iter().map(|(id, _)| *id as i64).collect();
-        let mut names = StrCol::new();
-        for (_, n) in &log.names {
-            names.push(n).map_err(to_py_err)?;
-        }
         out.set_item("n_names", log.names.len())?;
-        out.set_item("name_ids", i64_bytes(py, &ids)?)?;
-        out.set_item("names", strcol(py, &names)?)?;
-        // each name's mount point and file system type (null: no mount), as string columns
-        let (mut mount_point, mut fs_type) = (StrCol::new(), StrCol::new());
-        let mut valid = vec![0u8; log.name_mount.len().div_ceil(8)];
-        let mut nulls = 0usize;
-        for (i, &m) in log.name_mount.iter().enumerate() {
-            let (p, t) = match usize::try_from(m).ok().and_then(|k| j.mounts.get(k)) {
-                Some((p, t)) => {
-                    valid[i / 8] |= 1 << (i % 8);
-                    (p.as_str(), t.as_str())
-                }
-                None => {
-                    nulls += 1;
-                    ("", "")
-                }
-            };
-            mount_point.push(p).map_err(to_py_err)?;
-            fs_type.push(t).map_err(to_py_err)?;
-        }
-        let valid = if nulls > 0 { Some(PyBytes::new(py, &valid)) } else { None };
-        out.set_item("name_mount_valid", valid)?;
-        out.set_item("name_mount_point", strcol(py, &mount_point)?)?;
-        out.set_item("name_fs_type", strcol(py, &fs_type)?)?;
 
         let mods = PyList::empty(py);
         for m in &log.modules {
@@ -338,22 +317,6 @@ mod python {
             tables.append(d)?;
         }
         out.set_item("counter_tables", tables)?;
-
-        match &log.lustre {
-            None => out.set_item("lustre", py.None())?,
-            Some(t) => {
-                let d = PyDict::new(py);
-                d.set_item("n", t.record_id.len())?;
-                d.set_item("record_id", i64_bytes(py, &t.record_id)?)?;
-                d.set_item("rank", i64_bytes(py, &t.rank)?)?;
-                d.set_item("component", i32_bytes(py, &t.component)?)?;
-                d.set_item("counters", i64_bytes(py, &t.counters)?)?;
-                d.set_item("pool_name", strcol(py, &t.pool_name)?)?;
-                d.set_item("ost_offsets", i32_bytes(py, &t.ost_offsets)?)?;
-                d.set_item("ost_ids", i64_bytes(py, &t.ost_ids)?)?;
-                out.set_item("lustre", d)?;
-            }
-        }
 
         match &log.heatmap {
             None => out.set_item("heatmap", py.None())?,

@@ -141,27 +141,6 @@ mod python {
         Ok((i32_bytes(py, &s.offsets)?, PyBytes::new(py, &s.data)))
     }
 
-    /// A counter table as one Arrow IPC record-batch message (`crate::ipc`): record ids, ranks,
-    /// the integer counters, then the double counters, one column each; built as 8-byte words
-    /// (every part of the message is a multiple of 8 bytes) so that it is 8-byte aligned.
-    fn counter_message(t: &decode::CounterTable) -> Option<Vec<u64>> {
-        let n = t.n;
-        let ncols = 2 + t.shape.nints + t.shape.nflts;
-        let (meta, body) = crate::ipc::batch_metadata(n, &vec![8; ncols]);
-        if t.ids.len() != n || t.ranks.len() != n || t.ints.len() != n * t.shape.nints || t.flts.len() != n * t.shape.nflts {
-            return None;
-        }
-        if meta.len() % 8 != 0 || body != n * 8 * ncols {
-            return None;
-        }
-        let word = |x: u64| u64::from_ne_bytes(x.to_le_bytes());
-        let mut out = Vec::with_capacity(meta.len() / 8 + n * ncols);
-        out.extend(meta.chunks_exact(8).map(|c| u64::from_ne_bytes(c.try_into().unwrap_or_default())));
-        out.extend(t.ids.iter().chain(&t.ranks).chain(&t.ints).map(|&x| word(x as u64)));
-        out.extend(t.flts.iter().map(|x| word(x.to_bits())));
-        Some(out)
-    }
-
     fn to_py_err(e: DecodeErr) -> PyErr {
         NativeDecodeError::new_err((e.kind.as_str(), e.msg))
     }
@@ -349,12 +328,11 @@ mod python {
                     Some(t) => Some(crate::batches::lustre_batch(&t).ok_or_else(|| err(ErrKind::Limit, "LUSTRE table does not fit one record batch"))?),
                     None => None,
                 };
-                let counters: Vec<Option<Vec<u64>>> = log.counter_tables.iter().map(counter_message).collect();
                 let io_ops = log.io_ops.take().map(io_ops_cols).transpose()?;
-                Ok((log, [Some(jobs), apmpi, Some(files), lustre], counters, io_ops))
+                Ok((log, [Some(jobs), apmpi, Some(files), lustre], io_ops))
             }))
         });
-        let (log, [jobs_batch, apmpi_batch, files_batch, lustre_batch], counters, io_ops) = match result {
+        let (mut log, [jobs_batch, apmpi_batch, files_batch, lustre_batch], io_ops) = match result {
             Ok(Ok(out)) => out,
             Ok(Err(e)) => return Err(to_py_err(e)),
             Err(panic) => return Err(panic_err(panic)),
@@ -397,14 +375,13 @@ mod python {
         out.set_item("modules", mods)?;
 
         let tables = PyList::empty(py);
-        for (t, message) in log.counter_tables.iter().zip(counters) {
-            let message = message.ok_or_else(|| NativeDecodeError::new_err(("crash", "counter table does not fit its message")))?;
+        for t in std::mem::take(&mut log.counter_tables) {
             let d = PyDict::new(py);
             d.set_item("module", decode::MODULE_NAMES[t.module])?;
             d.set_item("n", t.n)?;
             d.set_item("nints", t.shape.nints)?;
             d.set_item("nflts", t.shape.nflts)?;
-            d.set_item("batch", buffer(py, Buffer::words(message))?)?;
+            d.set_item("batch", buffer(py, Buffer::words(t.message))?)?;
             tables.append(d)?;
         }
         out.set_item("counter_tables", tables)?;

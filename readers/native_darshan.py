@@ -128,24 +128,34 @@ def _decode_raw(data: bytes, **limits) -> dict:
             f"iolake_native is not installed (pip install ./native): {_IMPORT_ERROR}"
         )
     _keep_freed_memory()
+    layout = _apmpi_native_layout()
+    if layout is not None:
+        limits["apmpi_layout"] = layout
     try:
         return _native.decode_log(data, **limits)
     except _native.NativeDecodeError as err:
         raise _native_error(err) from None
 
 
-def _counter_table(table: str, t: dict) -> pa.Table:
-    """A counter table from its Arrow IPC record batch (ids, ranks, then every counter column),
-    read in one call with the bronze schema."""
-    _, counters, fcounters = MODULE_COUNTERS[table]
-    if t["nints"] != len(counters) or t["nflts"] != len(fcounters):
-        raise DecoderCrash(f"native decoder and schema disagree on the {table} counters")
+def _batch_table(table: str, message: bytes) -> pa.Table:
+    """A table from one Arrow IPC record-batch message written by the extension, read in one
+    call with the bronze schema (docs/decisions/0035)."""
     schema = _schema(table)
-    batch = pa.ipc.read_record_batch(pa.py_buffer(t["batch"]), schema)
+    batch = pa.ipc.read_record_batch(pa.py_buffer(message), schema)
     return pa.Table.from_batches([batch], schema=schema)
 
 
+def _counter_table(table: str, t: dict) -> pa.Table:
+    """A counter table from its Arrow IPC record batch (ids, ranks, then every counter column)."""
+    _, counters, fcounters = MODULE_COUNTERS[table]
+    if t["nints"] != len(counters) or t["nflts"] != len(fcounters):
+        raise DecoderCrash(f"native decoder and schema disagree on the {table} counters")
+    return _batch_table(table, t["batch"])
+
+
 def _lustre_table(t: dict) -> pa.Table:
+    """bronze/lustre from the column buffers of an extension built before it wrote the table as
+    an IPC record batch."""
     n = t["n"]
     arrays = [
         _i64(t["record_id"], n),
@@ -192,6 +202,24 @@ def _names_by_index(t: dict, key: str, names: list[str], typ: pa.DataType) -> pa
     )
 
 
+# io_ops' all-null columns are slices of arrays kept for up to this many rows (larger: made anew)
+_NULLS_KEPT = 1 << 20
+_nulls_kept: dict[pa.DataType, pa.Array] = {}
+
+
+def _nulls(n: int, typ: pa.DataType) -> pa.Array:
+    """`n` nulls of `typ`: a slice of one all-null array kept per type (grown as needed, up to
+    `_NULLS_KEPT` rows), so that a decode does not allocate and zero a buffer of `n` values
+    for a column that holds none."""
+    if n > _NULLS_KEPT:
+        return pa.nulls(n, typ)
+    kept = _nulls_kept.get(typ)
+    if kept is None or len(kept) < n:
+        size = 1 << max(n - 1, 1023).bit_length()
+        kept = _nulls_kept[typ] = pa.nulls(min(size, _NULLS_KEPT), typ)
+    return kept.slice(0, n)
+
+
 def _io_ops_arrays(t: dict) -> list[pa.Array]:
     """The io_ops columns (in schema order) of one native io_ops dict."""
     n = t["n"]
@@ -208,12 +236,12 @@ def _io_ops_arrays(t: dict) -> list[pa.Array]:
         "rank": _i64(t["rank"], n),
         "seq": _i64(t["seq"], n),
         "op": op,
-        "func": pa.nulls(n, pa.string()),
+        "func": _nulls(n, pa.string()),
         "offset": _i64(t["offset"], n),
         "length": _i64(t["length"], n),
         "start_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["start"])]),
         "end_s": pa.Array.from_buffers(pa.float64(), n, [None, pa.py_buffer(t["end"])]),
-        "thread": pa.nulls(n, pa.int64()),
+        "thread": _nulls(n, pa.int64()),
         "hostname": host,
     }
     return [cols[f.name] for f in schema]
@@ -245,6 +273,10 @@ def _io_ops_stream(
 
 
 def _files_table(raw: dict) -> pa.Table:
+    """bronze/files: an IPC record batch from the extension, or (from an extension built before
+    it wrote one) from the name and mount column buffers."""
+    if "files_batch" in raw:
+        return _batch_table("files", raw["files_batch"])
     n = raw["n_names"]
     valid = raw["name_mount_valid"]  # None: every name has a mount
     valid = None if valid is None else pa.py_buffer(valid)
@@ -269,7 +301,10 @@ def _row_type(table: str) -> pa.StructType:
 
 
 def _jobs_table(raw: dict) -> pa.Table:
-    """The one-row jobs table, converted from Python values in one call (as a struct)."""
+    """The one-row jobs table: an IPC record batch from the extension, or (from an extension
+    built before docs/decisions/0043) converted from Python values in one call, as a struct."""
+    if "jobs_batch" in raw:
+        return _batch_table("jobs", raw["jobs_batch"])
     job = raw["job"]
     row = {
         "jobid": job["jobid"],
@@ -288,9 +323,8 @@ def _jobs_table(raw: dict) -> pa.Table:
     return pa.Table.from_struct_array(pa.array([row], _row_type("jobs")))
 
 
-def _names(raw: dict) -> dict[int, str]:
-    n = raw["n_names"]
-    return dict(zip(_i64(raw["name_ids"], n).to_pylist(), _strings(raw["names"], n).to_pylist()))
+def _names(files: pa.Table) -> dict[int, str]:
+    return dict(zip(files["record_id"].to_pylist(), files["name"].to_pylist()))
 
 
 def decode(
@@ -317,10 +351,14 @@ def decode(
         if name in by_module:
             table = DARSHAN_MODULE_TABLE[name]
             tables[table] = _counter_table(table, by_module[name])
-        elif name == "LUSTRE" and raw["lustre"] is not None:
+        elif name == "LUSTRE" and raw.get("lustre_batch") is not None:
+            tables["lustre"] = _batch_table("lustre", raw["lustre_batch"])
+        elif name == "LUSTRE" and raw.get("lustre") is not None:
             tables["lustre"] = _lustre_table(raw["lustre"])
         elif name == "HEATMAP" and raw["heatmap"] is not None:
-            tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(raw))
+            tables["heatmap"] = _heatmap_table(raw["heatmap"], _names(tables["files"]))
+        elif name == "APMPI" and raw.get("apmpi_batch") is not None:
+            tables["apmpi"] = _batch_table("apmpi", raw["apmpi_batch"])
         elif name == "APMPI" and raw["apmpi"] is not None and raw["apmpi"]["n"]:
             tables["apmpi"] = _apmpi_table(raw["apmpi"])
         elif name == "APXC" and raw["apxc"] is not None and raw["apxc"]["n"]:
@@ -416,6 +454,27 @@ def _apmpi_gather() -> list[tuple[bool, list[str], np.ndarray, list[np.ndarray |
         absent = [(i < 0) if (i < 0).any() else None for _, i in layout]
         out.append((flt, [c for c, _ in layout], idx, absent))
     return out
+
+
+_APMPI_HEAD = ["record_id", "rank", "node_name", "op"]
+_APMPI_TAIL = ["sync_flag", "variance_total_mpitime", "variance_total_mpisynctime"]
+
+
+@cache
+def _apmpi_native_layout():
+    """`_apmpi_layout` for the extension, which then writes bronze/apmpi as one IPC record batch
+    (docs/decisions/0043); None when the extension predates that. Its columns are the schema's:
+    the rank's ids and names, the counter columns, then the header's."""
+    if _native is None or not hasattr(_native, "ApmpiLayout"):
+        return None
+    layout = _apmpi_layout()
+    names = _schema("apmpi").names
+    counters = [c for c in names if c in layout]
+    if names != _APMPI_HEAD + counters + _APMPI_TAIL:
+        raise DecoderCrash("native decoder and schema disagree on the apmpi columns")
+    return _native.ApmpiLayout(
+        list(APMPI_OPS), [(layout[c][0], layout[c][1].tolist()) for c in counters]
+    )
 
 
 def _apmpi_table(t: dict) -> pa.Table:

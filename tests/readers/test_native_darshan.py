@@ -376,3 +376,48 @@ def test_truncated_and_flipped_logs_raise_only_decode_errors(manifest):
             except DecodeError:
                 pass
     assert count > 1000
+
+
+def _ipc_copy(t: pa.Table) -> pa.Table:
+    """`t` read back from an IPC stream: a copy that shares no memory with `t`."""
+    sink = pa.BufferOutputStream()
+    with pa.ipc.new_stream(sink, t.schema) as w:
+        w.write_table(t)
+    return pa.ipc.open_stream(pa.py_buffer(sink.getvalue().to_pybytes())).read_all()
+
+
+def test_tables_outlive_the_decode(manifest):
+    """io_ops' numeric and string columns and the counter tables are Rust's vectors handed to
+    Arrow without a copy (`iolake_native.Buffer`): tables kept after the rest of the decode is
+    dropped, the memory collected and reused, still read as they did."""
+    import gc
+
+    kept = []
+    for r in manifest:
+        if r["pydarshan_3_5_0"] != "reads":
+            continue
+        tables = native.decode(r["abspath"]).all_tables()
+        if tables.get("io_ops") is not None and tables["io_ops"].num_rows:
+            kept.append((tables, {k: _ipc_copy(t) for k, t in tables.items()}))
+        if len(kept) == 3:
+            break
+    assert kept, "no shared log with DXT rows"
+    gc.collect()
+    churn = [bytearray(b"\xa5" * (1 << 16)) for _ in range(4096)]
+    del churn
+    for tables, copies in kept:
+        for k, t in tables.items():
+            t.validate(full=True)
+            assert t.equals(copies[k]), k
+
+
+def test_native_buffers_are_read_only(manifest):
+    r = next(x for x in manifest if x["pydarshan_3_5_0"] == "reads")
+    raw = native._native.decode_log(Path(r["abspath"]).read_bytes())
+    batch = raw["counter_tables"][0]["batch"]
+    view = memoryview(batch)
+    del raw, batch
+    assert view.readonly and view.nbytes > 0
+    with pytest.raises(TypeError):
+        view[0] = 0
+    assert pa.py_buffer(view).address % 8 == 0

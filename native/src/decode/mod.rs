@@ -235,7 +235,8 @@ fn decode_into(data: &[u8], limits: Limits, stream_dxt_over: Option<u64>, buf: &
                 let t = if ver_ok {
                     decode_counter_module(shape, m.ver, h.swapped, raw, &mut notes)?
                 } else {
-                    CounterTable { module: i, shape, n: 0, ids: vec![], ranks: vec![], ints: vec![], flts: vec![] }
+                    let (message, head) = records::counter_message(&shape, 0);
+                    CounterTable { module: i, shape, n: 0, head, message }
                 };
                 counter_tables.push(t);
             } else if i == M_LUSTRE {

@@ -27,18 +27,18 @@ pub struct ModInfo {
     pub partial: bool,
 }
 
-/// Records of one counter module, column-major.
+/// Records of one counter module as one Arrow IPC record-batch message (`crate::ipc`), in 8-byte
+/// words (so 8-byte aligned): the metadata (`head` words), then record ids, ranks, the `nints`
+/// integer counters and the `nflts` double counters, one column of `n` values each, every word
+/// holding the little-endian bytes of its value. Transposed straight into the message, so the
+/// columns are written once.
 #[derive(Debug, Clone)]
 pub struct CounterTable {
     pub module: usize,
     pub shape: CounterShape,
     pub n: usize,
-    pub ids: Vec<i64>,
-    pub ranks: Vec<i64>,
-    /// nints columns of n values each
-    pub ints: Vec<i64>,
-    /// nflts columns of n values each
-    pub flts: Vec<f64>,
+    pub head: usize,
+    pub message: Vec<u64>,
 }
 
 /// A column of strings as Arrow buffers (i32 offsets + UTF-8 data).

@@ -92,16 +92,16 @@ pub(super) fn decode_counter_module(
             left
         ));
     }
-    // transpose to columns
-    let mut ids = Vec::with_capacity(n);
-    let mut ranks = Vec::with_capacity(n);
-    let mut ints = vec![0i64; n * shape.nints];
-    let mut flts = vec![0f64; n * shape.nflts];
+    // transpose to columns, straight into the message
+    let (mut message, head) = counter_message(&shape, n);
+    let cols = &mut message[head..];
     let ib = 16 + 8 * shape.pre;
     let fb = ib + 8 * shape.nints;
-    for row in rows.chunks_exact(size) {
-        ids.push(rd_u64(row, 0) as i64);
-        ranks.push(rd_u64(row, 8) as i64);
+    let (idr, cols) = cols.split_at_mut(2 * n);
+    let (ids, ranks) = idr.split_at_mut(n);
+    for ((id, rank), row) in ids.iter_mut().zip(ranks.iter_mut()).zip(rows.chunks_exact(size)) {
+        *id = rd_u64(row, 0).to_le();
+        *rank = rd_u64(row, 8).to_le();
     }
     // in blocks of rows, column by column within a block: the block's records stay in cache and
     // each column is written in runs (a row at a time would touch every column's page per row)
@@ -109,18 +109,32 @@ pub(super) fn decode_counter_module(
     for r0 in (0..n).step_by(BLOCK) {
         let r1 = (r0 + BLOCK).min(n);
         let block = &rows[r0 * size..r1 * size];
-        for c in 0..shape.nints {
-            let col = &mut ints[c * n + r0..c * n + r1];
+        // integer and double counters alike: their 8 bytes as they are (the record is in host
+        // byte order, the message little-endian)
+        for c in 0..shape.nints + shape.nflts {
+            let at = if c < shape.nints { ib + 8 * c } else { fb + 8 * (c - shape.nints) };
+            let col = &mut cols[c * n + r0..c * n + r1];
             for (v, row) in col.iter_mut().zip(block.chunks_exact(size)) {
-                *v = rd_u64(row, ib + 8 * c) as i64;
-            }
-        }
-        for c in 0..shape.nflts {
-            let col = &mut flts[c * n + r0..c * n + r1];
-            for (v, row) in col.iter_mut().zip(block.chunks_exact(size)) {
-                *v = f64::from_bits(rd_u64(row, fb + 8 * c));
+                *v = rd_u64(row, at).to_le();
             }
         }
     }
-    Ok(CounterTable { module: shape.module, shape, n, ids, ranks, ints, flts })
+    Ok(CounterTable { module: shape.module, shape, n, head, message })
+}
+
+/// A zeroed counter-table message for `n` records of `shape`, its metadata written, and the
+/// number of metadata words in front of the columns.
+pub(super) fn counter_message(shape: &CounterShape, n: usize) -> (Vec<u64>, usize) {
+    let ncols = 2 + shape.nints + shape.nflts;
+    let (meta, body) = crate::ipc::batch_metadata(n, &vec![8; ncols]);
+    // every part of the message is a multiple of 8 bytes (the metadata padded, 8-byte values)
+    debug_assert!(meta.len() % 8 == 0 && body == 8 * n * ncols);
+    let head = meta.len().div_ceil(8);
+    let mut message = vec![0u64; head + n * ncols];
+    for (w, c) in message.iter_mut().zip(meta.chunks(8)) {
+        let mut b = [0u8; 8];
+        b[..c.len()].copy_from_slice(c);
+        *w = u64::from_ne_bytes(b);
+    }
+    (message, head)
 }

@@ -158,8 +158,21 @@ def orient(values, worse: str = "lower") -> np.ndarray:
     return y
 
 
+def _median(a: np.ndarray) -> float:
+    """`np.median` of a short 1-D window without NaN (the rules' windows): the middle value, or the
+    mean of the two middle ones, as `np.median` computes it. The detectors take a few medians per
+    run of every application's history: `np.median`'s per-call overhead was most of the watch
+    stage's time on a large lake (docs/benchmarks.md, night_ab)."""
+    s = sorted(a.tolist())
+    n = len(s)
+    if not n:
+        return math.nan
+    h = n >> 1
+    return s[h] if n & 1 else (s[h - 1] + s[h]) / 2.0
+
+
 def _mad_scale(base: np.ndarray, med: float, floor: float) -> float:
-    return max(MAD_TO_SD * float(np.median(np.abs(base - med))), floor)
+    return max(MAD_TO_SD * _median(np.abs(base - med)), floor)
 
 
 def _scale_floor(rule: str, p: Params) -> float:
@@ -183,10 +196,10 @@ def _step(
         level = float(base.mean())
         score = math.exp(float(y[lo_short : t + 1].mean()) - level) - 1.0
         return level, score, score <= -p.sma_drop, lo_short
-    level = float(np.median(base))
+    level = _median(base)
     sd = scale if scale is not None else _mad_scale(base, level, _scale_floor(rule, p))
     if rule == "robust_z":
-        short = float(np.median(y[lo_short : t + 1]))
+        short = _median(y[lo_short : t + 1])
         score = (short - level) / sd
         return (
             level,
@@ -214,7 +227,7 @@ def _step(
 
 
 def _spread(rule: str, base: np.ndarray, p: Params) -> float:
-    return _mad_scale(base, float(np.median(base)), _scale_floor(rule, p))
+    return _mad_scale(base, _median(base), _scale_floor(rule, p))
 
 
 def _regressed_from(rule: str, since: int, t: int, short_window: int) -> int:
@@ -257,10 +270,7 @@ def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list
             level, since, spread, t_alarm, ref_from = held
             if lo_short - since >= mh:  # a lasting change: learn the new level
                 origin, held, cusum = since, None, [0.0, None]
-            elif (
-                math.exp(float(np.median(y[max(lo_short, since) : t + 1])) - level) - 1.0
-                > -p.recover
-            ):
+            elif math.exp(_median(y[max(lo_short, since) : t + 1]) - level) - 1.0 > -p.recover:
                 held, cusum = None, [0.0, None]  # back to normal: the baseline goes on trailing
             elif not p.further_drop or t <= t_alarm:
                 continue
@@ -301,8 +311,7 @@ def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list
         base = y[lo:hi]
         if (
             p.rebase_rise > 0
-            and math.exp(float(np.median(y[lo_short : t + 1]) - np.median(base))) - 1.0
-            >= p.rebase_rise
+            and math.exp(_median(y[lo_short : t + 1]) - _median(base)) - 1.0 >= p.rebase_rise
         ):
             origin, cusum = (
                 lo_short,
@@ -323,7 +332,7 @@ def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list
                 }
             )
             held = (
-                float(np.median(base)),
+                _median(base),
                 since,
                 _spread(rule, base, p),
                 t,
@@ -340,7 +349,7 @@ def trailing_change(y: np.ndarray, p: Params) -> np.ndarray:
     out = np.full(len(y), np.nan)
     for t in range(p.min_history, len(y)):
         base = y[max(0, t - p.long_window) : t]
-        out[t] = math.expm1(y[t] - float(np.median(base)))
+        out[t] = math.expm1(y[t] - _median(base))
     return out
 
 

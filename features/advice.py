@@ -21,6 +21,7 @@ import os
 import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 from pyspark.sql import types as T
+from pyspark.sql.window import Window
 
 from features import what_if
 from schemas import GOLD
@@ -246,7 +247,16 @@ def stripe_rows(
     from iolake.spark import local_frame
 
     key = list(aconf.stripe_key)
-    hist = (
+    # Only jobs with a stripe value count in DCA-IO's sums and run lists; the others (most of a lake
+    # not on Lustre) are each one skipped run of their application, counted here in Spark instead
+    # of gathered: the driver takes the Lustre jobs, not the lake.
+    has_stripe = F.col("stripe_count").isNotNull() | F.col("stripe_size").isNotNull()
+    earlier = (
+        Window.partitionBy(*key)
+        .orderBy(F.asc_nulls_last("start_time"), F.asc("log_id"))
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    kept = (
         jobs.select(
             "log_id",
             "job_month",
@@ -258,9 +268,15 @@ def stripe_rows(
             "throughput_mib_s",
             "tiers",
         )
-        .join(io_procs(ff), "log_id", "left")
-        .toPandas()
+        .withColumn(
+            stripe_advice.SKIPPED_BEFORE,
+            F.coalesce(F.sum((~has_stripe).cast("long")).over(earlier), F.lit(0)),
+        )
+        .where(has_stripe)
     )
+    hist = kept.join(
+        io_procs(ff.join(kept.select("log_id"), "log_id", "left_semi")), "log_id", "left"
+    ).toPandas()
     from features.precedents import OUT_COLUMNS
 
     empty = spark.createDataFrame([], OUT.struct).drop("advised_with", "advised_at", *OUT_COLUMNS)
@@ -657,11 +673,15 @@ def assemble(
     else:
         what_ifs = spark.createDataFrame([], WHAT_IF_SCHEMA)
     parts.append(stripe_rows(spark, history_jobs, history_ff, todo, conf.advise, conf.site))
+    mine = todo.select("log_id")
     parts.append(
         tag_rows(
-            tags.join(todo.select("log_id"), "log_id", "left_semi"),
+            tags.join(mine, "log_id", "left_semi"),
             what_ifs,
-            fs_flags(ff, history_jobs.join(todo.select("log_id"), "log_id", "left_semi")),
+            fs_flags(
+                ff.join(mine, "log_id", "left_semi"),
+                history_jobs.join(mine, "log_id", "left_semi"),
+            ),
         )
     )
     rows = parts[0]

@@ -29,6 +29,7 @@ LUSTRE_MAX_STRIPE_COUNT = (
 )
 LUSTRE_MAX_STRIPE_SIZE = 1 << 32  # stripe sizes must stay below 4 GiB
 GROWTHS = ("double", "linear")
+SKIPPED_BEFORE = "skipped_before"  # advise_runs: earlier runs of the job's application left out
 OUT_COLUMNS = [
     "log_id",
     "run_number",
@@ -300,6 +301,11 @@ def advise_runs(
     prior runs are its application's earlier jobs, its `others` the other applications' jobs that
     started strictly earlier. Procedure 1's per-(nprocs, value) throughput sums are kept as jobs
     arrive (less the asking application's own share), so an initial advice costs O(distinct values).
+
+    A job with neither a stripe count nor a stripe size adds nothing but one to its application's
+    skipped runs, so a caller may leave such jobs out and give each job it keeps, in the optional
+    column `SKIPPED_BEFORE`, how many of its application's earlier jobs (in the same order) it left
+    out: the advice, run numbers and evidence are then those of the whole history.
     """
     _check(growth)
     df = jobs.reset_index(drop=True)
@@ -317,6 +323,11 @@ def advise_runs(
             "io_procs",
         ]
     ].to_dict("records")
+    before = (
+        df[SKIPPED_BEFORE].fillna(0).astype("int64").tolist()
+        if SKIPPED_BEFORE in df.columns
+        else [0] * len(df)
+    )
     group = pd.factorize(df["start_time"])[
         0
     ].tolist()  # equal start times (and all null ones) share a code
@@ -357,7 +368,8 @@ def advise_runs(
                 add(recs[j])
             start = i
         app = r["_app"]
-        app_runs, n_skipped = runs.setdefault(app, []), skipped.get(app, 0)
+        app_runs, n_left = runs.setdefault(app, []), skipped.get(app, 0)
+        n_skipped = n_left + before[i]
         # `_advise` calls the closure before the loop moves on; `r=r` binds this job's record anyway
         a = _advise(app_runs, n_skipped, lambda r=r: first_advice(r), r["nprocs"], max_osts, growth)
         if a is not None:
@@ -377,7 +389,7 @@ def advise_runs(
         if _usable(r):
             app_runs.append(r)
         else:
-            skipped[app] = n_skipped + 1
+            skipped[app] = n_left + 1
     res = pd.DataFrame(out, columns=OUT_COLUMNS)
     for c in ("current_count", "current_size"):
         res[c] = pd.to_numeric(res[c], errors="coerce").astype("Int64")

@@ -71,10 +71,10 @@ def todo_jobs(jobs, advice, advised_with: str, readvise_months: int, echo=print)
     among them."""
     import pyspark.sql.functions as F
 
-    done = advice.where(F.col("advised_with") == advised_with).select("log_id").distinct()
-    todo = jobs.select("log_id", "job_month").join(done, "log_id", "left_anti")
+    this = F.col("advised_with") == advised_with
+    jobs = jobs.select("log_id", "job_month")
     if readvise_months <= 0:
-        return todo
+        return jobs.join(advice.where(this).select("log_id").distinct(), "log_id", "left_anti")
     months = [
         r.job_month
         for r in jobs.select("job_month")
@@ -84,19 +84,18 @@ def todo_jobs(jobs, advice, advised_with: str, readvise_months: int, echo=print)
         .collect()
     ]
     if not months:
-        return todo
+        return jobs.join(advice.where(this).select("log_id").distinct(), "log_id", "left_anti")
     cutoff = min(months)
-    kept = (
-        advice.where((F.col("job_month") < cutoff) & (F.col("advised_with") != advised_with))
-        .select("log_id")
-        .distinct()
-    )
-    if kept.limit(1).count():
+    kept = (F.col("job_month") < cutoff) & (F.col("advised_with") != advised_with)
+    if advice.where(kept).limit(1).count():
         echo(
             f"[advise] jobs before {cutoff} keep an earlier champion's advice "
             f"(advise.readvise_months {readvise_months}): only newer months are advised again"
         )
-    return todo.join(kept, "log_id", "left_anti")
+    # one scan of the advice: a job is done when this champion advised it, or when it is older
+    # than the newest months and an earlier champion did
+    done = advice.where(this | kept).select("log_id").distinct()
+    return jobs.join(done, "log_id", "left_anti")
 
 
 def execute(ctx) -> dict:

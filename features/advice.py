@@ -687,6 +687,10 @@ def assemble(
     rows = parts[0]
     for p in parts[1:]:
         rows = rows.unionByName(p)
+    # computed once: the precedents gather them, join them back and name the jobs they leave
+    # bare, and each of those reads would otherwise rerun the what-ifs' measured gains (the
+    # lake's file features, whole) from the start
+    rows = rows.localCheckpoint()
     key_parts = list(conf.watch.key_parts)
     history = (
         precedents.history_for(todo, app_runs, history_jobs, history_ff, key_parts)

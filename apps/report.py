@@ -66,6 +66,8 @@ JOB_COLUMNS = ["log_id", "jobid", "exe", "nprocs", "start_time_sec"]
 SEVERITY_ORDER = {"high": 0, "warn": 1, "info": 2}
 MAX_CANDIDATES = 10
 EVIDENCE_SHOWN = 5  # evidence items a finding shows, then "and N more"
+# advice evidence this lake measured (a tier move's measured gain, a precedent): shown first
+LAKE_FACTS = ("measured in this lake", "precedent:")
 EXAMPLE_FILES = 3  # file names a plan or advice group shows, then "and N more"
 FORMATS = ("html", "text", "json")
 PREFETCH_THREADS = 4  # tables of one log read at once (`LakeReader.prefetch`)
@@ -409,6 +411,15 @@ def _efficiency(reader: LakeReader, log_id: str) -> dict:
     return {"efficiency": facts and facts["line"], "efficiency_facts": facts}
 
 
+def lake_facts_first(evidence) -> list:
+    """An advice row's evidence with what this lake measured (`LAKE_FACTS`: the measured gain of a
+    tier move, a precedent) first, the rest in its order: a row with many model facts still shows
+    its measurements within the items the page shows."""
+    items = list(evidence or [])
+    mine = [e for e in items if str(e).startswith(LAKE_FACTS)]
+    return mine + [e for e in items if not str(e).startswith(LAKE_FACTS)]
+
+
 def capped(items: list, shown: int) -> tuple[list, int]:
     """(the first `shown` items, how many more): a list as the page shows it, "and N more"."""
     items = list(items or [])
@@ -494,7 +505,7 @@ def advice_groups(advice: list[dict] | None) -> list[dict]:
             else {first.get("item") or ""}
         )
         shown, more = capped(names, EXAMPLE_FILES)
-        ev_shown, ev_more = capped(first.get("evidence") or [], EVIDENCE_SHOWN)
+        ev_shown, ev_more = capped(lake_facts_first(first.get("evidence")), EVIDENCE_SHOWN)
         out.append(
             {
                 **first,

@@ -274,9 +274,9 @@ def stripe_rows(
         )
         .where(has_stripe)
     )
-    hist = kept.join(
-        io_procs(ff.join(kept.select("log_id"), "log_id", "left_semi")), "log_id", "left"
-    ).toPandas()
+    # the semi join's side needs no window: the same logs, without sorting the lake twice
+    lustre = jobs.where(has_stripe).select("log_id")
+    hist = kept.join(io_procs(ff.join(lustre, "log_id", "left_semi")), "log_id", "left").toPandas()
     from features.precedents import OUT_COLUMNS
 
     empty = spark.createDataFrame([], OUT.struct).drop("advised_with", "advised_at", *OUT_COLUMNS)

@@ -13,7 +13,9 @@ the scheduled run, are two drivers. So every writing command on an S3 lake (`iol
 - a run that finds the lease waits, up to `lake.lock_wait_s`, then fails naming the holder (run
   id, host, pid, since when);
 - a lease not renewed for `lake.lock_ttl_s` (by the server's clock: the object's Last-Modified
-  against the response's Date) belongs to a run that died (kill -9, a lost node): the next run
+  against the response's Date; both are HTTP dates in whole seconds, so the age read can exceed
+  the true age by up to a second and a lease counts as expired only past the TTL plus that
+  second, `CLOCK_STEP_S`) belongs to a run that died (kill -9, a lost node): the next run
   takes it over with `If-Match: <the stale ETag>`, so of two runs taking over, one wins. A killed
   run therefore delays the next by at most the TTL and never leaves the lake stuck;
 - a holder whose heartbeat finds the lease taken over (it stalled past the TTL) stops at the next
@@ -37,6 +39,9 @@ from urllib.parse import urlparse
 from iolake.lake import objectstore
 
 LOCK_KEY = "_lock/writer.json"
+# Last-Modified and Date are HTTP dates (RFC 9110 section 5.6.7), in whole seconds: their
+# difference can overstate a lease's age by up to this much.
+CLOCK_STEP_S = 1.0
 
 
 class LakeBusy(RuntimeError):
@@ -165,7 +170,7 @@ class WriterLease:
             if held is None:
                 continue  # released between our write and our read: try again at once
             etag, age, holder = held
-            if age > self.ttl_s:
+            if age > self.ttl_s + CLOCK_STEP_S:
                 try:
                     self.etag = self._put(IfMatch=etag)
                     self.echo(

@@ -88,10 +88,10 @@ def test_a_dead_holders_lease_is_taken_over_after_the_ttl(s3, env):
 
 def test_a_live_holders_heartbeat_keeps_the_lease_past_the_ttl(s3, env):
     lake = "s3://locks/live"
-    with _lease(lake, "live", ttl=1.5):
-        time.sleep(4)  # more than twice the TTL: renewed every 0.5 s
+    with _lease(lake, "live", ttl=3):
+        time.sleep(8)  # more than twice the TTL (plus the clock's second): renewed every 1 s
         with pytest.raises(LakeBusy):
-            _lease(lake, "other", ttl=1.5, wait=1).acquire()
+            _lease(lake, "other", ttl=3, wait=1).acquire()
 
 
 def test_refused_credentials_name_the_store(s3, env, monkeypatch):

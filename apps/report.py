@@ -61,6 +61,7 @@ from apps.drawing import Drawings, png_of
 from features.units import human_bytes
 from iolake.lake import arrow
 from schemas import TABLES
+from schemas.bottleneck_tags import NO_ISSUE
 
 JOB_COLUMNS = ["log_id", "jobid", "exe", "nprocs", "start_time_sec"]
 SEVERITY_ORDER = {"high": 0, "warn": 1, "info": 2}
@@ -1309,7 +1310,7 @@ def section_context(report: Report) -> dict:
 
 def severity_counts(tags: list[dict] | None) -> list[tuple[str, int]]:
     """(severity, how many findings) for high, warn, info; `no_issue` is no finding."""
-    tags = [t for t in tags or [] if t["tag"] != "no_issue"]
+    tags = [t for t in tags or [] if t["tag"] != NO_ISSUE]
     return [(s, sum(t["severity"] == s for t in tags)) for s in SEVERITY_ORDER]
 
 

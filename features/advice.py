@@ -25,13 +25,13 @@ from pyspark.sql.window import Window
 
 from features import what_if
 from schemas import GOLD
-from schemas.bottleneck_tags import CATALOG, GPFS, LUSTRE, recommendation
+from schemas.bottleneck_tags import CATALOG, GPFS, LUSTRE, NO_ISSUE, recommendation
 from schemas.placement_labels import FEATURES
 
 OUT = GOLD["tuning_advice"]
 PROVENANCE = ("model_alias", "trained_on", "training_origin")  # models/provenance.py, per model row
 
-RECOMMENDATIONS = {tag: t.recommendation for tag, t in CATALOG.items() if tag != "no_issue"}
+RECOMMENDATIONS = {tag: t.recommendation for tag, t in CATALOG.items() if tag != NO_ISSUE}
 FS_VARIANTS = ((False, False), (True, False), (False, True), (True, True))  # (on Lustre, on GPFS)
 TAG_DIMENSION = {
     "small_reads": "transfer_size",
@@ -382,7 +382,7 @@ def tag_rows(tags: DataFrame, what_ifs: DataFrame, fs: DataFrame | None = None) 
         .agg(F.max("gain").alias("gain"))
     )
     t = (
-        tags.where(F.col("tag") != "no_issue")
+        tags.where(F.col("tag") != NO_ISSUE)
         .join(recs, ["tag", "on_lustre", "on_gpfs"])
         .join(gains, ["log_id", "dim"], "left")
     )

@@ -96,6 +96,7 @@ import pyspark.sql.functions as F
 from pyspark.sql import Column, DataFrame, Window
 
 from schemas import SILVER
+from schemas.bottleneck_tags import NO_ISSUE
 
 if TYPE_CHECKING:
     import pyarrow as pa
@@ -1373,7 +1374,7 @@ def _fired(per_log: DataFrame, rules: dict[str, Rule], n: int) -> DataFrame:
         F.array(*[_tag_row(tag, r) for tag, r in rules.items()]), lambda x: x.isNotNull()
     )
     none = F.struct(
-        F.lit("no_issue").alias("tag"),
+        F.lit(NO_ISSUE).alias("tag"),
         F.lit("info").alias("severity"),
         F.lit("tags_fired").alias("metric"),
         F.lit(0.0).alias("value"),

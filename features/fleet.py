@@ -25,8 +25,8 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
 from schemas import GOLD
+from schemas.bottleneck_tags import NO_ISSUE as NO_TAG
 
-NO_TAG = "no_issue"
 NO_MOUNT = "(none)"
 LAG_TABLES = (
     "silver/job_features",

@@ -589,6 +589,8 @@ def _eval_str(node: ast.expr, env: dict) -> str | None:
 
 def render_tags(catalog: dict, rules: dict[str, tuple], base: dict) -> str:
     """tags.md: every tag of `catalog`, by code, with its rule's severities and settings."""
+    from schemas.bottleneck_tags import NO_ISSUE
+
     tags = base.get("tags", {})
     lines = header(
         "Tags",
@@ -603,8 +605,8 @@ def render_tags(catalog: dict, rules: dict[str, tuple], base: dict) -> str:
     )
     rows = []
     for name, tag in sorted(catalog.items(), key=lambda kv: kv[1].code):
-        severities, used = rules.get(name, (("info",), ()) if name == "no_issue" else ((), ()))
-        if name != "no_issue" and not severities:
+        severities, used = rules.get(name, (("info",), ()) if name == NO_ISSUE else ((), ()))
+        if name != NO_ISSUE and not severities:
             raise ValueError(f"tag {name}: no rule in {TAG_RULES_FILE.name} gives it a severity")
         thresholds = "<br>".join(code(f"tags.{s} = {yaml_value(tags.get(s))}") for s in used)
         rows.append(

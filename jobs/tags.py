@@ -21,6 +21,7 @@ import sys
 from features import bottleneck_tags
 from iolake.cli import entry_points
 from iolake.runner import commit_outputs, not_at_ingest, read_for
+from schemas.bottleneck_tags import NO_ISSUE
 
 OUT = "silver/bottleneck_tags"
 PHASES, OPS, LEDGER = "bronze/phases", "bronze/io_ops", "bronze/logs"
@@ -86,7 +87,7 @@ def summarize(outputs: dict) -> dict:
 
     facts = (
         outputs[OUT]
-        .agg(F.countDistinct(F.when(F.col("tag") != "no_issue", F.col("log_id"))).alias("tagged"))
+        .agg(F.countDistinct(F.when(F.col("tag") != NO_ISSUE, F.col("log_id"))).alias("tagged"))
         .first()
     )
     return {"tagged": facts.tagged}

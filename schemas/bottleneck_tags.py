@@ -205,6 +205,7 @@ CATALOG = {
     "no_issue": Tag("IO00", (), ""),
 }
 TAGS = tuple(CATALOG)
+NO_ISSUE = "no_issue"  # the one row of a job no rule fires on
 
 LUSTRE, GPFS = (
     "lustre",

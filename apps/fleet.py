@@ -63,9 +63,9 @@ import pyarrow.compute as pc
 from apps.drawing import Drawings
 from apps.report import LakeReader
 from apps.summary_sections import figure, png_bytes
-from features.fleet import NO_TAG
 from iolake.lake import arrow
 from schemas import TABLES
+from schemas.bottleneck_tags import NO_ISSUE
 
 IO_CH = "I/O core-hours per month"
 TOP_N = 15  # rows of each ranking before "and N more"
@@ -276,7 +276,7 @@ def load_run_tags(
             ),
         }
     )
-    expr = pc.field("tag") != pa.scalar(NO_TAG)
+    expr = pc.field("tag") != pa.scalar(NO_ISSUE)
     months = _month_filter(since, until, "job_month")
     if months is not None:
         expr = expr & months

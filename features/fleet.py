@@ -25,7 +25,7 @@ import pyspark.sql.functions as F
 from pyspark.sql import DataFrame
 
 from schemas import GOLD
-from schemas.bottleneck_tags import NO_ISSUE as NO_TAG
+from schemas.bottleneck_tags import NO_ISSUE
 
 NO_MOUNT = "(none)"
 LAG_TABLES = (
@@ -92,7 +92,7 @@ def fleet_jobs(job_features: DataFrame, app_keys: DataFrame) -> DataFrame:
 
 def fired_tags(bottleneck_tags: DataFrame) -> DataFrame:
     """(log_id, tag) of the tags that fired: one row per pair, `no_issue` left out."""
-    return bottleneck_tags.where(F.col("tag") != F.lit(NO_TAG)).select("log_id", "tag").distinct()
+    return bottleneck_tags.where(F.col("tag") != F.lit(NO_ISSUE)).select("log_id", "tag").distinct()
 
 
 def job_efficiency(job_predictions: DataFrame) -> DataFrame:

@@ -38,6 +38,8 @@ class Tag(NamedTuple):
     gpfs: str = ""
 
 
+NO_ISSUE = "no_issue"  # the one row of a job no rule fires on
+
 # Every tag, once: codes, Drishti's equivalents and recommendations (Drishti's `recommendation`
 # texts per trigger, the keynote's common fixes; every text names what to set).
 CATALOG = {
@@ -202,10 +204,9 @@ CATALOG = {
         "write shared files with collective MPI-IO (MPI_File_write_all, MPI_File_write_at_all; "
         "romio_cb_write=enable)",
     ),
-    "no_issue": Tag("IO00", (), ""),
+    NO_ISSUE: Tag("IO00", (), ""),
 }
 TAGS = tuple(CATALOG)
-NO_ISSUE = "no_issue"  # the one row of a job no rule fires on
 
 LUSTRE, GPFS = (
     "lustre",

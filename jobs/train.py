@@ -44,6 +44,7 @@ import pandas as pd
 
 from iolake.cli import entry_points
 from iolake.config import Config
+from iolake.lake import delta_id
 from iolake.runinfo import RunInfo
 
 MIN_LABELS = 10  # label groups (and, per tier, 2) for grouped splits to hold both tiers out
@@ -114,10 +115,6 @@ def lake_growth_holds(
         f"{rows_now:,} ({(rows_now - base) / base:+.1%}), under models.retrain_growth "
         f"{growth:.0%}: kept, not retrained"
     )
-
-
-def _table_id(spark, path: str) -> str:
-    return spark.sql(f"DESCRIBE DETAIL delta.`{path}`").first()["id"]
 
 
 def _file_digest(path: str) -> str:
@@ -740,7 +737,7 @@ def _train_placement_stage(ctx, out: dict) -> None:
             "on both tiers (set models.benchmark_table or models.default_benchmark); nothing to train"
         )
         return
-    labels_id = _table_id(ctx.spark, ctx.spec(labels_t, "input").path(conf.lake.root))
+    labels_id = delta_id(ctx.spark, ctx.spec(labels_t, "input").path(conf.lake.root))
     lv = f"{labels_id}@{ctx.version(labels_t)}"
     exp = tracking.experiment(conf, conf.models.placement_model)
     if _already_trained(exp, lv, info.config_digest):
@@ -824,7 +821,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
     conf, echo, info = ctx.conf, ctx.echo, ctx.info
     m = conf.models
     ff_t, jf_t = "silver/file_features", "silver/job_features"
-    ff_id = _table_id(ctx.spark, ctx.spec(ff_t, "input").path(conf.lake.root))
+    ff_id = delta_id(ctx.spark, ctx.spec(ff_t, "input").path(conf.lake.root))
     lake_v = f"{ff_id}@{ctx.version(ff_t)}"
     # the rows a lake-trained model saw: both feature tables' counts (from Delta's statistics)
     lake_rows = sum(ctx.read(t, whole=True).count() for t in (ff_t, jf_t) if ctx.exists(t))

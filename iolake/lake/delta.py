@@ -275,9 +275,15 @@ def table_id(spark, spec: TableSpec, lake: str) -> str | None:
     """Delta's id of the table's current build (a table dropped and re-created gets a new one), or None."""
     if not table_exists(spark, spec, lake):
         return None
-    from delta.tables import DeltaTable
+    return delta_id(spark, spec.path(lake))
 
-    return DeltaTable.forPath(spark, spec.path(lake)).detail().select("id").first()[0]
+
+def delta_id(spark, path: str) -> str:
+    """The id in the metadata of the Delta table at `path`, as `DESCRIBE DETAIL` gives it, read
+    from the latest version's checksum or log: `DESCRIBE DETAIL` also counts the table's files and
+    bytes, which computes its state with a Spark job."""
+    dlog = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+    return str(dlog.startTransaction().snapshot().metadata().id())
 
 
 def unprocessed_logs(

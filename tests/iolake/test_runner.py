@@ -61,6 +61,39 @@ def test_runner_refuses_a_transform_output_the_stage_does_not_declare(spark, tmp
     assert not (tmp_path / "lake" / "silver").exists()  # nothing was committed
 
 
+def test_a_pure_stages_output_is_computed_once_and_its_blocks_freed_after_the_commit(
+    spark, tmp_path
+):
+    """commit_outputs materialises each output once: the count, the summary and the write read it
+    without running the stage's plan again (the Python UDF below would count a second run), and
+    its blocks are gone once the stage has committed."""
+    from pyspark.sql import types as T
+
+    from iolake.runner import commit_outputs
+
+    calls = spark.sparkContext.accumulator(0)
+
+    def seen(x):
+        calls.add(1)
+        return x
+
+    import pyspark.sql.functions as F
+
+    seen_udf = F.udf(seen, T.LongType())
+    stage = Stage("pure", "rogue_stage", (), ("silver/file_features",), (), {})
+    ctx = _ctx(tmp_path, stage)
+    ctx.spark = spark
+    written = []
+    ctx.write = lambda t, df: written.append((t, df.count(), df.agg(F.sum("x")).first()[0]))
+    before = len(spark.sparkContext._jsc.getPersistentRDDs())
+    df = spark.range(40, numPartitions=2).select(seen_udf("id").alias("x"))
+    summary = commit_outputs(object(), ctx, {"silver/file_features": df})
+    assert summary["rows"] == {"silver/file_features": 40}
+    assert written == [("silver/file_features", 40, sum(range(40)))]
+    assert calls.value == 40  # one pass over the stage's plan, not one per action
+    assert len(spark.sparkContext._jsc.getPersistentRDDs()) == before  # blocks freed
+
+
 def test_pipeline_yaml_names_only_tables_that_exist(tmp_path):
     data = yaml.safe_load((ROOT / "pipeline.yaml").read_text())
     data["stages"][1]["inputs"].append("bronze/postix")

@@ -56,3 +56,32 @@ def test_create_over_foreign_files_names_the_folder(spark, tmp_path):
     msg = str(e.value)
     assert str(folder) in msg and "not a Delta table" in msg
     assert (folder / "notes.txt").read_text() == "not a table"  # nothing of the user's is touched
+
+
+def test_a_tables_id_is_describe_details_and_read_without_a_spark_job(spark, tmp_path):
+    """`table_id` (the build of a stage's done table that ops/empty_logs records) is the id
+    `DESCRIBE DETAIL` gives, for a new table and for a re-created one, and reading it runs no
+    Spark job (DESCRIBE DETAIL computes the table's state with one)."""
+    from iolake.lake import table_id
+
+    lake = str(tmp_path / "lake")
+    tracker = spark.sparkContext.statusTracker()
+    assert table_id(spark, JOBS, lake) is None  # no table yet
+
+    def ids(group: str) -> tuple[str, str, int]:
+        spark.sparkContext.setJobGroup(group, group)
+        try:
+            mine = table_id(spark, JOBS, lake)
+        finally:
+            spark.sparkContext.setJobGroup("", "")
+        detail = spark.sql(f"DESCRIBE DETAIL delta.`{JOBS.path(lake)}`").first()["id"]
+        return mine, detail, len(tracker.getJobIdsForGroup(group))
+
+    ensure_table(spark, JOBS, lake)
+    first, detail, jobs = ids("first")
+    assert first == detail and jobs == 0
+    shutil.rmtree(JOBS.path(lake))  # dropped and created again: another build, another id
+    spark._jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+    ensure_table(spark, JOBS, lake)
+    second, detail, jobs = ids("second")
+    assert second == detail and second != first and jobs == 0

@@ -116,6 +116,44 @@ def test_staged_files_become_the_tables_files_once_and_a_held_log_falls_back_to_
     assert on_disk == referenced  # the fallback's moved files were removed, nothing orphaned
 
 
+def test_a_tables_file_count_comes_from_its_checksum_without_a_spark_job(spark, tmp_path):
+    """Before it looks for the batch's logs in a table, the commit asks whether the table holds any
+    file: from the version's `.crc`, which Delta writes after each commit, with no Spark job; from
+    the snapshot's state (a job) when the `.crc` is gone. Both give the files the log adds."""
+    from iolake.lake.delta import ensure_table
+    from iolake.lake.files import _file_count
+
+    lake = tmp_path / "lake"
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
+    jvm, tracker = spark._jvm, spark.sparkContext.statusTracker()
+
+    def count(group: str) -> tuple[int, int]:
+        jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
+        dlog = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
+            spark._jsparkSession, SPEC.path(str(lake))
+        )
+        snapshot = dlog.startTransaction().snapshot()
+        spark.sparkContext.setJobGroup(group, group)
+        try:
+            n = _file_count(snapshot)
+        finally:
+            spark.sparkContext.setJobGroup("", "")
+        return n, len(tracker.getJobIdsForGroup(group))
+
+    ensure_table(spark, SPEC, str(lake))
+    assert count("empty") == (0, 0)
+    staging = tmp_path / "staging"
+    _commit(
+        spark, conf, [_stage(staging, f"f{i}", [(f"{i}", "2026-01", i, 0.0)]) for i in range(3)]
+    )
+    added = [a for a in _history(lake) if "add" in a]
+    assert count("crc") == (len(added), 0) and len(added) == 3
+    for crc in Path(SPEC.path(str(lake)), "_delta_log").glob("*.crc"):
+        crc.unlink()
+    n, jobs = count("state")
+    assert n == 3 and jobs > 0
+
+
 def test_a_gate_failure_leaves_the_staged_files_where_they_were(spark, tmp_path):
     lake = tmp_path / "lake"
     conf = load_config("local", overrides={"lake": {"root": str(lake)}})

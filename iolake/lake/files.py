@@ -156,7 +156,7 @@ def _footer(fs, path: str) -> tuple[int, str | None]:
 def _file_count(snapshot) -> int:
     """The files of a Delta snapshot (a JVM object): from its version's checksum file (`.crc`,
     which Delta writes after each commit) when there is one, without a Spark job; else from the
-    snapshot's state, which Delta computes with one (about 1.5 s on one machine)."""
+    snapshot's state, which Delta computes with one."""
     crc = snapshot.checksumOpt()
     return int(crc.get().numFiles() if crc.isDefined() else snapshot.numOfFiles())
 

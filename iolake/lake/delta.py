@@ -219,8 +219,8 @@ def fill_once(
     if not table_exists(spark, spec, lake):
         return None
     path = spec.path(lake)
-    props = DeltaTable.forPath(spark, path).detail().first()["properties"] or {}
-    if props.get(marker) == "true":
+    prop = latest_metadata(spark, path).configuration().get(marker)  # a Scala Option
+    if prop.isDefined() and prop.get() == "true":
         return None
     on_start()
     ensure_table(spark, spec, lake, retries)
@@ -279,11 +279,21 @@ def table_id(spark, spec: TableSpec, lake: str) -> str | None:
 
 
 def delta_id(spark, path: str) -> str:
-    """The id in the metadata of the Delta table at `path`, as `DESCRIBE DETAIL` gives it, read
-    from the latest version's checksum or log: `DESCRIBE DETAIL` also counts the table's files and
-    bytes, which computes its state with a Spark job."""
-    dlog = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
-    return str(dlog.startTransaction().snapshot().metadata().id())
+    """The id of the Delta table at `path`, as `DESCRIBE DETAIL` gives it."""
+    return str(latest_metadata(spark, path).id())
+
+
+def delta_log(spark, path: str):
+    """Delta's `DeltaLog` of the table at `path` (a JVM object; Delta keeps one per path)."""
+    return spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
+
+
+def latest_metadata(spark, path: str):
+    """The metadata (id, properties, schema) of the table's latest version, a JVM object, read from
+    the version's checksum or log with no Spark job. `DESCRIBE DETAIL` gives the same id and
+    properties but also counts the table's files and bytes, which computes its state with a job.
+    (A transaction is started only to get the latest snapshot; it commits nothing.)"""
+    return delta_log(spark, path).startTransaction().snapshot().metadata()
 
 
 def unprocessed_logs(

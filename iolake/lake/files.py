@@ -177,7 +177,7 @@ def commit_staged_files(
     in one commit; `log_ids` is a DataFrame of the batch's log_ids (a superset will do) that does not
     read the staged files, which move. Returns "files", or "merge" when the table already held some
     of the batch's logs and the insert-only MERGE committed them."""
-    from iolake.lake.delta import ensure_table, merge_new_logs, with_retries
+    from iolake.lake.delta import delta_log, ensure_table, merge_new_logs, with_retries
     from readers.fsio import resolve
 
     ensure_table(spark, spec, lake, retries)
@@ -209,10 +209,7 @@ def commit_staged_files(
             )
 
         def commit() -> str:
-            dlog = spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-                spark._jsparkSession, spec.path(lake)
-            )
-            txn = dlog.startTransaction()
+            txn = delta_log(spark, spec.path(lake)).startTransaction()
             txn.readWholeTable()  # any concurrent commit to the table now conflicts: retried from scratch
             # a table with no file holds no log: no query (a new table's first commit)
             if _file_count(txn.snapshot()) and _holds_any(spark, spec, lake, log_ids, months):

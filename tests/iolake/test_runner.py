@@ -67,6 +67,7 @@ def test_a_pure_stages_output_is_computed_once_and_its_blocks_freed_after_the_co
     """commit_outputs materialises each output once: the count, the summary and the write read it
     without running the stage's plan again (the Python UDF below would count a second run), and
     its blocks are gone once the stage has committed."""
+    import pyspark.sql.functions as F
     from pyspark.sql import types as T
 
     from iolake.runner import commit_outputs
@@ -76,8 +77,6 @@ def test_a_pure_stages_output_is_computed_once_and_its_blocks_freed_after_the_co
     def seen(x):
         calls.add(1)
         return x
-
-    import pyspark.sql.functions as F
 
     seen_udf = F.udf(seen, T.LongType())
     stage = Stage("pure", "rogue_stage", (), ("silver/file_features",), (), {})

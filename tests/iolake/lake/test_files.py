@@ -120,7 +120,7 @@ def test_a_tables_file_count_comes_from_its_checksum_without_a_spark_job(spark, 
     """Before it looks for the batch's logs in a table, the commit asks whether the table holds any
     file: from the version's `.crc`, which Delta writes after each commit, with no Spark job; from
     the snapshot's state (a job) when the `.crc` is gone. Both give the files the log adds."""
-    from iolake.lake.delta import ensure_table
+    from iolake.lake.delta import delta_log, ensure_table
     from iolake.lake.files import _file_count
 
     lake = tmp_path / "lake"
@@ -129,10 +129,7 @@ def test_a_tables_file_count_comes_from_its_checksum_without_a_spark_job(spark, 
 
     def count(group: str) -> tuple[int, int]:
         jvm.org.apache.spark.sql.delta.DeltaLog.clearCache()
-        dlog = jvm.org.apache.spark.sql.delta.DeltaLog.forTable(
-            spark._jsparkSession, SPEC.path(str(lake))
-        )
-        snapshot = dlog.startTransaction().snapshot()
+        snapshot = delta_log(spark, SPEC.path(str(lake))).startTransaction().snapshot()
         spark.sparkContext.setJobGroup(group, group)
         try:
             n = _file_count(snapshot)

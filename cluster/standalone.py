@@ -15,7 +15,10 @@
 4. `spark-submit --master spark://127.0.0.1:PORT --packages <Delta> … cluster/pipeline_main.py
    run INPUT... --env cluster --lake LAKE`: every stage of pipeline.yaml in one SparkSession,
    configured by conf/cluster.yaml (plus `--mlflow-uri` and the small-cluster settings below,
-   written to a copy of the conf folder in the run folder).
+   written to a copy of the conf folder in the run folder). A lake on an object store
+   (`--lake s3://bucket/lake`) adds the S3A connector and the settings of
+   `iolake/lake/objectstore.py`, as a local run does; the workers and executors read the
+   credentials and `AWS_ENDPOINT_URL` from the environment this command was started in.
 5. Stops the workers and the master, always, and exits with spark-submit's exit code
    (1 when the cluster could not be started).
 
@@ -307,6 +310,7 @@ def submit_command(
     driver_memory: str,
     executor_memory: str,
 ) -> list[str]:
+    from iolake.lake import objectstore
     from iolake.spark import DELTA_PACKAGE, DELTA_SQL
 
     py = os.environ.get("PYSPARK_PYTHON", sys.executable)
@@ -331,6 +335,13 @@ def submit_command(
         "spark.driver.extraJavaOptions": jvm,
         "spark.executor.extraJavaOptions": jvm,
     }
+    packages = [DELTA_PACKAGE]
+    if objectstore.is_s3(lake):
+        # as a local session does (iolake/spark.py): the S3A connector, s3:// mapped to it, and
+        # the endpoint of AWS_ENDPOINT_URL; the credentials reach the executors in the workers'
+        # environment, never on the command line
+        packages.append(objectstore.HADOOP_AWS)
+        confs.update(objectstore.spark_properties())
     cmd = [
         str(spark_home() / "bin" / "spark-submit"),
         "--master",
@@ -340,7 +351,7 @@ def submit_command(
         "--name",
         "iolake-standalone",
         "--packages",
-        DELTA_PACKAGE,
+        ",".join(packages),
         "--archives",
         f"{app}#{APP}",
         "--driver-memory",
@@ -374,7 +385,9 @@ def parser() -> argparse.ArgumentParser:
         "inputs", nargs="*", help="trace files or folders (default: the sample Darshan logs)"
     )
     p.add_argument(
-        "--lake", default="lake", help="lake folder every worker reaches (default: ./lake)"
+        "--lake",
+        default="lake",
+        help="lake folder every worker reaches, or s3://bucket/path (default: ./lake)",
     )
     p.add_argument("--mlflow-uri", help="MLflow tracking URI (default: sqlite:///<lake>/mlflow.db)")
     p.add_argument(

@@ -41,6 +41,37 @@ def spark(tmp_path_factory):
     session.stop()
 
 
+@pytest.fixture(scope="session")
+def s3_services(tmp_path_factory):
+    """An S3 server (buckets `lake` and `mlflow`) and an MLflow tracking server whose artifacts
+    live in it, shared by the S3 module and the cluster test (one xdist group, below)."""
+    from tests.support.services import MlflowServer, S3Server
+
+    root = tmp_path_factory.mktemp("services")
+    s3 = S3Server(root / "s3").start()
+    try:
+        s3.bucket("lake")
+        s3.bucket("mlflow")
+        ml = MlflowServer(root / "mlflow", "s3://mlflow/artifacts", s3.env()).start()
+    except BaseException:
+        s3.stop()
+        raise
+    yield s3, ml
+    ml.stop()
+    s3.stop()
+
+
+@pytest.fixture(scope="session")
+def cluster_s3_run(s3_services, tmp_path_factory):
+    """The whole pipeline on the sample logs, run once on a Spark standalone cluster (master and
+    two workers on this machine) into `s3://lake/lake`, the models on the MLflow server: the
+    cluster test checks the run, the S3 module reads and maintains its lake
+    (tests/support/lakes.py `cluster_s3_run`)."""
+    from tests.support.lakes import cluster_s3_run as run
+
+    return run(*s3_services, tmp_path_factory.mktemp("cluster-s3"))
+
+
 @pytest.fixture(autouse=True, scope="module")
 def _release_cached_frames():
     """Cached DataFrames of one test module must not fill the shared JVM's heap for the next."""

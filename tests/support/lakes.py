@@ -235,3 +235,71 @@ def pydarshan_lake(spark, tmp_path_factory) -> dict:
     assert len(ids) == len(logs), "the tests name logs by file name: names must be unique"
     _PYDARSHAN.update(lake=conf.lake.root, logs=logs, ids=ids)
     return _PYDARSHAN
+
+
+def cluster_s3_run(s3, ml, tmp: Path, timeout_s: float = 2400) -> dict:
+    """`cluster/standalone.sh` (master and two workers on this machine) over the sample logs into
+    `s3://lake/lake` on `s3` (an S3Server), the models on `ml` (an MlflowServer), with the first
+    run's models: {"lake", "conf", "run_dir", "out" (the script's output), "rc", "seconds"}.
+
+    One run serves the cluster test (is a cluster run the local run?) and the S3 module (does a
+    lake on an object store read, maintain and serve like a folder?): each was a run of its own,
+    and the two runs were a quarter of the suite's time. The caller checks `rc`."""
+    import os
+    import subprocess
+    import sys
+    import time
+
+    import yaml
+
+    from cluster.standalone import run_conf_dir
+    from iolake.cli import sample_inputs
+    from tests.support.data import ROOT
+
+    # cluster.yaml for the cluster run; local.yaml for the commands the S3 tests run on its lake
+    conf = run_conf_dir(
+        ROOT / "conf",
+        tmp / "conf",
+        {"models": FIRST_RUN_MODELS, "mlflow": {"tracking_uri": ml.url}},
+    )
+    local = yaml.safe_load((conf / "local.yaml").read_text()) or {}
+    local["models"] = {**local.get("models", {}), **FIRST_RUN_MODELS}
+    local["mlflow"] = {"tracking_uri": ml.url}
+    (conf / "local.yaml").write_text(yaml.safe_dump(local, sort_keys=False))
+
+    lake, run_dir = "s3://lake/lake", tmp / "run"
+    cmd = [
+        str(ROOT / "cluster" / "standalone.sh"),
+        *sample_inputs(),
+        "--lake",
+        lake,
+        "--mlflow-uri",
+        ml.url,
+        "--conf-dir",
+        str(conf),
+        "--run-dir",
+        str(run_dir),
+    ]
+    env = {**os.environ, **s3.env(), "PYTHON": sys.executable}
+    out_file = tmp / "standalone.out"
+    t0 = time.monotonic()
+    with open(out_file, "w") as log:
+        # Same process group: Ctrl-C reaches it; if pytest is killed, the script notices and
+        # stops its cluster.
+        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=env)
+        try:
+            rc = proc.wait(timeout=timeout_s)
+        finally:
+            if proc.poll() is None:  # the script stops its cluster on SIGTERM
+                proc.terminate()
+                proc.wait(timeout=60)
+    seconds = time.monotonic() - t0
+    print(f"the cluster run on S3 took {seconds:.0f} s")
+    return {
+        "lake": lake,
+        "conf": conf,
+        "run_dir": run_dir,
+        "out": out_file.read_text(),
+        "rc": rc,
+        "seconds": seconds,
+    }

@@ -119,6 +119,7 @@ class LakeReader:
         )  # conf `site:`: the profile the advice's commands came from
         self.site = site.name if site is not None else None
         self._exists: dict[str, bool] = {}
+        self._tables: dict[str, object] = {}  # name -> its DeltaTable snapshot (None: absent)
         self._months: dict[str, dict[str, str | None]] = {}
         self._logs: dict[tuple[str, str], pa.Table] = {}  # (table, log_id) -> every column
 
@@ -126,6 +127,15 @@ class LakeReader:
         if name not in self._exists:
             self._exists[name] = arrow.exists(self.lake, TABLES[name], self.storage_options)
         return self._exists[name]
+
+    def table(self, name: str):
+        """The table's snapshot (a `DeltaTable`), opened once per reader; None when the lake has
+        no such table. A look-up that reads one table several times (`find_job` and the ledger)
+        replays its Delta log once."""
+        if name not in self._tables:
+            self._tables[name] = arrow.open_table(self.lake, TABLES[name], self.storage_options)
+            self._exists[name] = self._tables[name] is not None
+        return self._tables[name]
 
     def read(
         self, name: str, columns: list[str] | None = None, log_id: str | None = None, filter=None
@@ -248,7 +258,8 @@ def find_job(reader: LakeReader, query: str) -> str:
     bronze/logs (the ledger: one row per log) and then only its candidates' months of bronze/jobs
     are read; a jobid (digits) is also looked up in the ledger's `jobid` column, or, in a ledger
     whose jobids are not filled yet (schemas/logs.py), in bronze/jobs' every month. Only a miss
-    reads every month of bronze/jobs (a log the ledger lacks)."""
+    reads every month of bronze/jobs (a log the ledger lacks). The ledger's snapshot is opened
+    once (`LakeReader.table`) for its up to four reads."""
     q = query.strip().lower()
     if not q:
         return resolve_job([], query)  # raises: JOB is empty
@@ -256,18 +267,20 @@ def find_job(reader: LakeReader, query: str) -> str:
         raise JobNotFound(
             f"the lake {reader.lake} has no bronze/jobs table (nothing ingested yet?)"
         )
-    if not reader.exists("logs"):  # no ledger to look in: scan bronze/jobs, as before
+    led = reader.table("logs")  # the ledger's snapshot, opened once for every read below
+    if led is None:  # no ledger to look in: scan bronze/jobs, as before
         expr = pc.starts_with(pc.field("log_id"), q)
         if q.isdigit():
             expr = expr | (pc.field("jobid") == int(q))
         return resolve_job(_rows(reader.read("jobs", JOB_COLUMNS, filter=expr)), query)
+    opts = reader.storage_options
     # every column of the matches (the page shows the log's ledger row): one scan of the ledger
-    matches = arrow.ledger_matches(reader.lake, q, None, reader.storage_options)
+    matches = arrow.ledger_matches(reader.lake, q, None, opts, table=led)
     ledger = _rows(matches)
-    by_ledger = q.isdigit() and arrow.ledger_has_jobids(reader.lake, reader.storage_options)
+    by_ledger = q.isdigit() and arrow.ledger_has_jobids(reader.lake, opts, table=led)
     if by_ledger:  # the logs of that jobid: three columns of the ledger, not bronze/jobs
         known = {r["log_id"] for r in ledger}
-        found = arrow.ledger_by_jobid(reader.lake, int(q), reader.storage_options)
+        found = arrow.ledger_by_jobid(reader.lake, int(q), opts, table=led)
         ledger += [r for r in _rows(found) if r["log_id"] not in known]
     months = {r["log_id"]: r["job_month"] for r in ledger}
     ids = [i for i, m in months.items() if m is not None]
@@ -293,7 +306,7 @@ def find_job(reader: LakeReader, query: str) -> str:
     log_id = resolve_job(jobs, query, ledger)
     row = matches.filter(pc.field("log_id") == log_id)
     if not row.num_rows:  # found by its jobid: its whole ledger row, one row group's read
-        row = arrow.ledger_matches(reader.lake, log_id, None, reader.storage_options)
+        row = arrow.ledger_matches(reader.lake, log_id, None, opts, table=led)
     reader._logs[("logs", log_id)] = row
     return log_id
 

@@ -231,48 +231,54 @@ def months_of(ledger: pa.Table) -> dict[str, str | None]:
     return dict(zip(ledger.column("log_id").to_pylist(), ledger.column("job_month").to_pylist()))
 
 
+def _ledger_read(lake, columns, filter, storage_options, table: DeltaTable | None) -> pa.Table:
+    """`read` of bronze/logs, from `table` (its snapshot, already opened) when given."""
+    spec = TABLES[LEDGER]
+    if table is None:
+        return read(lake, spec, columns, filter, storage_options)
+    return read_table(table, columns, filter, _label(spec))
+
+
 def ledger_matches(
     lake,
     prefix: str,
     columns: list[str] | None = LEDGER_COLUMNS,
     storage_options: dict | None = None,
+    table: DeltaTable | None = None,
 ) -> pa.Table:
     """bronze/logs rows whose log_id starts with `prefix` (lower-cased; a whole log_id matches
     itself): `columns` (default LEDGER_COLUMNS; None: every column). No rows when the lake has no
-    ledger yet."""
+    ledger yet. `table`: the ledger's snapshot when the caller holds it open (a look-up that
+    reads the ledger several times opens it once)."""
     prefix = prefix.strip().lower()
-    return read(
-        lake,
-        TABLES[LEDGER],
-        None if columns is None else list(columns),
-        prefix_filter("log_id", prefix),
-        storage_options,
-    )
+    cols = None if columns is None else list(columns)
+    return _ledger_read(lake, cols, prefix_filter("log_id", prefix), storage_options, table)
 
 
-def ledger_has_jobids(lake, storage_options: dict | None = None) -> bool:
+def ledger_has_jobids(
+    lake, storage_options: dict | None = None, table: DeltaTable | None = None
+) -> bool:
     """Does every bronze/logs row carry its log's jobid (the table property `JOBID_FILLED`,
-    schemas/logs.py)? False for a ledger from before the column, until ingest has filled it."""
+    schemas/logs.py)? False for a ledger from before the column, until ingest has filled it.
+    `table`: the ledger's snapshot when the caller holds it open."""
     from schemas.logs import JOBID_FILLED
 
-    table = open_table(lake, TABLES[LEDGER], storage_options)
+    if table is None:
+        table = open_table(lake, TABLES[LEDGER], storage_options)
     if table is None:
         return False
     return table.metadata().configuration.get(JOBID_FILLED) == "true"
 
 
-def ledger_by_jobid(lake, jobid: int, storage_options: dict | None = None) -> pa.Table:
+def ledger_by_jobid(
+    lake, jobid: int, storage_options: dict | None = None, table: DeltaTable | None = None
+) -> pa.Table:
     """bronze/logs' log_id, job_month and jobid of the logs whose jobid is `jobid`: reads those
     three columns of the ledger (its rows are sorted by log_id, so every row group's jobids span
     the range and none is skipped: a few MB per 100,000 logs). Only meaningful when
-    `ledger_has_jobids`."""
-    return read(
-        lake,
-        TABLES[LEDGER],
-        ["log_id", "job_month", "jobid"],
-        pc.field("jobid") == pa.scalar(int(jobid), pa.int64()),
-        storage_options,
-    )
+    `ledger_has_jobids`. `table`: the ledger's snapshot when the caller holds it open."""
+    where = pc.field("jobid") == pa.scalar(int(jobid), pa.int64())
+    return _ledger_read(lake, ["log_id", "job_month", "jobid"], where, storage_options, table)
 
 
 def prefix_filter(column: str, prefix: str) -> ds.Expression:

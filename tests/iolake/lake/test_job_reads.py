@@ -252,3 +252,29 @@ def test_find_job_says_no_job_matches_an_unknown_id(reader, query):
 def test_find_job_says_why_a_quarantined_log_has_no_job(reader):
     with pytest.raises(JobNotFound, match="was quarantined: truncated header"):
         find_job(reader, Q[:8])
+
+
+@pytest.mark.parametrize("query", ["aa11", "4242", "ff00"])
+def test_find_job_opens_the_ledger_once(lake, monkeypatch, query):
+    """Each open of a Delta table replays its log (at a million logs, the ledger's log of many
+    commits): the look-up reads the ledger up to four times, from one snapshot. Counted by a
+    subclass of delta-rs' own DeltaTable, which still does every read."""
+    from deltalake import DeltaTable
+
+    opened: list[str] = []
+
+    class Counting(DeltaTable):
+        def __init__(self, table_uri, *args, **kwargs):
+            opened.append(str(table_uri))
+            super().__init__(table_uri, *args, **kwargs)
+
+        @staticmethod
+        def is_deltatable(table_uri, storage_options=None):
+            opened.append(str(table_uri))
+            return DeltaTable.is_deltatable(table_uri, storage_options)
+
+    monkeypatch.setattr(arrow, "DeltaTable", Counting)
+    reader = LakeReader(load_config("local", overrides={"lake": {"root": lake}}))
+    find_job(reader, query)
+    ledger = [u for u in opened if u.rstrip("/").endswith("bronze/logs")]
+    assert len(ledger) == 1, opened

@@ -1,6 +1,7 @@
 """The `iolake` command: run the pipeline or one stage on the embedded default or a cluster.
 
   iolake run [INPUT...] [--lake DIR] [--env local|cluster]   every available stage, in pipeline order
+             [--skip NAME]                                  but NAME (repeatable)
   iolake stage NAME [INPUT...] [--lake DIR] ...             one stage of pipeline.yaml (ingest takes INPUT)
   iolake ingest INPUT... [--lake DIR] [--env local|cluster]  the same as `iolake stage ingest INPUT...`
   iolake stages                                             the stages of pipeline.yaml
@@ -83,6 +84,22 @@ def _stage_args(p: argparse.ArgumentParser, stage) -> None:
     _common(p)
 
 
+def _stage_names(names: list[str]):
+    """argparse `type` of --skip: NAME or NAME,NAME..., each a stage of pipeline.yaml."""
+
+    def parse(value: str) -> list[str]:
+        got = [v.strip() for v in value.split(",") if v.strip()]
+        bad = [v for v in got if v not in names]
+        if bad or not got:
+            raise argparse.ArgumentTypeError(
+                f"{', '.join(bad) or repr(value)}: not a stage of pipeline.yaml "
+                f"(its stages: {', '.join(names)})"
+            )
+        return got
+
+    return parse
+
+
 def parser() -> argparse.ArgumentParser:
     from iolake.pipeline import load_pipeline
 
@@ -95,6 +112,16 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run every available stage in pipeline.yaml order")
     r.add_argument("inputs", nargs="*", help="trace files or folders (default: the sample logs)")
+    names = [s.name for s in load_pipeline()]
+    r.add_argument(
+        "--skip",
+        action="append",
+        default=[],
+        metavar="NAME",
+        type=_stage_names(names),
+        help="do not run this stage (repeatable, or NAME,NAME): the stages after it read what "
+        "the lake already holds; a skipped incremental stage catches up on its next run",
+    )
     _common(r)
     st = sub.add_parser("stage", help="run one stage of pipeline.yaml")
     stages = st.add_subparsers(dest="stage", required=True, metavar="NAME")
@@ -259,7 +286,8 @@ def main(argv=None) -> int:
             return app("watch")(conf, args.history, args.out)
         if args.cmd == "maintain":
             return app("maintain")(session(conf, args.verbose), conf, args.table, args.dry_run)
-        return _run(conf, args.inputs or sample_inputs(), verbose=args.verbose)
+        skip = {n for names in args.skip for n in names}
+        return _run(conf, args.inputs or sample_inputs(), verbose=args.verbose, skip=skip)
 
     return guarded("iolake", body)
 
@@ -307,16 +335,20 @@ def session(conf, verbose: bool = False, run_id: str | None = None):
     return session_from_config(conf, None if verbose else spark_log_file(conf, run_id))
 
 
-def _run(conf, inputs, pipeline=None, verbose: bool = False) -> int:
-    """Every available stage of `pipeline` (default: the project's pipeline.yaml), in order."""
+def _run(conf, inputs, pipeline=None, verbose: bool = False, skip=frozenset()) -> int:
+    """Every available stage of `pipeline` (default: the project's pipeline.yaml), in order,
+    but those named in `skip` (`iolake run --skip`)."""
     from iolake.pipeline import load_pipeline
 
     stages = load_pipeline(pipeline) if pipeline else load_pipeline()
-    return _stages(conf, stages, inputs, verbose, command="run", announce=True)
+    return _stages(conf, stages, inputs, verbose, command="run", announce=True, skip=skip)
 
 
-def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = False) -> int:
-    """Run `stages` (Stage objects or names) in order, recording the run in ops/runs."""
+def _stages(
+    conf, stages, inputs, verbose: bool, command: str, announce: bool = False, skip=frozenset()
+) -> int:
+    """Run `stages` (Stage objects or names) in order, recording the run in ops/runs; a stage
+    named in `skip` is announced as skipped and not run (nor recorded with a time)."""
     from iolake.runner import run_stage, stage_by_name
     from iolake.runs import ingest_counts, record
     from iolake.spark import log_file_of
@@ -335,6 +367,10 @@ def _stages(conf, stages, inputs, verbose: bool, command: str, announce: bool = 
         for stage in stages:
             if rec.lease is not None:
                 rec.lease.check()
+            if stage.name in skip:
+                unread = " (the inputs are not read)" if "traces" in stage.inputs else ""
+                print(f"[{stage.name}] skipped: --skip{unread}")
+                continue
             if not stage.available:
                 print(f"[{stage.name}] skipped: not built yet ({stage.module})")
                 continue

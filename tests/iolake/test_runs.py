@@ -130,3 +130,52 @@ def test_unrecordable_run_keeps_its_own_outcome(spark, tmp_path, capsys):
     assert code == 2
     assert "input not found" in err  # the original error, not the recording failure
     assert "could not be recorded" in err
+
+
+def test_run_skips_the_stages_named_and_records_only_those_run(spark, tmp_path, one_log, capsys):
+    """`iolake run --skip features`: ingest runs, features does not (no table, no time)."""
+    from iolake.cli import _run
+    from iolake.config import load_config
+    from iolake.lake import arrow
+    from schemas import TABLES
+
+    lake = tmp_path / "lake"
+    pipeline = _pipeline(tmp_path, ("ingest", "features"))
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(lake)}, "gates": {"enabled": False}}
+    )
+    assert _run(conf, [one_log], pipeline, skip={"features"}) == 0
+    out = capsys.readouterr().out
+    assert "[features] skipped: --skip\n" in out and "[ingest] done in" in out
+    (row,) = _rows(spark, lake)
+    assert row.status == "succeeded" and row.stages == ["ingest"]
+    assert list(row.stage_seconds) == ["ingest"]
+    assert arrow.exists(lake, TABLES["jobs"]) and not arrow.exists(lake, TABLES["job_features"])
+
+
+def test_run_skipping_ingest_does_not_read_the_inputs(spark, tmp_path, capsys):
+    from iolake.cli import _run
+    from iolake.config import load_config
+
+    lake = tmp_path / "lake"
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
+    missing = str(tmp_path / "no-such-drop")
+    assert _run(conf, [missing], _pipeline(tmp_path, ("ingest",)), skip={"ingest"}) == 0
+    out, err = capsys.readouterr()
+    assert "[ingest] skipped: --skip (the inputs are not read)" in out
+    assert "input not found" not in out + err
+    (row,) = _rows(spark, lake)
+    assert row.status == "succeeded" and row.stages == []
+
+
+def test_run_skip_takes_names_and_lists_and_names_the_stages_on_a_typo(capsys):
+    from iolake.cli import parser
+
+    args = parser().parse_args(["run", "--skip", "train,score", "--skip", "fleet"])
+    assert args.skip == [["train", "score"], ["fleet"]]
+    with pytest.raises(SystemExit) as e:
+        parser().parse_args(["run", "--skip", "train,flete"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2
+    assert "--skip: flete: not a stage of pipeline.yaml" in err
+    assert ", ".join(s.name for s in load_pipeline()) in err

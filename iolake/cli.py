@@ -112,7 +112,8 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="cmd", required=True)
     r = sub.add_parser("run", help="run every available stage in pipeline.yaml order")
     r.add_argument("inputs", nargs="*", help="trace files or folders (default: the sample logs)")
-    names = [s.name for s in load_pipeline()]
+    pipeline = load_pipeline()
+    names = [s.name for s in pipeline]
     r.add_argument(
         "--skip",
         action="append",
@@ -125,7 +126,7 @@ def parser() -> argparse.ArgumentParser:
     _common(r)
     st = sub.add_parser("stage", help="run one stage of pipeline.yaml")
     stages = st.add_subparsers(dest="stage", required=True, metavar="NAME")
-    for s in load_pipeline():
+    for s in pipeline:
         _stage_args(
             stages.add_parser(
                 s.name, help=f"{', '.join(s.tables_in) or 'trace files'} -> {', '.join(s.outputs)}"

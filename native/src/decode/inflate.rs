@@ -59,9 +59,110 @@ pub(super) fn inflate_region_into(
             out.extend_from_slice(&input[..n]);
             Ok(())
         }
-        0 => inflate_streams(&mut Zlib(flate2::Decompress::new(true)), "zlib", input, max_out, budget, what, out),
+        0 => {
+            #[cfg(feature = "libdeflate")]
+            if max_out.is_none() && whole::inflate_zlib(input, budget, out) {
+                return Ok(());
+            }
+            inflate_streams(&mut Zlib(flate2::Decompress::new(true)), "zlib", input, max_out, budget, what, out)
+        }
         1 => inflate_streams(&mut Bz(bzip2::Decompress::new(false)), "bzip2", input, max_out, budget, what, out),
         other => corrupt(format!("invalid compression type {other}")),
+    }
+}
+
+/// Whole zlib regions inflated by libdeflate (feature `libdeflate`, off by default:
+/// docs/decisions/0048), which decompresses a stream held whole in memory faster than zlib-rs's
+/// streaming inflate. It only ever succeeds or declines: anything it cannot finish (bad or truncated data, or
+/// more output than the budget allows) is redone from the region's start by the streaming
+/// inflater, so the bytes, the budget and every error are the streaming path's.
+#[cfg(feature = "libdeflate")]
+mod whole {
+    use super::Budget;
+    use libdeflate_sys as ld;
+    use std::cell::RefCell;
+
+    struct Decompressor(*mut ld::libdeflate_decompressor);
+
+    impl Drop for Decompressor {
+        fn drop(&mut self) {
+            // SAFETY: allocated by libdeflate_alloc_decompressor, freed once, here
+            unsafe { ld::libdeflate_free_decompressor(self.0) }
+        }
+    }
+
+    thread_local! {
+        // one decompressor per thread (about 10 KB of tables), made on first use
+        static DEC: RefCell<Option<Decompressor>> = const { RefCell::new(None) };
+    }
+
+    /// Inflates the concatenated zlib streams of `input` into `out` (emptied by the caller),
+    /// charging `budget` only on success; false (with `out` emptied and `budget` untouched)
+    /// when the streaming inflater must do the region instead.
+    pub(super) fn inflate_zlib(input: &[u8], budget: &mut Budget, out: &mut Vec<u8>) -> bool {
+        let done = DEC.with(|cell| {
+            let mut slot = cell.borrow_mut();
+            if slot.is_none() {
+                // SAFETY: no preconditions; null on allocation failure, checked below
+                let p = unsafe { ld::libdeflate_alloc_decompressor() };
+                if p.is_null() {
+                    return false;
+                }
+                *slot = Some(Decompressor(p));
+            }
+            let dec = slot.as_ref().map_or(std::ptr::null_mut(), |d| d.0);
+            streams(dec, input, budget.left, out)
+        });
+        if done {
+            budget.left -= out.len();
+        } else {
+            out.clear();
+        }
+        done
+    }
+
+    /// Every stream of `input`, one after the other, appended to `out`: at most `left` bytes
+    /// in all. The room offered a stream starts at the spare capacity (or four times its
+    /// compressed bytes) and doubles while libdeflate reports too little of it.
+    fn streams(dec: *mut ld::libdeflate_decompressor, input: &[u8], left: usize, out: &mut Vec<u8>) -> bool {
+        let mut pos = 0usize;
+        while pos < input.len() {
+            let rest = &input[pos..];
+            let mut room = (out.capacity() - out.len()).max(rest.len().saturating_mul(4)).max(4096);
+            loop {
+                let room_now = room.min(left - out.len());
+                if room_now == 0 {
+                    return false;
+                }
+                out.reserve(room_now);
+                let (mut used, mut made) = (0usize, 0usize);
+                // SAFETY: `rest` is valid for its length; the output pointer is `out`'s spare
+                // capacity, at least `room_now` bytes after `reserve`; libdeflate writes no more
+                // than `room_now` bytes there and reports how many it wrote and read
+                let r = unsafe {
+                    ld::libdeflate_zlib_decompress_ex(
+                        dec,
+                        rest.as_ptr().cast(),
+                        rest.len(),
+                        out.as_mut_ptr().add(out.len()).cast(),
+                        room_now,
+                        &mut used,
+                        &mut made,
+                    )
+                };
+                if r == ld::libdeflate_result_LIBDEFLATE_SUCCESS && used > 0 && made <= room_now {
+                    // SAFETY: libdeflate initialised `made` bytes of the spare capacity
+                    unsafe { out.set_len(out.len() + made) };
+                    pos += used;
+                    break;
+                }
+                if r != ld::libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE || room_now < room {
+                    return false;
+                }
+                room = room.saturating_mul(2);
+            }
+        }
+        true
     }
 }
 
@@ -272,6 +373,46 @@ mod tests {
                 let e1 = inflate_region(0, cut, None, &mut Budget { left: usize::MAX }, "r").unwrap_err();
                 let e2 = inflate_region_into(0, cut, None, &mut Budget { left: usize::MAX }, "r", &mut buf).unwrap_err();
                 assert_eq!((e1.kind, e1.msg), (e2.kind, e2.msg));
+            }
+        }
+    }
+
+    /// The libdeflate path gives exactly what the streaming inflater gives: bytes, budget left,
+    /// and the kind and message of every error (bad, truncated, trailing bytes, over budget).
+    #[cfg(feature = "libdeflate")]
+    #[test]
+    fn whole_region_equals_streaming() {
+        let raw: Vec<u8> = (0..400_000u32).flat_map(|i| (i % 977).to_le_bytes()).collect();
+        let mut three = zlib(&raw[..10]);
+        three.extend(zlib(&raw[10..900_000]));
+        three.extend(zlib(&raw[900_000..]));
+        let mut flipped = three.clone();
+        flipped[three.len() / 2] ^= 0x40;
+        let mut trailing = three.clone();
+        trailing.extend_from_slice(b"\x78\x9c\x00");
+        let empty: Vec<u8> = Vec::new();
+        let inputs = [three.clone(), three[..three.len() - 3].to_vec(), flipped, trailing, zlib(&[]), empty];
+        let mut buf = Vec::with_capacity(1 << 10);
+        for input in &inputs {
+            for left in [usize::MAX, raw.len(), raw.len() - 1, 5] {
+                let mut b1 = Budget { left };
+                let mut streamed = Vec::new();
+                let s = inflate_streams(
+                    &mut Zlib(flate2::Decompress::new(true)), "zlib", input, None, &mut b1, "r", &mut streamed,
+                );
+                let mut b2 = Budget { left };
+                let w = inflate_region_into(0, input, None, &mut b2, "r", &mut buf);
+                match s {
+                    Ok(()) => {
+                        w.unwrap();
+                        assert_eq!(streamed, buf);
+                        assert_eq!(b1.left, b2.left);
+                    }
+                    Err(e) => {
+                        let r = w.unwrap_err();
+                        assert_eq!((e.kind, e.msg), (r.kind, r.msg));
+                    }
+                }
             }
         }
     }

@@ -30,7 +30,7 @@ with `memory_mode_consistent` / `cluster_mode_consistent` (bit 31 clear: the sam
 
 from pyspark.sql import types as T
 
-from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec, key_statistics
 
 # AutoPerf's MPI operations in the order of `APMPI_MPIOP_COUNTERS` (darshan-apmpi-log-format.h)
 APMPI_OPS: tuple[str, ...] = tuple(
@@ -154,6 +154,7 @@ APMPI_SPEC = TableSpec(
         ]
     ),
     keys=("log_id", "record_id", "rank", "op"),
+    properties=key_statistics("log_id", "record_id", "rank", "op"),
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("compound_unique", ("log_id", "record_id", "rank", "op")),
@@ -193,6 +194,7 @@ APXC_SPEC = TableSpec(
         ]
     ),
     keys=("log_id", "record_id", "rank", "tile_row", "tile_col"),
+    properties=key_statistics("log_id", "record_id", "rank", "tile_row", "tile_col"),
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("compound_unique", ("log_id", "record_id", "rank", "tile_row", "tile_col")),

@@ -8,7 +8,7 @@ the file's interface are false (e.g. `collective` for POSIX), as in PrismIO's da
 
 from pyspark.sql import types as T
 
-from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec, key_statistics
 
 INTERFACES = ("HDF5", "MPI-IO", "POSIX", "STDIO")
 IO_TYPES = ("RO", "WO", "RAR", "RAW", "WAR", "WAW", "none")
@@ -58,6 +58,7 @@ SPEC = TableSpec(
         ]
     ),
     keys=("log_id", "record_id"),
+    properties=key_statistics("log_id", "record_id"),
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("compound_unique", ("log_id", "record_id")),

@@ -21,7 +21,7 @@ before this table, `ingest.rollups: false`) has not.
 
 from pyspark.sql import types as T
 
-from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec, key_statistics
 
 F = T.StructField
 
@@ -85,6 +85,7 @@ SPEC = TableSpec(
         ]
     ),
     keys=("log_id", "record_id"),
+    properties=key_statistics("log_id", "record_id"),
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("between", "px_ranks", {"min": 0}),

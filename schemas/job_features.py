@@ -13,7 +13,7 @@ A suspect log's row is kept, and its throughput is left out of models, watch and
 
 from pyspark.sql import types as T
 
-from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec, key_statistics
 
 F = T.StructField
 SPEC = TableSpec(
@@ -63,6 +63,7 @@ SPEC = TableSpec(
         ]
     ),
     keys=("log_id",),
+    properties=key_statistics("log_id"),
     expectations=(
         Expectation("not_null", "log_id"),
         Expectation("unique", "log_id"),

@@ -9,7 +9,7 @@ A counter the log's module version does not carry is null, never 0.
 
 from pyspark.sql import types as T
 
-from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import JOB_MONTH, LOG_ID, Expectation, TableSpec, key_statistics
 from schemas.darshan_counters import LUSTRE_COMPONENT_COUNTERS, MODULE_COUNTERS
 
 KEY_FIELDS = [
@@ -36,6 +36,7 @@ def _module_spec(table: str) -> TableSpec:
         layer="bronze",
         struct=T.StructType(fields),
         keys=("log_id", "record_id", "rank"),
+        properties=key_statistics("log_id", "record_id", "rank"),
         expectations=_KEY_EXPECTATIONS
         + (Expectation("compound_unique", ("log_id", "record_id", "rank")),),
         doc=f"bronze/{table}: Darshan {module} records, one row per (record, rank).",
@@ -61,6 +62,7 @@ LUSTRE_SPEC = TableSpec(
         ]
     ),
     keys=("log_id", "record_id", "rank", "component"),
+    properties=key_statistics("log_id", "record_id", "rank", "component"),
     expectations=_KEY_EXPECTATIONS
     + (Expectation("compound_unique", ("log_id", "record_id", "rank", "component")),),
     doc="bronze/lustre: Lustre layout per file, one row per (record, rank, layout component); "

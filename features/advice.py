@@ -449,7 +449,8 @@ def what_if_advice(
 ) -> DataFrame:
     """The what-if rows worth telling, in the table's columns: files of a job given the same change
     (e.g. "tier bb; transfer size 1 MiB") make one row — a file-per-process job has thousands alike —
-    shown by its file moving the most bytes, with the number of files and bytes it covers; a staging
+    shown by its file moving the most bytes (of files moving as many, the highest record id: the
+    same file whatever order the rows arrive in), with the number of files and bytes it covers; a staging
     command's file is that file. `prov` (`models.provenance.Provenance` of the bandwidth model) fills
     the provenance columns; `placement_prov`, of the placement model that picked tiers, is evidence."""
     w = what_ifs.where("is_advice")
@@ -465,7 +466,7 @@ def what_if_advice(
             "evidence",
             "message",
         ),
-        "bytes",
+        F.struct("bytes", "record_id"),  # ties in bytes broken by record_id, not by row order
     )
     g = w.groupBy("log_id", "job_month", "change").agg(
         top.alias("t"), F.count(F.lit(1)).alias("files"), F.sum("bytes").alias("bytes")

@@ -119,9 +119,20 @@ def _stripes(lustre: DataFrame, posix: DataFrame) -> DataFrame:
         .dropDuplicates(["log_id", "record_id"])
     )
     j = comp0.join(bytes_per_file, ["log_id", "record_id"], "left").withColumn("b", _z("b"))
-    return j.groupBy("log_id").agg(
-        F.max_by("LUSTRE_COMP_STRIPE_COUNT", "b").alias("stripe_count"),
-        F.max_by("LUSTRE_COMP_STRIPE_SIZE", "b").alias("stripe_size"),
+    # both settings from one file, and of files moving as many bytes the highest record id: the
+    # same file whatever order the rows arrive in (a bare max_by picks by row order on a tie)
+    top = F.max_by(
+        F.struct("LUSTRE_COMP_STRIPE_COUNT", "LUSTRE_COMP_STRIPE_SIZE"),
+        F.struct("b", "record_id"),
+    )
+    return (
+        j.groupBy("log_id")
+        .agg(top.alias("t"))
+        .select(
+            "log_id",
+            F.col("t.LUSTRE_COMP_STRIPE_COUNT").alias("stripe_count"),
+            F.col("t.LUSTRE_COMP_STRIPE_SIZE").alias("stripe_size"),
+        )
     )
 
 

@@ -118,7 +118,10 @@ def _rank_bytes(tables: dict[str, DataFrame], s) -> DataFrame:
         .groupBy("log_id", "rank")
         .agg(F.sum("b").alias("b"))
         .groupBy("log_id")
-        .agg(F.max_by("rank", "b").alias("busiest_rank"), F.max("b").alias("own_bytes"))
+        .agg(  # of ranks moving as many bytes, the lowest (not whichever row came first)
+            F.max_by("rank", F.struct("b", (-F.col("rank")).alias("r"))).alias("busiest_rank"),
+            F.max("b").alias("own_bytes"),
+        )
     )
     shared = both.where("rank < 0").groupBy("log_id").agg(F.sum("b").alias("shared_bytes"))
     return own.join(shared, "log_id", "full")

@@ -175,3 +175,39 @@ def test_job_features_negative_time_counters_count_as_zero(spark):
     # rank 0 alone: 0.25 s read + 0.003052 s written (its negative metadata times count as 0);
     # the shared record's slowest-rank time is negative, so it adds nothing
     assert abs(j.io_time_s - (0.25 + 0.003052)) < 1e-12
+
+
+def test_job_features_stripe_of_files_moving_as_many_bytes_is_one_files_whatever_the_order(spark):
+    """Two files moving the same bytes with different layouts: the job's stripe count and size
+    are both the higher record id's, in either row order (a bare max_by took each from whichever
+    row came first, and could mix the two files)."""
+    M = 1048576
+    posix = [
+        {"record_id": r, "rank": 0, "POSIX_WRITES": 1, "POSIX_BYTES_WRITTEN": 4096} for r in (5, 9)
+    ]
+    layouts = [
+        {
+            "record_id": 5,
+            "rank": 0,
+            "component": 0,
+            "LUSTRE_COMP_STRIPE_COUNT": 8,
+            "LUSTRE_COMP_STRIPE_SIZE": M,
+            "LUSTRE_OST_IDS": list(range(8)),
+        },
+        {
+            "record_id": 9,
+            "rank": 0,
+            "component": 0,
+            "LUSTRE_COMP_STRIPE_COUNT": 1,
+            "LUSTRE_COMP_STRIPE_SIZE": 16 * M,
+            "LUSTRE_OST_IDS": [3],
+        },
+    ]
+    files = [{"record_id": r, "name": f"/lus/f{r}"} for r in (5, 9)]
+    seen = set()
+    for order in (layouts, layouts[::-1]):
+        tables = bronze(spark, jobs=[JOB], posix=posix, files=files, lustre=order)
+        ff = file_features.transform(tables, load_config("local").features)
+        j = job_features.transform(tables, ff, load_config("local").suspect).collect()[0]
+        seen.add((j.stripe_count, j.stripe_size))
+    assert seen == {(1, 16 * M)}

@@ -11,7 +11,14 @@ since job start.
 
 from pyspark.sql import types as T
 
-from schemas._spec import DEFAULT_PROPERTIES, JOB_MONTH, LOG_ID, Expectation, TableSpec
+from schemas._spec import (
+    DEFAULT_PROPERTIES,
+    JOB_MONTH,
+    LOG_ID,
+    STATS_COLUMNS,
+    Expectation,
+    TableSpec,
+)
 
 SOURCES = ("DXT_POSIX", "DXT_MPIIO", "RECORDER")
 
@@ -44,7 +51,7 @@ SPEC = TableSpec(
     # all 14 columns slows the commit of a large batch
     properties={
         **DEFAULT_PROPERTIES,
-        "delta.dataSkippingStatsColumns": "log_id,record_id,rank,start_s",
+        STATS_COLUMNS: "log_id,record_id,rank,start_s",
     },
     expectations=(
         Expectation("not_null", "log_id"),

@@ -30,6 +30,8 @@ import uuid
 
 import pyarrow as pa
 
+from schemas._spec import STATS_COLUMNS
+
 STATS_KEY = b"iolake.delta_stats"  # Parquet key-value metadata: the file's Delta statistics (JSON)
 MONTH_DIR = "job_month="
 
@@ -37,7 +39,7 @@ MONTH_DIR = "job_month="
 def stats_columns(spec) -> list[str]:
     """The columns Delta keeps statistics for: the table's `delta.dataSkippingStatsColumns`, else its
     first 32 non-partition columns (Delta's default)."""
-    cols = spec.properties.get("delta.dataSkippingStatsColumns")
+    cols = spec.properties.get(STATS_COLUMNS)
     if cols:
         return [c.strip() for c in cols.split(",") if c.strip()]
     return [f.name for f in spec.struct.fields if f.name not in spec.partition_by][:32]

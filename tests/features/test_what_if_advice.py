@@ -34,7 +34,7 @@ def _advice(spark, rows: list[dict]) -> dict:
         [tuple(r[f.name] for f in WHAT_IF_SCHEMA.fields) for r in rows], WHAT_IF_SCHEMA
     ).repartition(1)
     (out,) = what_if_advice(df, "iolake-bandwidth", "1").collect()
-    return out.asDictionary() if hasattr(out, "asDictionary") else out.asDict()
+    return out.asDict()
 
 
 def test_equal_bytes_pick_the_same_file_in_any_row_order(spark):

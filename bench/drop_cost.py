@@ -4,6 +4,8 @@ stage's inputs to the new logs' `job_month` partitions (`iolake/runner.py` `mont
     python -m bench.drop_cost LAKE [--stages features covering tags] [--repeat 2]
     python -m bench.drop_cost LAKE --spread-nights [--before ISO]
     python -m bench.drop_cost LAKE --fleet SINCE [--repeat 2]
+    python -m bench.drop_cost LAKE --find [--repeat 2]
+    python -m bench.drop_cost - --find-synthetic LOGS [--months 24] [--files 300]
 
 LAKE: a lake whose ingest is ahead of the stages (e.g. the 100,000-log corpus lake with every
 stage run, then a `python -m bench.make_corpus --month` drop ingested on top: the drop is the
@@ -29,6 +31,21 @@ night recomputed), alternating. Both must leave the same marts (every column but
 and the health's run counts, which the in-process runs do not add to): each mart's rows
 after each variant are compared cell by cell (floats to a relative 1e-9: the order Spark adds
 doubles in differs), so the drop's incremental result is the rebuild's.
+
+`--find` times how every incremental stage of pipeline.yaml finds its new logs
+(`iolake.lake.unprocessed_logs`, cached and counted): "everywhere", the anti-join over the whole
+`from` and `done` tables, against "marked", the months the commits since the stage's mark touched
+(`iolake.lake.changes.months_to_check`, its own time included) and the anti-join over those only,
+alternating. LAKE: a lake whose stages ran with marks (this code), then a night ingested on top.
+Both must find the same logs (count and checksum).
+
+`--find-synthetic LOGS` does the same for one stage's pair of tables made up in a scratch folder
+(under TMPDIR, deleted after; LAKE is not read): `from` and `done` of LOGS logs, two columns
+(log_id, job_month), spread over `--months` months in `--files` files per month each, every log
+done and the mark set; then a night of 1% of LOGS (at least 1,000) appended to the newest month
+in 20 commits, and the search timed both ways. Two columns stand for the real tables' many (a
+search reads only log_id and job_month); the file count is what grows with a lake built night
+after night.
 """
 
 from __future__ import annotations
@@ -37,7 +54,7 @@ import importlib
 import sys
 import time
 
-from bench.common import alternate, parser, result
+from bench.common import alternate, parser, result, scratch
 from jobs import fleet
 
 
@@ -71,6 +88,30 @@ def run_once(spark, conf, stage, prune: bool) -> tuple[float, dict]:
         df.unpersist()
     todo.unpersist()
     return seconds, {"logs": ctx.n_todo, "months": ctx.todo_months, "outputs": sums}
+
+
+def find_once(spark, conf, stage, marked: bool) -> tuple[float, dict]:
+    """Seconds to find the stage's new logs, everywhere or in the marked months; what was found."""
+    from iolake.lake import unprocessed_logs
+    from iolake.lake.changes import months_to_check
+    from iolake.pipeline import table_spec
+    from iolake.runner import PRUNE_MONTHS_MAX
+    from schemas import OPS
+
+    lake = conf.lake.root
+    src, done = table_spec(stage.new_logs["from"]), table_spec(stage.new_logs["done"])
+    t0 = time.perf_counter()
+    months = None
+    if marked:
+        months, _ = months_to_check(
+            spark, src, done, OPS["empty_logs"], lake, stage.name, PRUNE_MONTHS_MAX
+        )
+    todo = unprocessed_logs(spark, src, done, lake, stage.name, months).cache()
+    n = todo.count()
+    seconds = time.perf_counter() - t0
+    found = checksum(todo.select("log_id"))
+    todo.unpersist()
+    return seconds, {"logs": n, "months": months, "found": found}
 
 
 def spread_nights(spark, lake: str, before: str | None) -> int:
@@ -181,6 +222,10 @@ def main(argv=None) -> int:
     ap.add_argument("--spread-nights", action="store_true", help="prepare LAKE (see above), exit")
     ap.add_argument("--before", help="with --spread-nights: move logs ingested before this time")
     ap.add_argument("--fleet", metavar="SINCE", help="time the fleet stage (see above), exit")
+    ap.add_argument("--find", action="store_true", help="time finding new logs (see above), exit")
+    ap.add_argument("--find-synthetic", type=int, metavar="LOGS", help="the same on made-up tables")
+    ap.add_argument("--months", type=int, default=24, help="with --find-synthetic")
+    ap.add_argument("--files", type=int, default=300, help="with --find-synthetic: files per month")
     a = ap.parse_args(argv)
 
     from iolake.config import load_config
@@ -189,6 +234,9 @@ def main(argv=None) -> int:
 
     conf = load_config("local", overrides={"lake": {"root": a.lake}})
     spark = session_from_config(conf)
+    if a.find_synthetic:
+        with scratch("find", None) as root:
+            return find_synthetic(spark, str(root), a.find_synthetic, a.months, a.files, a.repeat)
     if a.spread_nights:
         n = spread_nights(spark, a.lake, a.before)
         result("drop_cost", f"{n:,} logs moved to the night after their job ended")
@@ -209,6 +257,8 @@ def main(argv=None) -> int:
             + ("identical (floats to 1e-9)" if same else f"DIFFER: {', '.join(differ)}"),
         )
         return 0 if same else 1
+    if a.find:
+        return find_main(spark, conf, a.repeat)
     ratios, all_same = [], True
     for name in a.stages:
         stage = stage_by_name(name)
@@ -232,6 +282,108 @@ def main(argv=None) -> int:
         "drop_cost",
         f"pruned/unpruned: {', '.join(ratios)}; outputs {'identical' if all_same else 'DIFFER'}",
     )
+    return 0 if all_same else 1
+
+
+def find_synthetic(spark, root: str, logs: int, months: int, files: int, repeat: int) -> int:
+    """See --find-synthetic in the module docstring."""
+    import pyspark.sql.functions as F
+    import pyspark.sql.types as T
+
+    from iolake.lake import unprocessed_logs
+    from iolake.lake.changes import completed, months_to_check, write_mark
+    from schemas import OPS, TableSpec
+
+    struct = T.StructType(
+        [T.StructField("log_id", T.StringType()), T.StructField("job_month", T.StringType())]
+    )
+    src, done = (
+        TableSpec(n, layer, struct, ("log_id",))
+        for n, layer in (("src", "bronze"), ("done", "silver"))
+    )
+    names = [f"{2024 + m // 12}-{m % 12 + 1:02d}" for m in range(months)]
+    month_of = F.element_at(F.array(*map(F.lit, names)), (F.col("id") % months + 1).cast("int"))
+
+    def logs_df(first: int, n: int, newest: bool = False):
+        df = spark.range(first, first + n).select(
+            F.sha2(F.col("id").cast("string"), 256).alias("log_id"),
+            F.lit(names[-1]).alias("job_month") if newest else month_of.alias("job_month"),
+        )
+        return df
+
+    t0 = time.perf_counter()
+    for spec in (src, done):
+        (
+            logs_df(0, logs)
+            .repartition(months * files, "job_month", (F.rand(1) * files).cast("int"))
+            .write.format("delta")
+            .partitionBy("job_month")
+            .save(spec.path(root))
+        )
+    empty = OPS["empty_logs"]
+    _, mark = months_to_check(spark, src, done, empty, root, "synthetic", 240)
+    write_mark(spark, done, root, "synthetic", completed(spark, mark, done, empty, root))
+    night = max(1_000, logs // 100)
+    for k in range(20):
+        part = night // 20
+        (
+            logs_df(logs + k * part, part, newest=True)
+            .repartition(4)
+            .write.format("delta")
+            .mode("append")
+            .partitionBy("job_month")
+            .save(src.path(root))
+        )
+    print(
+        f"built {logs:,} logs x 2 tables, {months * files:,} files each, night {night:,} "
+        f"in {time.perf_counter() - t0:.0f} s",
+        flush=True,
+    )
+
+    def once(way: str):
+        t = time.perf_counter()
+        months_found = None
+        if way == "marked":
+            months_found, _ = months_to_check(spark, src, done, empty, root, "synthetic", 240)
+        todo = unprocessed_logs(spark, src, done, root, "synthetic", months_found).cache()
+        n = todo.count()
+        seconds = time.perf_counter() - t
+        found = checksum(todo.select("log_id"))
+        todo.unpersist()
+        return seconds, {"logs": n, "months": months_found, "found": found}
+
+    best, facts = alternate(repeat, once, names=("everywhere", "marked"))
+    same = facts["everywhere"]["found"] == facts["marked"]["found"]
+    result(
+        "drop_cost",
+        f"synthetic {logs:,} logs, {months} months x {files} files, night of "
+        f"{facts['marked']['logs']:,} logs in {facts['marked']['months']}: everywhere "
+        f"{best['everywhere']:.2f} s, marked {best['marked']:.2f} s; "
+        f"found {'the same logs' if same else 'DIFFERENT logs'}",
+    )
+    return 0 if same else 1
+
+
+def find_main(spark, conf, repeat: int) -> int:
+    from iolake.pipeline import load_pipeline
+
+    lines, all_same = [], True
+    for stage in (s for s in load_pipeline() if s.new_logs):
+        best, facts = alternate(
+            repeat,
+            lambda way, stage=stage: find_once(spark, conf, stage, way == "marked"),
+            names=("everywhere", "marked"),
+        )
+        same = facts["everywhere"]["found"] == facts["marked"]["found"]
+        all_same &= same
+        print(
+            f"{stage.name}: {facts['marked']['logs']:,} new logs; marked months "
+            f"{facts['marked']['months']}; everywhere {best['everywhere']:.2f} s, marked "
+            f"{best['marked']:.2f} s; found {'the same logs' if same else 'DIFFERENT logs'}",
+            flush=True,
+        )
+        lines.append(f"{stage.name} {best['everywhere']:.1f} -> {best['marked']:.1f} s")
+    result("drop_cost", f"finding new logs: {', '.join(lines)}; same logs: {all_same}")
     return 0 if all_same else 1
 
 

@@ -4,7 +4,9 @@ For a stage it
 1. stamps the session's Delta commits with the run id, git sha, config digest and stage;
 2. when the stage is incremental (`new_logs: {from, done}`), finds the log_ids of `from` that
    `done` does not hold yet (nor `ops/empty_logs` for this stage: new logs an earlier run
-   processed without a row in `done`), and stops early when there are none;
+   processed without a row in `done`), and stops early when there are none. It looks only in the
+   job_months that the commits since the stage's last successful run touched (the mark that run
+   left on `done`: `iolake.lake.changes`), so finding a night's work reads the night's months;
 3. hands the stage a `StageContext`, whose `read()` returns a declared input restricted to those
    logs (first to their `job_month` partitions, then to their ids) and whose `write()` gates and
    commits a declared output through the one writer (`iolake.lake.writer`). Reading or writing
@@ -17,7 +19,8 @@ For a stage it
    work that is not a DataFrame transform (decoding files in executors, fitting models, loading
    them from the registry) in `execute(ctx) -> dict`, reading and writing through `ctx` alike;
 5. after an incremental stage, records in `ops/empty_logs` the new logs it left without a row in
-   `done`, so that they are not new work again (a stage's rows for a log depend on that log alone).
+   `done`, so that they are not new work again (a stage's rows for a log depend on that log alone),
+   and then sets its mark on `done`: the table versions this run started from.
 
 Every stage module has the same command line (`iolake.cli.stage_main`) and the same Python
 entry, `run(spark, conf, run_info=None, echo=print)`, which calls `run_stage` here: both come
@@ -30,6 +33,7 @@ import importlib
 import time
 from dataclasses import dataclass, field
 
+from iolake.lake.delta import month_filter
 from iolake.pipeline import Stage, load_pipeline, table_spec
 from iolake.runinfo import RunInfo
 
@@ -162,13 +166,17 @@ def run_stage(
     t0 = time.monotonic()
     commit_metadata(spark, info.run_id, info.config_digest, stage.name, info.git_sha)
     ctx = StageContext(spark, conf, stage, info, echo, dict(params))
+    mark = None
     if stage.new_logs:
         source, done = table_spec(stage.new_logs["from"]), table_spec(stage.new_logs["done"])
-        todo = unprocessed_logs(spark, source, done, conf.lake.root, stage.name).cache()
+        months, mark = new_log_months(spark, conf, stage.name, source, done, echo)
+        todo = unprocessed_logs(spark, source, done, conf.lake.root, stage.name, months).cache()
         ctx.todo, ctx.n_todo = todo.select("log_id"), todo.count()
         ctx.todo_months = months_of(todo) if ctx.n_todo else None
         if ctx.n_todo == 0:
             todo.unpersist()
+            if mark is not None:
+                set_mark(spark, conf, stage.name, done, mark)
             echo(f"[{stage.name}] no new logs")
             return {
                 "logs": 0,
@@ -184,12 +192,42 @@ def run_stage(
             summary = _run_pure(mod, ctx)
         if ctx.n_todo:
             summary["empty_logs"] = mark_empty_logs(ctx, todo, done)
+        if mark is not None:
+            set_mark(spark, conf, stage.name, done, mark)
     finally:
         restore()
         if ctx.todo is not None:
             todo.unpersist()
     summary["seconds"] = time.monotonic() - t0
     return summary
+
+
+def new_log_months(spark, conf, stage: str, source, done, echo) -> tuple[list | None, dict]:
+    """Where the stage's new logs can be (`iolake.lake.changes.months_to_check`: the job_months the
+    commits since its last run touched; None, every month) and the mark to set when it succeeds."""
+    from iolake.lake.changes import months_to_check
+    from schemas import OPS
+
+    months, mark = months_to_check(
+        spark, source, done, OPS["empty_logs"], conf.lake.root, stage, PRUNE_MONTHS_MAX
+    )
+    if months:
+        shown = ", ".join(m or "no month" for m in months)
+        echo(f"[{stage}] new logs looked for in {shown}: the months committed since its last run")
+    if months == []:
+        # no data committed since the mark: it still holds, and a new one would be a commit to
+        # `done` each run that the next run would read past
+        return months, None
+    return months, mark
+
+
+def set_mark(spark, conf, stage: str, done, mark: dict) -> None:
+    """Record on `done` the table versions this successful run started from (`write_mark`)."""
+    from iolake.lake.changes import completed, write_mark
+    from schemas import OPS
+
+    lake = conf.lake.root
+    write_mark(spark, done, lake, stage, completed(spark, mark, done, OPS["empty_logs"], lake))
 
 
 def mark_empty_logs(ctx: StageContext, todo, done) -> int:
@@ -235,18 +273,6 @@ def months_of(todo, limit: int | None = None) -> list | None:
     limit = PRUNE_MONTHS_MAX if limit is None else limit
     months = [r[0] for r in todo.select("job_month").distinct().limit(limit + 1).collect()]
     return None if len(months) > limit else sorted(months, key=lambda m: (m is None, m or ""))
-
-
-def month_filter(months: list):
-    """`job_month IN (months)` (or null, when a new log has none): on a table partitioned by
-    job_month, Delta reads only those partitions' files. A nightly drop holds a month or two of
-    jobs, so without it every incremental stage would scan all of `io_ops` (one row per DXT
-    segment) just to find the new logs' rows."""
-    import pyspark.sql.functions as F
-
-    known = [m for m in months if m is not None]
-    cond = F.col("job_month").isin(known) if known else F.lit(False)
-    return cond | F.col("job_month").isNull() if None in months else cond
 
 
 def semi_side(ids, n: int):

@@ -297,20 +297,33 @@ def latest_metadata(spark, path: str):
 
 
 def unprocessed_logs(
-    spark, source: TableSpec, done: TableSpec, lake: str, stage: str | None = None
+    spark,
+    source: TableSpec,
+    done: TableSpec,
+    lake: str,
+    stage: str | None = None,
+    months: list | None = None,
 ):
     """log_ids (with job_month) in `source` that `done` does not hold yet: a stage's new work. With
     `stage`, the logs `ops/empty_logs` records that stage as having processed into this build of
-    `done` without a row are not new work either."""
+    `done` without a row are not new work either. With `months` (job_months, None among them for
+    logs without one), only those partitions of `source` and `done` are read: the months the
+    commits since the stage's last run touched (`iolake.lake.changes.months_to_check`)."""
     import pyspark.sql.functions as F
 
     from schemas import OPS
 
-    todo = read_or_empty(spark, source, lake).select("log_id", "job_month").distinct()
+    if months is not None and not months:
+        return spark.createDataFrame([], "log_id string, job_month string")
+    todo = read_or_empty(spark, source, lake)
+    if months is not None:
+        todo = todo.where(month_filter(months))
+    todo = todo.select("log_id", "job_month").distinct()
     if table_exists(spark, done, lake):
-        todo = todo.join(
-            read_table(spark, done, lake).select("log_id").distinct(), "log_id", "left_anti"
-        )
+        held = read_table(spark, done, lake)
+        if months is not None:
+            held = held.where(month_filter(months))
+        todo = todo.join(held.select("log_id").distinct(), "log_id", "left_anti")
         marks = OPS["empty_logs"]
         if stage is not None and table_exists(spark, marks, lake):
             empty = read_table(spark, marks, lake).where(
@@ -318,3 +331,15 @@ def unprocessed_logs(
             )
             todo = todo.join(empty.select("log_id"), "log_id", "left_anti")
     return todo
+
+
+def month_filter(months: list):
+    """`job_month IN (months)` (or null, when a new log has none): on a table partitioned by
+    job_month, Delta reads only those partitions' files. A nightly drop holds a month or two of
+    jobs, so without it every incremental stage would scan all of `io_ops` (one row per DXT
+    segment) just to find the new logs' rows."""
+    import pyspark.sql.functions as F
+
+    known = [m for m in months if m is not None]
+    cond = F.col("job_month").isin(known) if known else F.lit(False)
+    return cond | F.col("job_month").isNull() if None in months else cond

@@ -1054,6 +1054,62 @@ def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(
     assert OPS["empty_logs"].path(str(lake)).endswith("ops/empty_logs")
 
 
+@pytest.mark.slow
+def test_runner_looks_for_new_logs_in_the_months_committed_since_its_mark(
+    spark, sample_lake, tmp_path, monkeypatch
+):
+    """After covering succeeds its `done` table carries the mark (iolake/lake/changes.py): a rerun
+    with nothing committed reads no month; rows deleted from one month make that month, and only
+    it, the next run's search, whose logs are covered again; a failed run leaves the mark as it
+    was, so its logs are found again by the run after it."""
+    import shutil
+
+    from delta.tables import DeltaTable
+
+    from iolake import runner
+    from iolake.lake.changes import read_mark
+
+    lake = tmp_path / "lake"
+    shutil.copytree(sample_lake[0], lake)
+    conf = load_config("local", overrides={"lake": {"root": str(lake)}})
+    mark = read_mark(spark, SPEC, str(lake), "covering")
+    jobs_version = table_version(spark, BRONZE["jobs"], str(lake))
+    assert mark["from"] == "bronze/jobs" and 0 <= mark["from_version"] <= jobs_version
+
+    lines = []
+    assert runner.run_stage(spark, conf, "covering", echo=lines.append)["logs"] == 0
+    assert not any("looked for" in line for line in lines)
+    mark = read_mark(spark, SPEC, str(lake), "covering")  # the run set it with the table's version
+    done_version = table_version(spark, SPEC, str(lake))
+    assert runner.run_stage(spark, conf, "covering", echo=lines.append)["logs"] == 0
+    assert table_version(spark, SPEC, str(lake)) == done_version  # nothing new: no new mark
+
+    rows = read_table(spark, SPEC, str(lake))
+    log_id, month = sorted(tuple(r) for r in rows.select("log_id", "job_month").collect())[0]
+    cols = ("log_id", "rank", "record_id", "start_s", "end_s")
+    want = sorted(map(tuple, rows.where(f"log_id = '{log_id}'").select(*cols).collect()))
+    DeltaTable.forPath(spark, SPEC.path(str(lake))).delete(f"log_id = '{log_id}'")
+
+    def fail(ctx):
+        raise RuntimeError("stage failed")
+
+    monkeypatch.setattr(covering, "execute", fail)
+    with pytest.raises(RuntimeError, match="stage failed"):
+        runner.run_stage(spark, conf, "covering", echo=lambda *_: None)
+    assert read_mark(spark, SPEC, str(lake), "covering") == mark
+    monkeypatch.undo()
+
+    lines.clear()
+    summary = runner.run_stage(spark, conf, "covering", echo=lines.append)
+    assert summary["logs"] == 1
+    assert [line for line in lines if "looked for" in line] == [
+        f"[covering] new logs looked for in {month}: the months committed since its last run"
+    ]
+    got = read_table(spark, SPEC, str(lake)).where(f"log_id = '{log_id}'")
+    assert sorted(map(tuple, got.select(*cols).collect())) == want
+    assert read_mark(spark, SPEC, str(lake), "covering")["done_version"] > mark["done_version"]
+
+
 # -- bounds without DXT on written logs: HEATMAP, counters, an older lake -------------------------
 
 

@@ -131,21 +131,17 @@ def months_since(
         while changes.hasNext():
             actions = changes.next()._2().iterator()
             while actions.hasNext():
-                action = actions.next()
-                name = action.getClass().getSimpleName()
-                if name not in ("AddFile", "RemoveFile"):
-                    continue
-                if name != ("AddFile" if kind == "add" else "RemoveFile"):
-                    continue
-                if not action.dataChange():
+                # one JVM call per action (its JSON, as in the log) rather than one per field
+                action = json.loads(actions.next().json()).get(kind)
+                if action is None or not action.get("dataChange", True):
                     continue
                 budget[0] -= 1
                 if budget[0] < 0:
                     return None
-                month = action.partitionValues().get("job_month")
-                if not month.isDefined():
+                values = action.get("partitionValues") or {}
+                if "job_month" not in values:
                     return None
-                months.add(month.get() or None)  # Delta writes a null partition value as ""
+                months.add(values["job_month"] or None)  # a null partition value: null or ""
     except Exception as e:  # py4j's error of a JVM exception
         if any(name in str(e) for name in LOG_GONE):
             return None

@@ -90,23 +90,21 @@ def run_once(spark, conf, stage, prune: bool) -> tuple[float, dict]:
     return seconds, {"logs": ctx.n_todo, "months": ctx.todo_months, "outputs": sums}
 
 
-def find_once(spark, conf, stage, marked: bool) -> tuple[float, dict]:
-    """Seconds to find the stage's new logs, everywhere or in the marked months; what was found."""
+def find_once(spark, src, done, lake: str, stage: str, marked: bool) -> tuple[float, dict]:
+    """Seconds to find a stage's new logs (`src` and `done` its TableSpecs), everywhere or in the
+    marked months; what was found."""
     from iolake.lake import unprocessed_logs
     from iolake.lake.changes import months_to_check
-    from iolake.pipeline import table_spec
     from iolake.runner import PRUNE_MONTHS_MAX
     from schemas import OPS
 
-    lake = conf.lake.root
-    src, done = table_spec(stage.new_logs["from"]), table_spec(stage.new_logs["done"])
     t0 = time.perf_counter()
     months = None
     if marked:
         months, _ = months_to_check(
-            spark, src, done, OPS["empty_logs"], lake, stage.name, PRUNE_MONTHS_MAX
+            spark, src, done, OPS["empty_logs"], lake, stage, PRUNE_MONTHS_MAX
         )
-    todo = unprocessed_logs(spark, src, done, lake, stage.name, months).cache()
+    todo = unprocessed_logs(spark, src, done, lake, stage, months).cache()
     n = todo.count()
     seconds = time.perf_counter() - t0
     found = checksum(todo.select("log_id"))
@@ -290,8 +288,8 @@ def find_synthetic(spark, root: str, logs: int, months: int, files: int, repeat:
     import pyspark.sql.functions as F
     import pyspark.sql.types as T
 
-    from iolake.lake import unprocessed_logs
     from iolake.lake.changes import completed, months_to_check, write_mark
+    from iolake.runner import PRUNE_MONTHS_MAX
     from schemas import OPS, TableSpec
 
     struct = T.StructType(
@@ -305,11 +303,10 @@ def find_synthetic(spark, root: str, logs: int, months: int, files: int, repeat:
     month_of = F.element_at(F.array(*map(F.lit, names)), (F.col("id") % months + 1).cast("int"))
 
     def logs_df(first: int, n: int, newest: bool = False):
-        df = spark.range(first, first + n).select(
+        return spark.range(first, first + n).select(
             F.sha2(F.col("id").cast("string"), 256).alias("log_id"),
             F.lit(names[-1]).alias("job_month") if newest else month_of.alias("job_month"),
         )
-        return df
 
     t0 = time.perf_counter()
     for spec in (src, done):
@@ -321,7 +318,7 @@ def find_synthetic(spark, root: str, logs: int, months: int, files: int, repeat:
             .save(spec.path(root))
         )
     empty = OPS["empty_logs"]
-    _, mark = months_to_check(spark, src, done, empty, root, "synthetic", 240)
+    _, mark = months_to_check(spark, src, done, empty, root, "synthetic", PRUNE_MONTHS_MAX)
     write_mark(spark, done, root, "synthetic", completed(spark, mark, done, empty, root))
     night = max(1_000, logs // 100)
     for k in range(20):
@@ -340,19 +337,11 @@ def find_synthetic(spark, root: str, logs: int, months: int, files: int, repeat:
         flush=True,
     )
 
-    def once(way: str):
-        t = time.perf_counter()
-        months_found = None
-        if way == "marked":
-            months_found, _ = months_to_check(spark, src, done, empty, root, "synthetic", 240)
-        todo = unprocessed_logs(spark, src, done, root, "synthetic", months_found).cache()
-        n = todo.count()
-        seconds = time.perf_counter() - t
-        found = checksum(todo.select("log_id"))
-        todo.unpersist()
-        return seconds, {"logs": n, "months": months_found, "found": found}
-
-    best, facts = alternate(repeat, once, names=("everywhere", "marked"))
+    best, facts = alternate(
+        repeat,
+        lambda way: find_once(spark, src, done, root, "synthetic", way == "marked"),
+        names=("everywhere", "marked"),
+    )
     same = facts["everywhere"]["found"] == facts["marked"]["found"]
     result(
         "drop_cost",
@@ -365,13 +354,16 @@ def find_synthetic(spark, root: str, logs: int, months: int, files: int, repeat:
 
 
 def find_main(spark, conf, repeat: int) -> int:
-    from iolake.pipeline import load_pipeline
+    from iolake.pipeline import load_pipeline, table_spec
 
     lines, all_same = [], True
     for stage in (s for s in load_pipeline() if s.new_logs):
+        src, done = table_spec(stage.new_logs["from"]), table_spec(stage.new_logs["done"])
         best, facts = alternate(
             repeat,
-            lambda way, stage=stage: find_once(spark, conf, stage, way == "marked"),
+            lambda way, src=src, done=done, name=stage.name: find_once(
+                spark, src, done, conf.lake.root, name, way == "marked"
+            ),
             names=("everywhere", "marked"),
         )
         same = facts["everywhere"]["found"] == facts["marked"]["found"]

@@ -114,19 +114,17 @@ def write_mark(spark, done: TableSpec, lake: str, stage: str, mark: dict, retrie
 
 
 def months_since(
-    spark, spec: TableSpec, lake: str, after: int, kind: str, budget: list[int]
+    spark, spec: TableSpec, lake: str, after: int, latest: int, kind: str, budget: list[int]
 ) -> set | None:
     """The `job_month` partition values of the data-changing `kind` ("add" or "remove") actions
-    committed to `spec` after version `after`; None when that cannot be told (see the module
-    docstring). `budget` ([actions left]) is shared by the calls of one run."""
-    if not table_exists(spark, spec, lake):
-        return set()
-    log = delta_log(spark, spec.path(lake))
-    latest = int(log.startTransaction().snapshot().version())
+    committed to `spec` after version `after`, its `latest` version being known (-1: no table);
+    None when that cannot be told (see the module docstring). `budget` ([actions left]) is shared
+    by the calls of one run."""
     if latest <= after:
         return set()
     months: set = set()
     try:
+        log = delta_log(spark, spec.path(lake))
         changes = log.getChanges(after + 1, spark._jvm.scala.Option.empty(), True)
         while changes.hasNext():
             actions = changes.next()._2().iterator()
@@ -172,9 +170,13 @@ def months_to_check(
     except (KeyError, TypeError, ValueError):
         return None, now
     budget = [MAX_ACTIONS]
-    added = months_since(spark, source, lake, after["from"], "add", budget)
-    removed = months_since(spark, done, lake, after["done"], "remove", budget)
-    unmarked = months_since(spark, empty, lake, after["empty"], "remove", budget)
+
+    def since(key: str, spec: TableSpec, kind: str) -> set | None:
+        return months_since(spark, spec, lake, after[key], now[f"{key}_version"], kind, budget)
+
+    added = since("from", source, "add")
+    removed = since("done", done, "remove")
+    unmarked = since("empty", empty, "remove")
     if added is None or removed is None or unmarked is None or len(added | removed) > limit:
         return None, now
     return sorted(added | removed, key=lambda m: (m is None, m or "")), now

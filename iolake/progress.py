@@ -7,7 +7,8 @@ import time
 
 
 class SparkProgress:
-    """While the block runs, report the running stages' task counts, scaled to `total_items`."""
+    """While the block runs, report the running stages' task counts, scaled to `total_items`; at its
+    end, the total and the rate, or that it failed (a block that raised did not do them all)."""
 
     def __init__(
         self,
@@ -35,10 +36,13 @@ class SparkProgress:
         self._thread.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, exc_type, *exc):
         self._stop.set()
         self._thread.join(timeout=2)
         dt = time.monotonic() - self.t0
+        if exc_type is not None:  # the work failed: no total, no rate (its error follows)
+            self.echo(f"[{self.label}] failed after {dt:.1f} s: {exc_type.__name__}")
+            return
         self.echo(
             f"[{self.label}] {self.total}/{self.total} {self.unit} in {dt:.1f} s "
             f"({self.total / max(dt, 1e-9):.1f} {self.unit}/s)"

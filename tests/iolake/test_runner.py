@@ -199,3 +199,15 @@ def test_the_local_driver_exits_when_out_of_heap_rather_than_hang(spark):
         "-XX:+ExitOnOutOfMemoryError"
         in load_config("local").spark.properties["spark.driver.extraJavaOptions"].split()
     )
+
+
+def test_a_local_run_outlasts_a_stop_longer_than_sparks_heartbeat_timeout(spark):
+    """A local run stopped for 220 s (SIGSTOP, as a scheduler suspends a batch job) lost its one
+    executor on resuming under Spark's 120 s `spark.network.timeout` and failed with an internal
+    error: the local configuration's timeout is a day (the executor is the run's own process)."""
+
+    def seconds(v: str) -> int:
+        return int(v[:-1]) if v.endswith("s") else int(v)
+
+    assert seconds(spark.sparkContext.getConf().get("spark.network.timeout")) >= 86400
+    assert seconds(load_config("local").spark.properties["spark.network.timeout"]) >= 86400

@@ -517,22 +517,28 @@ def what_if_advice(
     )
 
 
-def measured_gain(advice: DataFrame, ff: DataFrame) -> DataFrame:
+def measured_gain(advice: DataFrame, ff: DataFrame, files: DataFrame | None = None) -> DataFrame:
     """`measured_speedup` of the what-if rows that only move a file to another tier: the lake's mean
     file bandwidth of data files with the file's features on the advised tier over that on its own
-    tier, when the lake traced both (`ff`: silver/file_features, whole); null elsewhere."""
+    tier, when the lake traced both (`ff`: silver/file_features, whole); null elsewhere. `files`:
+    the advised files' own rows (their features and tier), any rows of silver/file_features that
+    hold them (the night's months: not a second scan of the whole table); `ff` by default."""
     from features.placement_labels import data_files
 
+    files = ff if files is None else files
+    # computed once (a row per feature set and tier): both sides of the self-join below read it,
+    # and each would otherwise aggregate the whole file table again
     means = (
         data_files(ff)
         .groupBy(*FEATURES, "tier")
         .agg(F.avg("bandwidth_mib_s").alias("bw"), F.count(F.lit(1)).alias("n"))
+        .localCheckpoint()
     )
     moves = (
         advice.where(F.col("kind") == "what_if")
         .select("log_id", "record_id", "advised")
         .join(
-            ff.select("log_id", "record_id", *FEATURES, F.col("tier").alias("tier_now")),
+            files.select("log_id", "record_id", *FEATURES, F.col("tier").alias("tier_now")),
             ["log_id", "record_id"],
         )
         .withColumn("tier_to", F.regexp_extract("advised", r", on (\S+)$", 1))
@@ -631,6 +637,8 @@ def assemble(
     bandwidth_mv=None,
     placement_mv=None,
     app_runs: DataFrame | None = None,
+    jobs_now: DataFrame | None = None,
+    ff_now: DataFrame | None = None,
 ) -> DataFrame:
     """Every advice row of the jobs in `todo` (log_id, job_month), in gold/tuning_advice's columns:
     what-ifs of their data files in `ff` (with the bandwidth champion `bandwidth_mv`; the placement
@@ -639,7 +647,10 @@ def assemble(
     their `tags`, a `none` row for a job with nothing else. Shared by the advise stage and `iolake advise`.
     Commands come from the site profile (conf `site:`); model rows name the model's provenance.
     `app_runs` (gold/app_runs, whole; None: no precedents) gives each what-if, stripe and tag row its
-    precedent (`features/precedents.py`), from the runs of the advised jobs' applications only."""
+    precedent (`features/precedents.py`), from the runs of the advised jobs' applications only.
+    `jobs_now` and `ff_now`: the rows of `history_jobs` and `history_ff` that hold `todo`'s jobs (the
+    advise stage passes their months' rows), for what is read of those jobs alone (the tags'
+    file-system flags, the advised files' tiers); the whole history frames by default."""
     from features import precedents
     from features.placement_labels import data_files
     from models import provenance
@@ -669,6 +680,7 @@ def assemble(
                     what_ifs, bandwidth_mv.name, str(bandwidth_mv.version), prov, pl_prov
                 ),
                 history_ff,
+                ff_now,
             )
         )
     else:
@@ -681,7 +693,7 @@ def assemble(
             what_ifs,
             fs_flags(
                 ff.join(mine, "log_id", "left_semi"),
-                history_jobs.join(mine, "log_id", "left_semi"),
+                (history_jobs if jobs_now is None else jobs_now).join(mine, "log_id", "left_semi"),
             ),
         )
     )

@@ -81,6 +81,13 @@ class StageContext:
 
         return table_version(self.spark, self.spec(table, "input"), self.conf.lake.root)
 
+    def narrow(self, todo, n: int) -> None:
+        """Restrict this stage's reads to the n logs of `todo` (log_id, job_month), as the runner
+        restricts an incremental stage's to its new logs (`read`: their months' partitions, then a
+        semi join): for an `execute` stage that finds its own work (advise: the jobs not yet
+        advised with the champion). Nothing is recorded as done for them (`ops/empty_logs`)."""
+        self.todo, self.n_todo, self.todo_months = todo.select("log_id"), n, months_of(todo)
+
     def read(self, table: str, whole: bool = False):
         """A declared input (an empty frame of its schema before any run wrote it), restricted to the
         stage's new logs when the stage is incremental, unless `whole`."""
@@ -190,13 +197,13 @@ def run_stage(
             summary = dict(mod.execute(ctx) or {})
         else:
             summary = _run_pure(mod, ctx)
-        if ctx.n_todo:
+        if stage.new_logs and ctx.n_todo:
             summary["empty_logs"] = mark_empty_logs(ctx, todo, done)
         if mark is not None:
             set_mark(spark, conf, stage.name, done, mark)
     finally:
         restore()
-        if ctx.todo is not None:
+        if stage.new_logs and ctx.todo is not None:
             todo.unpersist()
     summary["seconds"] = time.monotonic() - t0
     return summary

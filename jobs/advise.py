@@ -1,6 +1,8 @@
 """advise: what to change in each job, by how much it should help, and the evidence -> gold/tuning_advice.
 
-Reads:  silver/file_features, silver/job_features (whole: DCA-IO's run history), silver/bottleneck_tags,
+Reads:  silver/file_features, silver/job_features (whole: DCA-IO's run history, the measured
+        per-tier bandwidths, the precedents' settings; the jobs to advise and the months they are
+        in: their files, tags and jobs), silver/bottleneck_tags (those months),
         gold/tuning_advice (what was advised already), gold/app_runs (whole, then only the runs of
         the advised jobs' applications: their precedents, features/precedents.py);
         `models:/iolake-bandwidth@ALIAS` and
@@ -9,6 +11,8 @@ Writes: gold/tuning_advice, insert-only: every job not yet advised with the band
         current version gets its rows once (anti-join on (log_id, advised_with)); a re-run adds
         nothing; a newly promoted version advises again the jobs of the lake's newest
         `advise.readvise_months` months (every job with 0), and older jobs keep their last advice.
+        Which jobs those are is looked for in the months committed since the last run only (its
+        mark, the table property `iolake.newLogs.advise`: `months_to_look_in`).
 Suspect logs (silver/job_features.suspect): still advised (tags, what-if), but their throughput
         is left out of the run history stripe advice reads and of the measured per-tier bandwidths.
 Logic:  features/advice.py (assembly), features/what_if.py (the model-based what-if, run on the
@@ -62,27 +66,33 @@ def say_provenance(conf, versions, echo=print) -> None:
     echo(f"[advise] commands from the site profile {conf.site.name!r} (conf site.tiers)")
 
 
-def todo_jobs(jobs, advice, advised_with: str, readvise_months: int, echo=print):
+def todo_jobs(
+    jobs, advice, advised_with: str, readvise_months: int, echo=print, newest: list | None = None
+):
     """The jobs (log_id, job_month) of `jobs` (silver/job_features) to advise with the bandwidth
     champion `advised_with`: those with no rows of it in `advice` (gold/tuning_advice). A job an
     earlier champion advised is among them only in the lake's newest `readvise_months` months
     (0: in every month): a promotion re-advises the jobs people still look at, not the lake, and
     an older job keeps its newest pass (what `iolake report` shows). A job never advised is always
-    among them."""
+    among them. `newest`: the lake's months, when `jobs` and `advice` are some months' rows only
+    (`months_to_look_in`); by default the months of `jobs`."""
     import pyspark.sql.functions as F
 
     this = F.col("advised_with") == advised_with
     jobs = jobs.select("log_id", "job_month")
     if readvise_months <= 0:
         return jobs.join(advice.where(this).select("log_id").distinct(), "log_id", "left_anti")
-    months = [
-        r.job_month
-        for r in jobs.select("job_month")
-        .distinct()
-        .orderBy(F.col("job_month").desc())
-        .limit(readvise_months)
-        .collect()
-    ]
+    if newest is not None:
+        months = [m for m in newest if m is not None][-readvise_months:]
+    else:
+        months = [
+            r.job_month
+            for r in jobs.select("job_month")
+            .distinct()
+            .orderBy(F.col("job_month").desc())
+            .limit(readvise_months)
+            .collect()
+        ]
     if not months:
         return jobs.join(advice.where(this).select("log_id").distinct(), "log_id", "left_anti")
     cutoff = min(months)
@@ -98,25 +108,70 @@ def todo_jobs(jobs, advice, advised_with: str, readvise_months: int, echo=print)
     return jobs.join(done, "log_id", "left_anti")
 
 
-def execute(ctx) -> dict:
+def months_to_look_in(ctx, advised_with: str, readvise: int) -> tuple[list | None, dict, list]:
+    """(months, mark, lake's months): where jobs to advise can be (None: every month), the mark to
+    set once they are advised, and silver/job_features' months (its Delta log's partition values).
 
+    As an incremental stage finds its new logs (`iolake.lake.changes`, decision 0050): the mark on
+    gold/tuning_advice (`iolake.newLogs.advise`) holds the versions of silver/job_features and
+    gold/tuning_advice the last successful run started from and the champion it advised with; a
+    job can need advice only in a month of a job committed since, or of advice rows removed since.
+    A new champion also re-advises the lake's newest `advise.readvise_months` months (every month
+    with 0). See docs/decisions/0051-advise-reads-a-night-as-a-night.md."""
+    from iolake.lake import changes
+    from iolake.lake.delta import partition_months
+    from iolake.runner import PRUNE_MONTHS_MAX
+    from schemas import OPS
+
+    spark, root = ctx.spark, ctx.conf.lake.root
+    jf, out = ctx.spec(JF, "input"), ctx.spec(OUT, "input")
+    old = changes.read_mark(spark, out, root, "advise")
+    months, mark = changes.months_to_check(
+        spark, jf, out, OPS["empty_logs"], root, "advise", PRUNE_MONTHS_MAX
+    )
+    mark["advised_with"] = advised_with
+    lake_months = partition_months(spark, jf, root)
+    if months is not None and (old or {}).get("advised_with") != advised_with:
+        newest = [m for m in lake_months if m is not None][-readvise:]
+        months = None if readvise <= 0 else sorted(set(months) | set(newest))
+    return months, mark, lake_months
+
+
+def execute(ctx) -> dict:
     from features import advice, suspect
+    from iolake.lake.delta import month_filter
+    from iolake.runner import set_mark
 
     conf, spark = ctx.conf, ctx.spark
+    none = {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0, "suspect": 0}
     if not ctx.exists(JF):
         ctx.echo("[advise] no silver/job_features yet")
-        return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0, "suspect": 0}
+        return none
     bw_mv, pl_mv = champions(conf, ctx.echo)
     say_provenance(conf, [bw_mv, pl_mv], ctx.echo)
     advised_with = str(bw_mv.version) if bw_mv else "none"
-    todo = todo_jobs(
-        ctx.read(JF), ctx.read(OUT), advised_with, conf.advise.readvise_months, ctx.echo
-    ).cache()
+    readvise = conf.advise.readvise_months
+    months, mark, lake_months = months_to_look_in(ctx, advised_with, readvise)
+    if months == []:  # nothing committed since the mark, the same champion: it still holds
+        ctx.echo(f"[advise] every job already advised (advised_with {advised_with})")
+        return none
+    jobs, advised = ctx.read(JF), ctx.read(OUT)
+    if months is not None:
+        shown = ", ".join(m or "no month" for m in months)
+        ctx.echo(
+            f"[advise] jobs to advise looked for in {shown}: the months committed since its last run"
+        )
+        jobs, advised = jobs.where(month_filter(months)), advised.where(month_filter(months))
+    todo = todo_jobs(jobs, advised, advised_with, readvise, ctx.echo, lake_months).cache()
     n = todo.count()
     if not n:
         todo.unpersist()
+        set_mark(spark, conf, "advise", ctx.spec(OUT, "output"), mark)
         ctx.echo(f"[advise] every job already advised (advised_with {advised_with})")
-        return {"jobs": 0, "what_if": 0, "stripe": 0, "tag": 0, "suspect": 0}
+        return none
+    # from here the jobs to advise are the stage's work, as an incremental stage's new logs are:
+    # the night's files, tags and jobs are read as a night; the history reads say `whole`
+    ctx.narrow(todo, n)
     # a suspect log's throughput (silver/job_features.suspect) is no evidence: not in DCA-IO's run
     # history, nor in the lake's measured per-tier bandwidths
     history = ctx.read(JF, whole=True)
@@ -133,6 +188,8 @@ def execute(ctx) -> dict:
         bw_mv,
         pl_mv,
         ctx.read(RUNS, whole=True),  # empty before the watch ran: no precedents
+        jobs_now=suspect.plausible(ctx.read(JF)),
+        ff_now=ctx.read(FF).join(bad, "log_id", "left_anti"),
     )
     out = advice.finish(rows, advised_with).cache()
     counts = {r.kind: r["count"] for r in out.groupBy("kind").count().collect()}
@@ -141,6 +198,7 @@ def execute(ctx) -> dict:
     out.unpersist()
     todo.unpersist()
     bad.unpersist()
+    set_mark(spark, conf, "advise", ctx.spec(OUT, "output"), mark)
     ctx.echo(
         f"[advise] {n:,} jobs advised with bandwidth model v{advised_with}: "
         + ", ".join(f"{counts.get(k, 0):,} {k}" for k in ("what_if", "stripe", "tag", "none"))

@@ -288,6 +288,18 @@ def delta_log(spark, path: str):
     return spark._jvm.org.apache.spark.sql.delta.DeltaLog.forTable(spark._jsparkSession, path)
 
 
+def partition_months(spark, spec, lake: str) -> list:
+    """The `job_month` partition values of the table's current files, oldest first (None, a log
+    without a month, last), from its Delta log: no data file is opened. [] when it does not exist."""
+    from pyspark.sql import DataFrame
+
+    if not table_exists(spark, spec, lake):
+        return []
+    files = delta_log(spark, spec.path(lake)).startTransaction().snapshot().allFiles().toDF()
+    months = DataFrame(files, spark).selectExpr("partitionValues['job_month']").distinct().collect()
+    return sorted((r[0] or None for r in months), key=lambda m: (m is None, m or ""))
+
+
 def latest_metadata(spark, path: str):
     """The metadata (id, properties, schema) of the table's latest version, a JVM object, read from
     the version's checksum or log with no Spark job. `DESCRIBE DETAIL` gives the same id and

@@ -201,6 +201,41 @@ def test_the_local_driver_exits_when_out_of_heap_rather_than_hang(spark):
     )
 
 
+def test_a_stage_narrowed_to_its_work_reads_only_those_logs_and_their_months(spark, tmp_path):
+    """`StageContext.narrow` (the advise stage, which finds its own jobs): its reads are the jobs'
+    rows of their months' partitions, as an incremental stage's are; `whole` reads the table."""
+    import datetime as dt
+
+    from iolake.pipeline import table_spec
+
+    spec = table_spec("gold/app_runs")
+    ctx = _ctx(tmp_path, Stage("probe", "jobs.advise", ("gold/app_runs",), (), (), {}))
+    ctx.spark = spark
+    names = spec.struct.fieldNames()
+    start = dt.datetime(2025, 1, 1, tzinfo=dt.UTC)
+    rows = [
+        tuple(
+            {"log_id": f"{m}-{i}", "job_month": m, "app": "a", "start": start}.get(c) for c in names
+        )
+        for m in ("2025-01", "2025-02", "2025-03")
+        for i in range(3)
+    ]
+    path = spec.path(ctx.conf.lake.root)
+    spark.createDataFrame(rows, spec.struct).write.format("delta").partitionBy("job_month").save(
+        path
+    )
+    todo = spark.createDataFrame(
+        [("2025-02-0", "2025-02"), ("2025-02-2", "2025-02")], "log_id string, job_month string"
+    )
+    ctx.narrow(todo, 2)
+    assert ctx.todo_months == ["2025-02"]
+    narrowed = ctx.read("gold/app_runs")
+    assert sorted(r.log_id for r in narrowed.collect()) == ["2025-02-0", "2025-02-2"]
+    plan = narrowed._jdf.queryExecution().executedPlan().toString()
+    assert "PartitionFilters: [" in plan and "2025-02" in plan.split("PartitionFilters: [", 1)[1]
+    assert ctx.read("gold/app_runs", whole=True).count() == 9
+
+
 def test_a_local_run_outlasts_a_stop_longer_than_sparks_heartbeat_timeout(spark):
     """A local run stopped for 220 s (SIGSTOP, as a scheduler suspends a batch job) lost its one
     executor on resuming under Spark's 120 s `spark.network.timeout` and failed with an internal

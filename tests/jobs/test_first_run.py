@@ -288,3 +288,50 @@ def test_second_run_trains_and_scores_nothing_new(first_run):
     assert "[train] bandwidth/file: already trained" in text
     assert "(v1): 0 files scored" in text and "(v1): 0 jobs scored" in text
     assert "[advise] every job already advised (advised_with 1)" in text
+
+
+def test_advise_looks_for_jobs_in_the_months_committed_since_its_mark(spark, first_run, tmp_path):
+    """After the first run the advice table carries advise's mark (champion included): a rerun
+    with nothing committed looks nowhere and commits nothing; one job's advice deleted makes its
+    month, and only it, the next run's search, which advises that job again and no other."""
+    import shutil
+
+    from delta.tables import DeltaTable
+
+    from iolake.config import load_config
+    from iolake.lake import read_table, table_version
+    from iolake.lake.changes import read_mark
+    from iolake.runner import run_stage
+    from schemas import GOLD
+
+    spec = GOLD["tuning_advice"]
+    lake = tmp_path / "lake"
+    shutil.copytree(first_run["lake"], lake)
+    root = str(lake)
+    conf = load_config("local", overrides={"lake": {"root": root}})
+    mark = read_mark(spark, spec, root, "advise")
+    assert mark["from"] == "silver/job_features" and mark["advised_with"] == "1"
+
+    lines: list[str] = []
+    version = table_version(spark, spec, root)
+    assert run_stage(spark, conf, "advise", echo=lines.append)["jobs"] == 0
+    assert "[advise] every job already advised (advised_with 1)" in lines
+    assert not any("looked for" in line for line in lines)
+    assert table_version(spark, spec, root) == version  # no rows, no new mark
+
+    rows = read_table(spark, spec, root)
+    log_id, month = sorted(tuple(r) for r in rows.select("log_id", "job_month").collect())[0]
+    cols = ("log_id", "kind", "item", "current", "advised", "message", "advised_with")
+    want = sorted(map(tuple, rows.where(f"log_id = '{log_id}'").select(*cols).collect()))
+    n_rows = rows.count()
+    DeltaTable.forPath(spark, spec.path(root)).delete(f"log_id = '{log_id}'")
+
+    lines.clear()
+    assert run_stage(spark, conf, "advise", echo=lines.append)["jobs"] == 1
+    assert [line for line in lines if "looked for" in line] == [
+        f"[advise] jobs to advise looked for in {month}: the months committed since its last run"
+    ]
+    got = read_table(spark, spec, root)
+    assert got.count() == n_rows
+    assert sorted(map(tuple, got.where(f"log_id = '{log_id}'").select(*cols).collect())) == want
+    assert read_mark(spark, spec, root, "advise")["done_version"] > mark["done_version"]

@@ -237,9 +237,10 @@ def test_a_stage_narrowed_to_its_work_reads_only_those_logs_and_their_months(spa
 
 
 def test_a_local_run_outlasts_a_stop_longer_than_sparks_heartbeat_timeout(spark):
-    """A local run stopped for 220 s (SIGSTOP, as a scheduler suspends a batch job) lost its one
-    executor on resuming under Spark's 120 s `spark.network.timeout` and failed with an internal
-    error: the local configuration's timeout is a day (the executor is the run's own process)."""
+    """A local run stopped for 213 s (SIGSTOP, as a scheduler suspends a batch job) lost its one
+    executor on resuming under Spark's 120 s `spark.network.timeout` (its timeout check ran before
+    the next heartbeat) and failed with an internal error: the local configuration's timeout is a
+    day (the executor is the run's own process)."""
 
     def seconds(v: str) -> int:
         return int(v[:-1]) if v.endswith("s") else int(v)

@@ -25,6 +25,7 @@ fast.
 from __future__ import annotations
 
 import collections
+import contextlib
 import json
 import subprocess
 import sys
@@ -202,12 +203,6 @@ def summarize(stages: list[dict], top: int) -> list[str]:
     return out
 
 
-def _nothing():
-    import contextlib
-
-    return contextlib.nullcontext()
-
-
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument("lake", help="lake root (the stage writes its outputs here: use a copy)")
@@ -247,7 +242,7 @@ def main(argv=None) -> int:
     )
     sampler = Sampler(spark, args.sample, args.jstack) if args.sample else None
     t = time.monotonic()
-    with sampler or _nothing():
+    with sampler or contextlib.nullcontext():
         summary = run_stage(spark, conf, args.stage, echo=print)
     wall = time.monotonic() - t
     print(f"[{args.stage}] {wall:.1f} s wall; summary rows {summary.get('rows')}")

@@ -33,7 +33,7 @@ import importlib
 import time
 from dataclasses import dataclass, field
 
-from iolake.lake.delta import month_filter
+from iolake.lake.delta import month_filter, sorted_months
 from iolake.pipeline import Stage, load_pipeline, table_spec
 from iolake.runinfo import RunInfo
 
@@ -279,7 +279,7 @@ def months_of(todo, limit: int | None = None) -> list | None:
     when there are more than `limit` (PRUNE_MONTHS_MAX): a backfill over every month prunes nothing."""
     limit = PRUNE_MONTHS_MAX if limit is None else limit
     months = [r[0] for r in todo.select("job_month").distinct().limit(limit + 1).collect()]
-    return None if len(months) > limit else sorted(months, key=lambda m: (m is None, m or ""))
+    return None if len(months) > limit else sorted_months(months)
 
 
 def semi_side(ids, n: int):

@@ -37,7 +37,13 @@ from __future__ import annotations
 
 import json
 
-from iolake.lake.delta import delta_log, latest_metadata, table_exists, with_retries
+from iolake.lake.delta import (
+    delta_log,
+    latest_metadata,
+    sorted_months,
+    table_exists,
+    with_retries,
+)
 from schemas import TableSpec
 
 MARK = "iolake.newLogs."  # + the stage's name: a table property of the stage's `done` table
@@ -179,4 +185,4 @@ def months_to_check(
     unmarked = since("empty", empty, "remove")
     if added is None or removed is None or unmarked is None or len(added | removed) > limit:
         return None, now
-    return sorted(added | removed, key=lambda m: (m is None, m or "")), now
+    return sorted_months(added | removed), now

@@ -297,7 +297,7 @@ def partition_months(spark, spec, lake: str) -> list:
         return []
     files = delta_log(spark, spec.path(lake)).startTransaction().snapshot().allFiles().toDF()
     months = DataFrame(files, spark).selectExpr("partitionValues['job_month']").distinct().collect()
-    return sorted((r[0] or None for r in months), key=lambda m: (m is None, m or ""))
+    return sorted_months(r[0] or None for r in months)
 
 
 def latest_metadata(spark, path: str):
@@ -343,6 +343,11 @@ def unprocessed_logs(
             )
             todo = todo.join(empty.select("log_id"), "log_id", "left_anti")
     return todo
+
+
+def sorted_months(months) -> list:
+    """`job_month`s oldest first, None (a log without a month) last."""
+    return sorted(months, key=lambda m: (m is None, m or ""))
 
 
 def month_filter(months: list):

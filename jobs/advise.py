@@ -127,7 +127,7 @@ def months_to_look_in(ctx, advised_with: str, readvise: int) -> tuple[list | Non
     jf, out = ctx.spec(JF, "input"), ctx.spec(OUT, "input")
     old = changes.read_mark(spark, out, root, "advise")
     months, mark = changes.months_to_check(
-        spark, jf, out, OPS["empty_logs"], root, "advise", PRUNE_MONTHS_MAX
+        spark, jf, out, OPS["empty_logs"], root, "advise", PRUNE_MONTHS_MAX, old=old
     )
     mark["advised_with"] = advised_with
     lake_months = partition_months(spark, jf, root)

@@ -55,6 +55,7 @@ LOG_GONE = (
     "FileNotFoundException",
 )
 MAX_ACTIONS = 20_000  # data-changing actions read from the logs before reading everything instead
+UNREAD = object()  # months_to_check: the caller did not read the stage's mark
 
 
 def mark_key(stage: str) -> str:
@@ -161,11 +162,14 @@ def months_to_check(
     lake: str,
     stage: str,
     limit: int,
+    old: dict | None | object = UNREAD,
 ) -> tuple[list | None, dict]:
     """(months, mark): the job_months where the stage's new logs can be (None: every month, an
-    empty list: none) and the mark to set once the stage has succeeded."""
+    empty list: none) and the mark to set once the stage has succeeded. `old` is the stage's
+    mark when the caller has read it already (`read_mark`), so it is not read twice."""
     now = start_of(spark, source, done, empty, lake)
-    old = read_mark(spark, done, lake, stage)
+    if old is UNREAD:
+        old = read_mark(spark, done, lake, stage)
     same_build = old is not None and all(
         old.get(k) == now[k] for k in ("from", "from_id", "done_id")
     )

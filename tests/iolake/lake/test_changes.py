@@ -79,6 +79,14 @@ def test_a_night_is_looked_for_in_its_months_only(spark, lake):
     assert found.count() == 5
 
 
+def test_a_mark_the_caller_read_is_used_as_read(spark, lake):
+    _append(spark, SOURCE, lake, _logs("2025-04", 1))
+    old = changes.read_mark(spark, DONE, lake, STAGE)
+    args = (spark, SOURCE, DONE, EMPTY, lake, STAGE, 240)
+    assert changes.months_to_check(*args, old=old)[0] == ["2025-04"]
+    assert changes.months_to_check(*args, old=None)[0] is None  # no mark: every month
+
+
 def test_an_unchanged_mark_is_not_committed_again(spark, lake):
     before = DeltaTable.forPath(spark, DONE.path(lake)).history(1).first()["version"]
     assert not changes.write_mark(

@@ -40,14 +40,17 @@ CANDIDATE_COLS = ("source_uri", "size_bytes", "mtime_ns", "kind")
 def plan_tasks(
     logs: list[dict], task_bytes: int, task_max_logs: int, min_tasks: int = 1
 ) -> list[list[dict]]:
-    """Consecutive runs of the logs in log_id order, of at most `task_bytes` bytes (or one big log)
-    and `task_max_logs` logs each, the heaviest bin first (decision 0037).
+    """Consecutive runs of the logs in (month_hint, log_id) order, of at most `task_bytes` bytes (or
+    one big log) and `task_max_logs` logs each, the heaviest bin first (decisions 0037, 0052).
 
     The byte target shrinks so that there are at least `min_tasks` bins when there are that many
     logs: a small nightly drop must still keep every core busy. A bin holds a narrow log_id range, so
     its staged files' log_id min/max statistics let a point read of one log skip the other tasks'
     files, and its rows are written in log_id order (row-group statistics skip too); Spark runs
     the slices of `parallelize` in order, so the heaviest first keeps a big log from straggling.
+    `month_hint` (the month the log's header gives, `hash_partition`; absent or None sorts first)
+    keeps a task's logs in one month, so a drop spanning many months stages one file per table
+    and task, not one per table, task and month.
     """
     total = sum(r["size_bytes"] for r in logs)
     if min_tasks > 1 and logs:
@@ -55,7 +58,9 @@ def plan_tasks(
         task_max_logs = max(1, min(task_max_logs, -(-len(logs) // min_tasks)))
     bins: list[list[dict]] = []
     loads: list[int] = []
-    for log in sorted(logs, key=lambda r: (r["log_id"], r["source_uri"])):
+    for log in sorted(
+        logs, key=lambda r: (r.get("month_hint") or "", r["log_id"], r["source_uri"])
+    ):
         if bins and loads[-1] + log["size_bytes"] <= task_bytes and len(bins[-1]) < task_max_logs:
             bins[-1].append(log)
             loads[-1] += log["size_bytes"]
@@ -107,7 +112,7 @@ def new_logs(ctx, traces: list[TraceFile]) -> list[dict]:
         hashed = hashed.join(ledger.select("log_id"), "log_id", "left_anti")
     # one row per content: the first URI in name order stands for its duplicates
     first = hashed.groupBy("log_id").agg(
-        F.min_by(F.struct(*CANDIDATE_COLS), "source_uri").alias("c")
+        F.min_by(F.struct(*CANDIDATE_COLS, "month_hint"), "source_uri").alias("c")
     )
     rows = first.select("log_id", "c.*").collect()
     return [r.asDict() for r in rows]

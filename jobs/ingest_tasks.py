@@ -32,10 +32,11 @@ import pyarrow.parquet as pq
 
 from iolake.lake.files import MONTH_DIR, STATS_KEY, arrow_stats, stats_columns
 from readers.base import BadHeader, Decoded, DecodeError
-from readers.fsio import content_hash, is_local, local_path, read_bytes, resolve
+from readers.darshan_header import job_start
+from readers.fsio import hash_and_head, is_local, local_path, read_bytes, resolve
 from schemas import BRONZE, arrow_schema
 
-HASHED_SCHEMA = "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string"
+HASHED_SCHEMA = "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string, month_hint string"
 LEDGER_ARROW = BRONZE["logs"].arrow_schema
 OUTPUT_ARROW = LEDGER_ARROW.append(pa.field("staged", pa.list_(pa.string())))
 
@@ -65,11 +66,22 @@ def cleanup_staging(staging: str) -> None:
 
 
 def hash_partition(batches):
+    """Each candidate's log_id (its content hash) and, for a Darshan log, the month its job
+    started as its header says (`month_hint`, None when it cannot tell): one read of the file."""
     for batch in batches:
         d = batch.to_pydict()
-        ids = [content_hash(u, k) for u, k in zip(d["source_uri"], d["kind"])]
+        ids, hints = [], []
+        for u, k in zip(d["source_uri"], d["kind"]):
+            log_id, head = hash_and_head(u, k)
+            start = job_start(head) if k == "darshan" else None
+            ids.append(log_id)
+            hints.append(None if start is None else job_month(start))
         yield pa.RecordBatch.from_pydict(
-            {"log_id": ids, **{k: d[k] for k in ("source_uri", "size_bytes", "mtime_ns", "kind")}},
+            {
+                "log_id": ids,
+                **{k: d[k] for k in ("source_uri", "size_bytes", "mtime_ns", "kind")},
+                "month_hint": hints,
+            },
             schema=pa.schema(
                 [
                     ("log_id", pa.string()),
@@ -77,6 +89,7 @@ def hash_partition(batches):
                     ("size_bytes", pa.int64()),
                     ("mtime_ns", pa.int64()),
                     ("kind", pa.string()),
+                    ("month_hint", pa.string()),
                 ]
             ),
         )

@@ -42,6 +42,13 @@ def read_bytes(uri: str, limit: int | None = None) -> bytes:
 
 def content_hash(uri: str, kind: str = "darshan") -> str:
     """sha256 of a trace's content: the log's identity (`log_id`) everywhere in the lake."""
+    return hash_and_head(uri, kind)[0]
+
+
+def hash_and_head(uri: str, kind: str = "darshan") -> tuple[str, bytes]:
+    """(`content_hash`, the file's first MiB) in one read; the head is empty for a Recorder trace
+    folder. Ingest reads a log's job header from the head (`readers.darshan_header.job_start`)
+    without opening it again."""
     fs, path = resolve(uri)
     h = hashlib.sha256()
     if kind == "recorder":  # a trace folder: names and contents of its files, in name order
@@ -52,15 +59,19 @@ def content_hash(uri: str, kind: str = "darshan") -> str:
             if info.type == pafs.FileType.File and "/_text/" not in info.path[len(path) :] + "/":
                 h.update(info.path[len(path) :].encode() + b"\0")
                 _hash_stream(fs, info.path, h)
-        return h.hexdigest()
-    _hash_stream(fs, path, h)
-    return h.hexdigest()
+        return h.hexdigest(), b""
+    head = _hash_stream(fs, path, h)
+    return h.hexdigest(), head
 
 
-def _hash_stream(fs, path: str, h) -> None:
+def _hash_stream(fs, path: str, h) -> bytes:
+    """Feed the file to `h`; returns its first chunk (1 MiB or the whole of a smaller file)."""
+    head = None
     with fs.open_input_stream(path) as f:
         while chunk := f.read(1 << 20):
             h.update(chunk)
+            head = chunk if head is None else head
+    return head or b""
 
 
 def _to_uri(fs, path: str, root_uri: str) -> str:

@@ -120,6 +120,31 @@ def test_plan_tasks_cuts_log_id_order_heaviest_first():
     ]
 
 
+def test_plan_tasks_keeps_a_month_together():
+    """Decision 0052: the logs in (month_hint, log_id) order, no hint first. Hand-cut, two logs a
+    bin: e (no hint) b | d f (2025-01) | a c (2025-02), equal loads so in that order."""
+    hints = {"a": "2025-02", "b": "2025-01", "c": "2025-02", "d": "2025-01", "e": None}
+    logs = [
+        {"log_id": i, "source_uri": f"u{i}", "size_bytes": 10, "month_hint": m}
+        for i, m in {**hints, "f": "2025-01"}.items()
+    ]
+    bins = plan_tasks(logs, task_bytes=10**9, task_max_logs=2)
+    assert [[x["log_id"] for x in b] for b in bins] == [["e", "b"], ["d", "f"], ["a", "c"]]
+
+
+def test_a_drop_over_many_months_stages_few_files_a_table(corpus_lake):
+    """Decision 0052: a task's logs share a month, so each table gets at most one file per task
+    and month boundary (the shared corpus spans more months than it has decode tasks; ordered by
+    log_id alone, each task wrote a file for most months)."""
+    from deltalake import DeltaTable
+
+    lake, summary = corpus_lake
+    files = DeltaTable(str(lake / "bronze" / "jobs")).get_add_actions().column("path").to_pylist()
+    months = {f.split("/")[0] for f in files}
+    assert len(months) > 2 * summary["tasks"]
+    assert len(files) <= summary["tasks"] + len(months) - 1
+
+
 @pytest.mark.parametrize(
     ("task_bytes", "task_max_logs", "min_tasks"),
     [(10**9, 2000, 1), (2**20, 2000, 1), (2**20, 7, 1), (10**9, 2000, 4), (2**18, 50, 16)],

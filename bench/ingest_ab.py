@@ -6,7 +6,8 @@ BASE_REV is extracted from git into a scratch folder (`git archive`; the native 
 one installed, shared by both); each round ingests CORPUS into a fresh lake with each tree
 (`python -m jobs.ingest`, its own JVM, the tree's own conf/), alternating which goes first. It
 prints each run's decode seconds (the decode tasks: the work that is per log) and ingest stage
-seconds, then the best of each way and the ratios this / base. Check that the two trees' lakes
+seconds and the files each bronze table holds (the staged files one ingest adds: decision 0052),
+then the best of each way and the ratios this / base. Check that the two trees' lakes
 hold the same rows with `python -m bench.compare_lakes`. BASE_REV `this` is this tree on both
 sides: with `--base-conf DIR` (a copy of conf/ with one setting changed, e.g.
 `ingest.commit_threads: 1`), the A/B of a setting rather than of a commit.
@@ -19,6 +20,18 @@ import sys
 from pathlib import Path
 
 from bench.common import ROOT, alternate, checkout, ingest_run, parser, result, scratch
+
+
+def table_files(lake: Path) -> str:
+    """Files (add actions) of the lake's largest bronze tables, e.g. `jobs 33, posix 33`."""
+    from deltalake import DeltaTable
+
+    out = []
+    for name in ("jobs", "posix", "io_ops"):
+        path = lake / "bronze" / name
+        if (path / "_delta_log").is_dir():
+            out.append(f"{name} {len(DeltaTable(str(path)).get_add_actions())}")
+    return ", ".join(out) or "none"
 
 
 def main(argv=None) -> int:
@@ -39,7 +52,7 @@ def main(argv=None) -> int:
             out = ingest_run([args.corpus], lake, trees[way], confs[way])
             print(
                 f"  {way}: decode {out['decode']:.1f} s, ingest stage {out['stage']:.1f} s "
-                f"(wall {out['wall']:.1f} s)",
+                f"(wall {out['wall']:.1f} s); files a table: {table_files(lake)}",
                 flush=True,
             )
             decode[way] = min(decode.get(way, out["decode"]), out["decode"])

@@ -33,8 +33,8 @@ import zlib
 from pathlib import Path
 
 from bench.common import SHARED, parser, result, sample_logs, scratch
+from readers.darshan_header import DARSHAN_MAGIC, JOB_START_AT, header_layout
 
-MAGIC = 6567223
 ZLIB, BZIP2, NONE = 0, 1, 2
 
 
@@ -63,9 +63,9 @@ class Template:
         self.path = path
         minor = int(b[2:4])  # "3.41" -> 41
         (raw,) = struct.unpack_from("<q", b, 8)
-        if raw == MAGIC:
+        if raw == DARSHAN_MAGIC:
             self.e = "<"
-        elif struct.unpack_from(">q", b, 8)[0] == MAGIC:
+        elif struct.unpack_from(">q", b, 8)[0] == DARSHAN_MAGIC:
             self.e = ">"
         else:
             raise ValueError("bad magic")
@@ -73,7 +73,7 @@ class Template:
         self.comp = b[16]
         if self.comp not in (ZLIB, BZIP2, NONE):
             raise ValueError(f"compression type {self.comp}")
-        self.maps_off, self.nmaps, self.hdr = (32, 65, 1328) if minor >= 41 else (24, 17, 360)
+        self.maps_off, self.nmaps, self.hdr = header_layout(minor)
         self.maps = [
             list(struct.unpack_from(self.e + "QQ", b, self.maps_off + 16 * i))
             for i in range(self.nmaps)
@@ -86,7 +86,8 @@ class Template:
         self.job_end = job_end
         self.jobid_at = 8 * (6 if minor >= 41 else 4)
         # job region: uid, start_time[_sec, _nsec], end_time[_sec, _nsec], nprocs, jobid, ...
-        self.start_at, self.end_at = (8, 24) if minor >= 41 else (8, 16)
+        self.start_at = JOB_START_AT
+        self.end_at = JOB_START_AT + (16 if minor >= 41 else 8)  # after start's nsec in 3.41
         if len(self.job) < self.jobid_at + 8:
             raise ValueError("job region too short")
 

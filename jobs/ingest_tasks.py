@@ -36,7 +36,19 @@ from readers.darshan_header import job_start
 from readers.fsio import hash_and_head, is_local, local_path, read_bytes, resolve
 from schemas import BRONZE, arrow_schema
 
-HASHED_SCHEMA = "log_id string, source_uri string, size_bytes long, mtime_ns long, kind string, month_hint string"
+HASHED_ARROW = pa.schema(
+    [
+        ("log_id", pa.string()),
+        ("source_uri", pa.string()),
+        ("size_bytes", pa.int64()),
+        ("mtime_ns", pa.int64()),
+        ("kind", pa.string()),
+        ("month_hint", pa.string()),
+    ]
+)
+HASHED_SCHEMA = ", ".join(  # the same as a Spark DDL schema, for mapInArrow
+    f"{f.name} {'long' if f.type == pa.int64() else 'string'}" for f in HASHED_ARROW
+)
 LEDGER_ARROW = BRONZE["logs"].arrow_schema
 OUTPUT_ARROW = LEDGER_ARROW.append(pa.field("staged", pa.list_(pa.string())))
 
@@ -82,16 +94,7 @@ def hash_partition(batches):
                 **{k: d[k] for k in ("source_uri", "size_bytes", "mtime_ns", "kind")},
                 "month_hint": hints,
             },
-            schema=pa.schema(
-                [
-                    ("log_id", pa.string()),
-                    ("source_uri", pa.string()),
-                    ("size_bytes", pa.int64()),
-                    ("mtime_ns", pa.int64()),
-                    ("kind", pa.string()),
-                    ("month_hint", pa.string()),
-                ]
-            ),
+            schema=HASHED_ARROW,
         )
 
 

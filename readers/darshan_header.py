@@ -49,12 +49,14 @@ def peek_header(head: bytes) -> HeaderFacts:
     return HeaderFacts(format_version=version, compression=comp, big_endian=magic != DARSHAN_MAGIC)
 
 
-# Where the job region starts, by format: (region-map offset, region maps, header bytes). 3.41
-# grew DARSHAN_MAX_MODS from 16 to 64 and the header by an 8-byte field before the maps
-# (darshan-log-format.h); the job region follows the header, up to the first mapped region.
-_LAYOUT_341 = (32, 65, 1328)
-_LAYOUT_OLD = (24, 17, 360)
-_START_AT = 8  # the job region begins uid (int64), then the start time in seconds (int64)
+JOB_START_AT = 8  # the job region begins uid (int64), then the start time in seconds (int64)
+
+
+def header_layout(minor: int) -> tuple[int, int, int]:
+    """(region-map offset, region maps, header bytes) of a 3.`minor` log. 3.41 grew
+    DARSHAN_MAX_MODS from 16 to 64 and the header by an 8-byte field before the maps
+    (darshan-log-format.h); the job region follows the header, up to the first mapped region."""
+    return (32, 65, 1328) if minor >= 41 else (24, 17, 360)
 
 
 def job_start(head: bytes) -> int | None:
@@ -71,19 +73,19 @@ def job_start(head: bytes) -> int | None:
     except (DecodeError, UnsupportedFormat, ValueError, IndexError):
         return None
     e = ">" if facts.big_endian else "<"
-    maps_at, n_maps, size = _LAYOUT_341 if minor >= 41 else _LAYOUT_OLD
+    maps_at, n_maps, size = header_layout(minor)
     if len(head) < size:
         return None
     offsets = [struct.unpack_from(e + "QQ", head, maps_at + 16 * i) for i in range(n_maps)]
     used = [off for off, length in offsets if length and off >= size]
     blob = head[size : min(used)] if used else head[size:]
     try:
-        job = _inflate_prefix(facts.compression, blob, _START_AT + 8)
+        job = _inflate_prefix(facts.compression, blob, JOB_START_AT + 8)
     except (OSError, ValueError, EOFError, zlib.error):
         return None
-    if len(job) < _START_AT + 8:
+    if len(job) < JOB_START_AT + 8:
         return None
-    return struct.unpack_from(e + "q", job, _START_AT)[0]
+    return struct.unpack_from(e + "q", job, JOB_START_AT)[0]
 
 
 def _inflate_prefix(compression: str, blob: bytes, n: int) -> bytes:

@@ -17,7 +17,9 @@ With two or more sizes it fits, per stage, seconds = fixed + per-log x N on the 
 sizes and extrapolates to 1,000,000 logs (what these 2 cores would take for one night's
 million). With `--grow LAKE` each CORPUS is one step into a lake that already exists, the way
 a lake too big for one run is built (and the way a centre adds a night): the same per-stage
-table per step, with the logs the lake held before and after and its size on disk. A step
+table per step, with the rows each stage added to its output tables (their row counts after the
+step less before, from the Delta snapshots' file statistics), the logs the lake held before and
+after and its size on disk. A step
 that stops can be run again: logs already in the ledger are skipped. The figures are for this
 machine only; compare stages with each other, and runs
 with runs made the same way.
@@ -100,6 +102,32 @@ def lake_logs(lake: Path) -> int:
     return DeltaTable(str(lake / "bronze" / "logs")).to_pyarrow_dataset().count_rows()
 
 
+def table_rows(lake: Path) -> dict[str, int]:
+    """Rows of every Delta table a stage of `pipeline.yaml` writes ("layer/name" -> rows; a table
+    not written yet is absent), counted from the snapshot's file statistics (no data read)."""
+    from deltalake import DeltaTable
+
+    from iolake.pipeline import load_pipeline
+
+    rows = {}
+    for stage in load_pipeline():
+        for name in stage.tables_out:
+            path = lake / name
+            if name not in rows and (path / "_delta_log").is_dir():
+                rows[name] = DeltaTable(str(path)).to_pyarrow_dataset().count_rows()
+    return rows
+
+
+def rows_added(before: dict[str, int], after: dict[str, int]) -> dict[str, int]:
+    """Rows each stage added to its output tables (after less before), by stage name."""
+    from iolake.pipeline import load_pipeline
+
+    return {
+        s.name: sum(after.get(t, 0) - before.get(t, 0) for t in s.tables_out)
+        for s in load_pipeline()
+    }
+
+
 def lake_bytes(lake: Path) -> int:
     """Bytes of every file under the lake (logs, MLflow store and Spark's logs included)."""
     return sum(p.stat().st_size for p in lake.rglob("*") if p.is_file())
@@ -108,13 +136,17 @@ def lake_bytes(lake: Path) -> int:
 def grow(corpora: list[Path], lake: Path, conf_dir: Path | None) -> int:
     """Each corpus as one `iolake run` step into `lake`: stage table, logs and bytes after it."""
     for corpus in corpora:
-        before = lake_logs(lake)
+        before, rows_before = lake_logs(lake), table_rows(lake)
         print(f"== step {corpus} -> {lake} (holds {before:,} logs)", flush=True)
         wall, stages = run_pipeline([str(corpus)], lake, conf_dir)
-        after = lake_logs(lake)
-        print("\n| stage | seconds | peak RSS driver / workers, MiB |\n|---|---|---|")
+        after, added = lake_logs(lake), rows_added(rows_before, table_rows(lake))
+        print(
+            "\n| stage | seconds | rows added | peak RSS driver / workers, MiB |\n|---|---|---|---|"
+        )
         for name, secs, d, w in stages:
-            print(f"| {name} | {secs:,.1f} | {d / MIB:,.0f} / {w / MIB:,.0f} |")
+            print(
+                f"| {name} | {secs:,.1f} | {added.get(name, 0):,} | {d / MIB:,.0f} / {w / MIB:,.0f} |"
+            )
         size = lake_bytes(lake)
         print(f"| wall, whole run | {wall:,.1f} | |", flush=True)
         result(

@@ -18,11 +18,10 @@ sizes and extrapolates to 1,000,000 logs (what these 2 cores would take for one 
 million). With `--grow LAKE` each CORPUS is one step into a lake that already exists, the way
 a lake too big for one run is built (and the way a centre adds a night): the same per-stage
 table per step, with the rows each stage added to its output tables (their row counts after the
-step less before, from the Delta snapshots' file statistics), the logs the lake held before and
-after and its size on disk. A step
-that stops can be run again: logs already in the ledger are skipped. The figures are for this
-machine only; compare stages with each other, and runs
-with runs made the same way.
+step less before, from the Parquet footers of the Delta snapshots' files), the logs the lake
+held before and after and its size on disk. A step that stops can be run again: logs already
+in the ledger are skipped. The figures are for this machine only; compare stages with each
+other, and runs with runs made the same way.
 """
 
 from __future__ import annotations
@@ -35,6 +34,8 @@ import time
 from pathlib import Path
 
 from bench.common import MIB, ROOT, STAGE_DONE, StageRSS, iolake_cmd, parser, result
+
+LEDGER = "bronze/logs"  # one row per log: the lake's logs
 
 
 def pick_inputs(corpus: Path, n: int, scratch: Path) -> list[str]:
@@ -93,18 +94,10 @@ def run_pipeline(
     return time.perf_counter() - t0, stages
 
 
-def lake_logs(lake: Path) -> int:
-    """Logs in the lake's ledger (`bronze/logs`), 0 for a lake that does not exist yet."""
-    if not (lake / "bronze" / "logs" / "_delta_log").is_dir():
-        return 0
-    from deltalake import DeltaTable
-
-    return DeltaTable(str(lake / "bronze" / "logs")).to_pyarrow_dataset().count_rows()
-
-
 def table_rows(lake: Path) -> dict[str, int]:
     """Rows of every Delta table a stage of `pipeline.yaml` writes ("layer/name" -> rows; a table
-    not written yet is absent), counted from the snapshot's file statistics (no data read)."""
+    not written yet is absent), counted from the Parquet footers of the snapshot's files (no data
+    pages read). `bronze/logs` is the ledger: its rows are the lake's logs."""
     from deltalake import DeltaTable
 
     from iolake.pipeline import load_pipeline
@@ -136,10 +129,12 @@ def lake_bytes(lake: Path) -> int:
 def grow(corpora: list[Path], lake: Path, conf_dir: Path | None) -> int:
     """Each corpus as one `iolake run` step into `lake`: stage table, logs and bytes after it."""
     for corpus in corpora:
-        before, rows_before = lake_logs(lake), table_rows(lake)
+        rows_before = table_rows(lake)
+        before = rows_before.get(LEDGER, 0)
         print(f"== step {corpus} -> {lake} (holds {before:,} logs)", flush=True)
         wall, stages = run_pipeline([str(corpus)], lake, conf_dir)
-        after, added = lake_logs(lake), rows_added(rows_before, table_rows(lake))
+        rows_after = table_rows(lake)
+        after, added = rows_after.get(LEDGER, 0), rows_added(rows_before, rows_after)
         print(
             "\n| stage | seconds | rows added | peak RSS driver / workers, MiB |\n|---|---|---|---|"
         )

@@ -21,6 +21,7 @@ import io
 import multiprocessing
 import os
 import sys
+import threading
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
@@ -62,9 +63,37 @@ def png_of(draw_to_path: Callable[..., object], *args, **kwargs) -> bytes:
     return buf.getvalue()
 
 
+_PRELOAD: list[threading.Thread] = []  # the thread `preload` started, until `warm_up` joins it
+
+
+def preload() -> None:
+    """Start `warm_up` in a thread, to load matplotlib while the caller reads the lake (delta-rs
+    and Arrow release the GIL as they read): a page's figures then start sooner. `warm_up` and
+    `Drawings.render` wait for it, so nothing draws, and no worker is forked, while it runs."""
+    if not _PRELOAD and not _WARM:
+        thread = threading.Thread(target=_warm_up, name="matplotlib-preload", daemon=True)
+        _PRELOAD.append(thread)
+        thread.start()
+
+
+def _join_preload() -> None:
+    while _PRELOAD:
+        _PRELOAD.pop().join()
+
+
 def warm_up() -> None:
     """Load what every figure needs (matplotlib's Agg canvas, its default font, the text layout
-    and mathtext parsers) once here, before the fork, rather than once in each worker."""
+    and mathtext parsers) once here, before the fork, rather than once in each worker (or wait
+    for `preload`'s thread doing it)."""
+    _join_preload()
+    if not _WARM:
+        _warm_up()
+
+
+_WARM: list[bool] = []  # [True] once a warm-up has run in this process
+
+
+def _warm_up() -> None:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 
@@ -75,6 +104,7 @@ def warm_up() -> None:
     ax.set_ylim(1, 1000)
     ax.set_title("warm")
     fig.canvas.draw()
+    _WARM.append(True)
 
 
 def usable_cores() -> int:
@@ -106,6 +136,7 @@ class Drawings:
     def render(self) -> None:
         """Draw every figure added and hand each result to its `done`, in the order added."""
         calls, self.calls = self.calls, []
+        _join_preload()
         n = min(self.workers or usable_cores(), len(calls))
         parallel = n > 1 and can_fork()
         if parallel:

@@ -60,7 +60,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from apps.drawing import Drawings
+from apps.drawing import Drawings, preload
 from apps.report import LakeReader
 from apps.summary_sections import figure, png_bytes
 from iolake.lake import arrow
@@ -1316,6 +1316,7 @@ def write(
         raise ValueError(f"--top {top}: give at least 1")
     if reports < 0:
         raise ValueError(f"--reports {reports}: give 0 or more")
+    preload()  # matplotlib loads while the marts are read
     reader = FleetReader(conf)
     data = load(reader, since, until)
     drawings = Drawings()  # every figure of every page, drawn at once (apps/drawing.py)

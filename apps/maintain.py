@@ -33,10 +33,10 @@ import time
 from dataclasses import dataclass, field
 
 from iolake.config import DELTA_RETENTION_SAFETY_HOURS, Config, ConfigError
+from iolake.lake.delta import USER_METADATA
 from schemas import TABLES, TableSpec
 
 RETENTION_CHECK = "spark.databricks.delta.retentionDurationCheck.enabled"
-USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"  # the run's, on every commit
 STATE_PROPERTY = "iolake."  # table properties that record state: never synced from the spec
 
 

@@ -57,7 +57,7 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from apps.drawing import Drawings, png_of
+from apps.drawing import Drawings, png_of, preload
 from features.units import human_bytes
 from iolake.lake import arrow
 from schemas import TABLES
@@ -1570,6 +1570,7 @@ def output_path(out: str | None, log_id: str) -> Path:
 
 def write_report(conf, job: str, out: str | None = None) -> Path:
     """Resolve JOB in the lake of `conf`, render its page, write it; returns the path."""
+    preload()  # matplotlib loads while the lake is read
     reader = LakeReader(conf)
     log_id = find_job(reader, job)
     html = render(build(reader, log_id))

@@ -26,6 +26,7 @@ other, and runs with runs made the same way.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -62,6 +63,9 @@ def pick_inputs(corpus: Path, n: int, scratch: Path) -> list[str]:
     return inputs
 
 
+BATCH_OR_SORT = re.compile(r"\[\w+\] (batch \d+/\d+|\S+ new logs over \d+ months|ledger sorted)")
+
+
 def run_pipeline(
     inputs: list[str], lake: Path, conf_dir: Path | None = None
 ) -> tuple[float, list[tuple[str, float, int, int]]]:
@@ -84,7 +88,7 @@ def run_pipeline(
             )
         elif line.startswith(
             ("iolake run", "[decode]", "[commit]", "[labels]", "[train]", "[score]")
-        ):
+        ) or BATCH_OR_SORT.match(line):
             print("    " + line.rstrip()[:160], flush=True)
     p.wait()
     rss.stop()

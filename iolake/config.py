@@ -36,6 +36,7 @@ class SparkConf:
     logs_per_partition: (
         int  # a stage over N new logs starts AQE's shuffles at >= N / this partitions (0: off)
     )
+    batch_logs: int  # a `new_logs.by_month` stage over more new logs runs in month batches of this many (0: off)
 
 
 @dataclass(frozen=True)
@@ -71,6 +72,9 @@ class IngestConf:
     )
     commit_threads: int = 4  # bronze tables gated and committed at once (1: one after another)
     row_group_rows: int = 131072  # rows per row group of a staged Parquet file (0: pyarrow's)
+    ledger_sort_rows: int = (
+        100000  # ledger rows in coarse row groups past which ingest sorts it (0: never)
+    )
 
 
 @dataclass(frozen=True)

@@ -25,6 +25,12 @@ class Stage:
     new_logs: dict | None = None  # {"from": "layer/name", "done": "layer/name"}: incremental by log
 
     @property
+    def by_month(self) -> bool:
+        """May the runner split its new logs into batches of whole job_months (`new_logs.by_month`):
+        a stage whose rows for a log depend on that log alone."""
+        return bool(self.new_logs and self.new_logs.get("by_month"))
+
+    @property
     def available(self) -> bool:
         return importlib.util.find_spec(self.module) is not None
 
@@ -90,8 +96,14 @@ def _check_tables(path: Path, i: int, stage: Stage) -> None:
                 f"{where}: {t!r} is not a table of schemas/ (write layer/name, e.g. bronze/posix)"
             )
     if stage.new_logs is not None:
-        if set(stage.new_logs) != {"from", "done"}:
-            raise ConfigError(f"{where}: new_logs: needs exactly the keys from, done")
+        keys = set(stage.new_logs)
+        if not {"from", "done"} <= keys <= {"from", "done", "by_month"}:
+            raise ConfigError(
+                f"{where}: new_logs: needs the keys from, done (and optionally by_month), "
+                f"not {', '.join(sorted(keys))}"
+            )
+        if not isinstance(stage.new_logs.get("by_month", False), bool):
+            raise ConfigError(f"{where}: new_logs.by_month: must be true or false")
         if (
             stage.new_logs["from"] not in stage.inputs
             or stage.new_logs["done"] not in stage.outputs

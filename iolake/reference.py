@@ -478,6 +478,7 @@ def render_stages(stages, root: Path = ROOT) -> str:
     for st in stages:
         new_logs = (
             f"from {code(st.new_logs['from'])}, done {code(st.new_logs['done'])}"
+            + ("; in batches of whole months past `spark.batch_logs`" if st.by_month else "")
             if st.new_logs
             else "no: the stage reads its inputs whole"
         )

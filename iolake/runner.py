@@ -18,6 +18,9 @@ For a stage it
    order (optional `summarize(outputs) -> dict` adds stage facts, named in `SUMMARY`, to the summary) — or it does
    work that is not a DataFrame transform (decoding files in executors, fitting models, loading
    them from the registry) in `execute(ctx) -> dict`, reading and writing through `ctx` alike;
+   A stage marked `new_logs.by_month` (its rows for a log depend on that log alone) with more
+   new logs than conf `spark.batch_logs` runs once per batch of whole job_months instead, each
+   batch read, computed and committed on its own: a first load of a million logs holds a batch;
 5. after an incremental stage, records in `ops/empty_logs` the new logs it left without a row in
    `done`, so that they are not new work again (a stage's rows for a log depend on that log alone),
    and then sets its mark on `done`: the table versions this run started from.
@@ -191,22 +194,107 @@ def run_stage(
                 **{k: 0 for k in getattr(mod, "SUMMARY", ())},
                 "seconds": time.monotonic() - t0,
             }
-    restore = scale_shuffles(spark, conf.spark.logs_per_partition, ctx.n_todo)
+    try:
+        if stage.new_logs:
+            summary = _run_batches(mod, ctx, todo, done)
+        else:
+            summary = _run_once(mod, ctx, None, None)
+        if mark is not None:
+            set_mark(spark, conf, stage.name, done, mark)
+    finally:
+        if stage.new_logs and ctx.todo is not None:
+            todo.unpersist()
+    summary["seconds"] = time.monotonic() - t0
+    return summary
+
+
+def _run_once(mod, ctx: StageContext, todo, done) -> dict:
+    """The stage over `ctx`'s logs (all of them when it is not incremental), then, for an
+    incremental one, its new logs without a row in `done` recorded (`mark_empty_logs`)."""
+    restore = scale_shuffles(ctx.spark, ctx.conf.spark.logs_per_partition, ctx.n_todo)
     try:
         if hasattr(mod, "execute"):
             summary = dict(mod.execute(ctx) or {})
         else:
             summary = _run_pure(mod, ctx)
-        if stage.new_logs and ctx.n_todo:
+        if todo is not None and ctx.n_todo:
             summary["empty_logs"] = mark_empty_logs(ctx, todo, done)
-        if mark is not None:
-            set_mark(spark, conf, stage.name, done, mark)
     finally:
         restore()
-        if stage.new_logs and ctx.todo is not None:
-            todo.unpersist()
-    summary["seconds"] = time.monotonic() - t0
     return summary
+
+
+def _run_batches(mod, ctx: StageContext, todo, done) -> dict:
+    """An incremental stage over its new logs `todo` (cached; log_id, job_month): at once, or, for a
+    `new_logs.by_month` stage over more than `spark.batch_logs` of them, in batches of whole
+    job_months (`month_batches`), each read, computed and committed on its own, so that a first
+    load holds one batch in memory and a run stopped part-way keeps the batches it committed (the
+    next run's new logs are the rest). The summary adds up the batches'."""
+    cap = ctx.conf.spark.batch_logs
+    if not (ctx.stage.by_month and cap and ctx.n_todo > cap):
+        return _run_once(mod, ctx, todo, done)
+    import pyspark.sql.functions as F
+
+    counts = {r["job_month"]: r["count"] for r in todo.groupBy("job_month").count().collect()}
+    batches = month_batches(counts, cap)
+    ctx.echo(
+        f"[{ctx.stage.name}] {ctx.n_todo:,} new logs over {len(counts)} months: "
+        f"{len(batches)} batches of whole months, at most {cap:,} logs each (spark.batch_logs)"
+    )
+    whole, summary = (ctx.todo, ctx.n_todo, ctx.todo_months), {}
+    try:
+        for i, months in enumerate(batches, 1):
+            month = F.col("job_month")
+            part = todo.where(month.isNull() if months == [None] else month.isin(months))
+            n = sum(counts[m] for m in months)
+            ctx.todo, ctx.n_todo, ctx.todo_months = part.select("log_id"), n, months
+            ctx.echo(f"[{ctx.stage.name}] batch {i}/{len(batches)}: {_span(months)}, {n:,} logs")
+            summary = add_summaries(summary, _run_once(mod, ctx, part, done))
+    finally:
+        ctx.todo, ctx.n_todo, ctx.todo_months = whole
+    return summary
+
+
+def month_batches(counts: dict, cap: int) -> list[list]:
+    """`counts` ({job_month: new logs}) as batches of consecutive months, each of at most `cap` logs
+    (a month with more is a batch of its own): the months in order, a batch closed when the next
+    month would take it over `cap`. Logs without a job_month (None) are a batch of their own."""
+    batches: list[list] = []
+    size = 0
+    for m in sorted_months([m for m in counts if m is not None]):
+        if batches and size + counts[m] <= cap:
+            batches[-1].append(m)
+            size += counts[m]
+        else:
+            batches.append([m])
+            size = counts[m]
+    return batches + ([[None]] if None in counts else [])
+
+
+def add_summaries(a: dict, b: dict) -> dict:
+    """Two batches' stage summaries as one: counts and rows per table added, other facts the last."""
+    out = dict(a)
+    for k, v in b.items():
+        if k == "rows":
+            rows = dict(out.get("rows") or {})
+            for t, n in v.items():
+                rows[t] = rows.get(t, 0) + n
+            out["rows"] = rows
+        elif _count(v) and _count(out.get(k)):
+            out[k] = out[k] + v
+        else:
+            out[k] = v
+    return out
+
+
+def _count(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _span(months: list) -> str:
+    if months == [None]:
+        return "logs without a job_month"
+    return months[0] if len(months) == 1 else f"{months[0]}..{months[-1]}"
 
 
 def new_log_months(spark, conf, stage: str, source, done, echo) -> tuple[list | None, dict]:

@@ -218,6 +218,7 @@ def execute(ctx) -> dict:
             ctx.ensure(f"bronze/{table}")
     commit_tables(ctx, commits, ledger.select("log_id"), months)
     ctx.write(LEDGER, ledger.drop("staged"))
+    keep_ledger_sorted(ctx)
 
     facts = ledger.select("status", "row_counts").collect()
     summary["status"] = dict(Counter(r.status for r in facts))
@@ -230,6 +231,30 @@ def execute(ctx) -> dict:
     cleanup_staging(staging)
     echo(format_summary(summary))
     return summary
+
+
+def keep_ledger_sorted(ctx) -> None:
+    """Rewrite the ledger sorted by log_id in small row groups (`iolake.lake.layout.keep_sorted`,
+    what `iolake maintain` does) once more than `ingest.ledger_sort_rows` of its rows lie in the
+    coarse row groups merges write: a look-up of one log (`iolake report JOB`) then decodes one
+    row group, however large the lake, where a million logs merged at once are one row group."""
+    from iolake.lake.delta import USER_METADATA
+    from iolake.lake.layout import keep_sorted
+
+    spec = ctx.spec(LEDGER, "output")
+    t = time.monotonic()
+    coarse, done = keep_sorted(
+        spec.path(ctx.conf.lake.root),
+        "log_id",
+        ctx.conf.ingest.ledger_sort_rows,
+        ctx.spark.conf.get(USER_METADATA, None),
+    )
+    if done is not None:
+        ctx.echo(
+            f"[ingest] ledger sorted by log_id: {coarse:,} rows were in coarse row groups "
+            f"(ingest.ledger_sort_rows {ctx.conf.ingest.ledger_sort_rows:,}), "
+            f"{time.monotonic() - t:.1f} s"
+        )
 
 
 def commit_tables(ctx, commits: list[tuple[str, list[str]]], log_ids, months: list[str]) -> None:

@@ -61,12 +61,13 @@ def schema_changes(table_schema, new_schema, what: str) -> list:
     return added
 
 
+USER_METADATA = "spark.databricks.delta.commitInfo.userMetadata"  # the run's, on every commit
+
+
 def commit_metadata(spark, run_id: str, conf_digest: str, stage: str, git_sha: str) -> None:
     """Every Delta commit of this session now carries the run id, git sha and config hash."""
     meta = {"run_id": run_id, "stage": stage, "git_sha": git_sha, "config": conf_digest}
-    spark.conf.set(
-        "spark.databricks.delta.commitInfo.userMetadata", json.dumps(meta, sort_keys=True)
-    )
+    spark.conf.set(USER_METADATA, json.dumps(meta, sort_keys=True))
 
 
 def with_retries(

@@ -96,3 +96,38 @@ def test_one_figure_or_one_worker_draws_here():
         got, parallel = _render(workers, calls)
         assert not parallel and got == [(f"figure {i}".encode(), None) for i in range(n)]
     assert drawing._PENDING == []  # nothing kept after a render
+
+
+@forks
+def test_figures_after_a_preload_are_the_same_and_nothing_draws_before_it_ends(monkeypatch):
+    """`preload` warms matplotlib up in a thread while a page reads; the figures drawn after it
+    are the same bytes, the warm-up ran once, and `render` forked only after the thread ended."""
+    import threading
+
+    calls = [(ss.draw_io_cost, (_cost(2), 10.0)), (ss.draw_io_cost, (_cost(1), None))]
+    here, _ = _render(1, calls)
+    monkeypatch.setattr(drawing, "_WARM", [])
+    monkeypatch.setattr(drawing, "_PRELOAD", [])
+    warmed, real = [], drawing._warm_up
+
+    def slow_warm_up():
+        time.sleep(0.5)  # long enough for `render` to be called while it runs
+        real()
+        warmed.append(time.monotonic())
+
+    monkeypatch.setattr(drawing, "_warm_up", slow_warm_up)
+    drawing.preload()
+    drawing.preload()  # a second call starts no second thread
+    assert [t.name for t in threading.enumerate()].count("matplotlib-preload") == 1
+    forked = []
+    real_in_workers = drawing.Drawings._in_workers
+
+    def in_workers(self, calls, n):
+        forked.append(time.monotonic())
+        return real_in_workers(self, calls, n)
+
+    monkeypatch.setattr(drawing.Drawings, "_in_workers", in_workers)
+    there, parallel = _render(2, calls)
+    assert parallel and there == here
+    assert len(warmed) == 1 and forked and forked[0] >= warmed[0]
+    assert drawing._PRELOAD == [] and drawing._WARM == [True]

@@ -118,6 +118,61 @@ def test_pipeline_new_logs_must_name_an_input_and_an_output(tmp_path):
         load_pipeline(bad)
 
 
+@pytest.mark.parametrize(
+    "new_logs, says",
+    [
+        ({"by_month": "yes"}, r"\(covering\): new_logs.by_month: must be true or false"),
+        ({"by_mnth": True}, r"\(covering\): new_logs: needs the keys from, done .*by_mnth"),
+    ],
+)
+def test_pipeline_new_logs_by_month_is_checked(tmp_path, new_logs, says):
+    data = yaml.safe_load((ROOT / "pipeline.yaml").read_text())
+    data["stages"][2]["new_logs"] = {
+        "from": "bronze/jobs",
+        "done": "silver/covering_sets",
+        **new_logs,
+    }
+    bad = tmp_path / "pipeline.yaml"
+    bad.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError, match=says):
+        load_pipeline(bad)
+
+
+def test_only_stages_whose_rows_follow_one_log_run_in_month_batches():
+    """A stage that compares a log with others (watch's history, fleet's months) must see its new
+    logs at once; features, covering and tags read each log alone."""
+    batched = {s.name for s in load_pipeline() if s.by_month}
+    assert batched == {"features", "covering", "tags"}
+
+
+def test_month_batches_pack_whole_months_in_order_up_to_the_cap():
+    from iolake.runner import month_batches
+
+    counts = {"2024-03": 40, "2024-01": 70, "2024-02": 30, "2024-04": 150, "2024-05": 10, None: 5}
+    assert month_batches(counts, 100) == [
+        ["2024-01", "2024-02"],  # 70 + 30 = 100: at the cap, not over it
+        ["2024-03"],  # 40 + 150 would be over
+        ["2024-04"],  # over the cap alone: a month is never split
+        ["2024-05"],
+        [None],  # logs without a month: a batch of their own
+    ]
+    assert month_batches({"2024-01": 3, "2024-02": 4}, 10) == [["2024-01", "2024-02"]]
+    assert month_batches({"2024-01": 3}, 1) == [["2024-01"]]
+
+
+def test_batch_summaries_add_up():
+    from iolake.runner import add_summaries
+
+    a = {"logs": 3, "rows": {"silver/x": 10}, "tagged": 2, "empty_logs": 0}
+    b = {"logs": 4, "rows": {"silver/x": 5, "silver/y": 1}, "tagged": 1, "empty_logs": 1}
+    assert add_summaries(add_summaries({}, a), b) == {
+        "logs": 7,
+        "rows": {"silver/x": 15, "silver/y": 1},
+        "tagged": 3,
+        "empty_logs": 1,
+    }
+
+
 # What a stage module would call to reach the lake behind the runner's back.
 DIRECT_LAKE_ACCESS = {
     "read_table",

@@ -659,6 +659,35 @@ def sample_lake(spark, tmp_path_factory):
 
 
 @pytest.mark.slow
+def test_covering_in_month_batches_writes_what_one_batch_writes(spark, sample_lake, tmp_path):
+    """Over more new logs than `spark.batch_logs`, a `new_logs.by_month` stage runs once per batch of
+    whole job_months (here one month a batch), committing each: the same covering sets, row for
+    row, as the sample lake's one-batch run over the same logs, and the summary adds up."""
+    import darshan
+
+    from tests.support.compare import compare
+
+    lake, once = sample_lake
+    other = tmp_path / "lake"
+    _ingest(spark, other, [str(Path(darshan.__file__).parent / "examples" / "example_logs")])
+    jobs = read_table(spark, BRONZE["jobs"], str(other))
+    months = {r.job_month for r in jobs.select("job_month").distinct().collect()}
+    assert len(months) >= 2  # so that there is more than one batch
+    conf = load_config(
+        "local", overrides={"lake": {"root": str(other)}, "spark": {"batch_logs": 1}}
+    )
+    said: list[str] = []
+    batched = covering.run(spark, conf, echo=said.append)
+    assert any(f"{len(months)} batches of whole months" in line for line in said), said
+    assert sum(line.startswith("[covering] batch ") for line in said) == len(months), said
+    assert (batched["covered"], batched["members"]) == (once["covered"], once["members"])
+    assert batched["rows"] == once["rows"]
+    (row,) = [r for r in compare(str(lake), str(other)) if r["table"] == "silver/covering_sets"]
+    assert row["equal"] and row["rows_a"] == once["members"], row
+    assert covering.run(spark, conf, echo=lambda *_: None)["logs"] == 0  # every batch committed
+
+
+@pytest.mark.slow
 def test_covering_run_on_sample_logs_covers_every_job(spark, sample_lake):
     lake, summary = sample_lake
     assert summary["covered"] >= 4 and summary["members"] >= summary["covered"]

@@ -502,16 +502,22 @@ def test_ingest_killed_between_commits_then_rerun_equals_clean_run(spark, corpus
     _assert_same_tables(_frames(spark, lake), _frames(spark, clean_lake, ids))
 
 
-def test_one_at_a_time_in_small_row_groups_equals_the_defaults(spark, corpus_lake, tmp_path):
-    """`ingest.commit_threads` and `ingest.row_group_rows`: the module's lake committed its
-    tables four at a time in row groups of 131,072 rows (the defaults); one table at a time in
-    row groups of 1,000 rows gives the same rows and the ledger the same logs, every staged file's
-    row groups hold at most 1,000 rows, and the rows of a log with 7,623 DXT segments (pydarshan's
-    `dxt.darshan`), read through delta-rs, are the same."""
+def test_one_at_a_time_in_small_row_groups_equals_the_defaults(
+    spark, corpus_lake, tmp_path, monkeypatch
+):
+    """`ingest.commit_threads`, `ingest.row_group_rows` and `ingest.ledger_sort_rows`: the
+    module's lake committed its tables four at a time in row groups of 131,072 rows (the
+    defaults); one table at a time in row groups of 1,000 rows gives the same rows and the ledger
+    the same logs, every staged file's row groups hold at most 1,000 rows, and the rows of a log
+    with 7,623 DXT segments (pydarshan's `dxt.darshan`), read through delta-rs, are the same. With
+    `ledger_sort_rows` 1 (and sorted row groups of 2 rows) the ingest ends by sorting its ledger:
+    the same rows, in log_id order, no row group over 2 rows."""
     import pandas as pd
     import pyarrow.parquet as pq
 
-    from iolake.lake import arrow
+    from iolake.lake import arrow, layout
+
+    monkeypatch.setattr(layout, "ROW_GROUP_ROWS", 2)
 
     clean_lake, _ = corpus_lake
     defaults = load_config("local").ingest
@@ -522,11 +528,21 @@ def test_one_at_a_time_in_small_row_groups_equals_the_defaults(spark, corpus_lak
         "local",
         overrides={
             "lake": {"root": str(lake)},
-            "ingest": {"commit_threads": 1, "row_group_rows": 1000},
+            "ingest": {"commit_threads": 1, "row_group_rows": 1000, "ledger_sort_rows": 1},
         },
     )
     assert (conf.ingest.commit_threads, conf.ingest.row_group_rows) == (1, 1000)
-    run(spark, conf, inputs)
+    assert load_config("local").ingest.ledger_sort_rows == 100_000
+    said: list[str] = []
+    run(spark, conf, inputs, echo=said.append)
+    assert any(line.startswith("[ingest] ledger sorted by log_id: ") for line in said), said
+    ledger_ids, ledger_groups = [], []
+    for f in map(pq.ParquetFile, sorted(arrow.open_table(lake, BRONZE["logs"]).file_uris())):
+        for i in range(f.metadata.num_row_groups):
+            ledger_groups.append(f.metadata.row_group(i).num_rows)
+            ledger_ids += f.read_row_group(i, ["log_id"])["log_id"].to_pylist()
+    assert max(ledger_groups) <= 2 and len(ledger_groups) > 1
+    assert ledger_ids == sorted(ledger_ids)  # one file here: one sorted run
     ids = _log_ids(spark, clean_lake, inputs)
     assert ids and _log_ids(spark, lake, inputs) == ids
     _assert_same_tables(_frames(spark, lake), _frames(spark, clean_lake, ids))

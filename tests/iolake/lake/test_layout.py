@@ -53,3 +53,24 @@ def test_keep_sorted_rewrites_only_past_the_limit_and_keeps_every_row(tmp_path):
     assert keep_sorted(path, "log_id", 29, row_group_rows=8)[1] is None
     rows = DeltaTable(path).to_pyarrow_table()
     assert sorted(rows["log_id"].to_pylist()) == sorted(first + second)
+
+
+def test_an_ingest_whose_ledger_delta_rs_cannot_open_warns_and_goes_on(tmp_path):
+    """Ingest sorts its ledger after every log is committed: a store delta-rs cannot open (here,
+    no table where the ledger should be) is a warning naming the error, not a failed run."""
+    from types import SimpleNamespace
+
+    from iolake.config import load_config
+    from jobs.ingest import keep_ledger_sorted
+    from schemas import BRONZE
+
+    said: list[str] = []
+    ctx = SimpleNamespace(
+        conf=load_config("local", overrides={"lake": {"root": str(tmp_path / "none")}}),
+        spec=lambda table, kind: BRONZE["logs"],
+        spark=SimpleNamespace(conf=SimpleNamespace(get=lambda key, default=None: default)),
+        echo=said.append,
+    )
+    keep_ledger_sorted(ctx)
+    assert len(said) == 1 and said[0].startswith("[ingest] warning: the ledger was not checked")
+    assert "TableNotFoundError" in said[0] and "iolake maintain" in said[0]

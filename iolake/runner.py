@@ -233,8 +233,6 @@ def _run_batches(mod, ctx: StageContext, todo, done) -> dict:
     cap = ctx.conf.spark.batch_logs
     if not (ctx.stage.by_month and cap and ctx.n_todo > cap):
         return _run_once(mod, ctx, todo, done)
-    import pyspark.sql.functions as F
-
     counts = {r["job_month"]: r["count"] for r in todo.groupBy("job_month").count().collect()}
     batches = month_batches(counts, cap)
     ctx.echo(
@@ -244,8 +242,7 @@ def _run_batches(mod, ctx: StageContext, todo, done) -> dict:
     whole, summary = (ctx.todo, ctx.n_todo, ctx.todo_months), {}
     try:
         for i, months in enumerate(batches, 1):
-            month = F.col("job_month")
-            part = todo.where(month.isNull() if months == [None] else month.isin(months))
+            part = todo.where(month_filter(months))
             n = sum(counts[m] for m in months)
             ctx.todo, ctx.n_todo, ctx.todo_months = part.select("log_id"), n, months
             ctx.echo(f"[{ctx.stage.name}] batch {i}/{len(batches)}: {_span(months)}, {n:,} logs")

@@ -242,11 +242,12 @@ def keep_ledger_sorted(ctx) -> None:
     from iolake.lake.layout import keep_sorted
 
     spec = ctx.spec(LEDGER, "output")
+    (column,) = spec.sorted_by
     t = time.monotonic()
     try:
         coarse, done = keep_sorted(
             spec.path(ctx.conf.lake.root),
-            "log_id",
+            column,
             ctx.conf.ingest.ledger_sort_rows,
             ctx.spark.conf.get(USER_METADATA, None),
         )
@@ -258,7 +259,7 @@ def keep_ledger_sorted(ctx) -> None:
         return
     if done is not None:
         ctx.echo(
-            f"[ingest] ledger sorted by log_id: {coarse:,} rows were in coarse row groups "
+            f"[ingest] ledger sorted by {column}: {coarse:,} rows were in coarse row groups "
             f"(ingest.ledger_sort_rows {ctx.conf.ingest.ledger_sort_rows:,}), "
             f"{time.monotonic() - t:.1f} s"
         )

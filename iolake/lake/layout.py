@@ -57,7 +57,7 @@ def coarse_rows(path: str, row_group_rows: int | None = None, storage_options=No
     table = DeltaTable(path, storage_options=_options(path, storage_options))
     adds = pa.table(table.get_add_actions(flatten=True)).select(["path", "num_records"])
     big = {
-        p: n
+        p
         for p, n in zip(adds["path"].to_pylist(), adds["num_records"].to_pylist())
         if n is None or n > row_group_rows
     }

@@ -321,11 +321,38 @@ class Config:
     site: SiteConf
 
     def digest(self) -> str:
-        blob = json.dumps(dataclasses.asdict(self), sort_keys=True, default=str).encode()
-        return hashlib.sha256(blob).hexdigest()[:12]
+        """Every setting: stamped on commits and runs (what exactly ran)."""
+        return _digest(dataclasses.asdict(self))
+
+    def model_digest(self) -> str:
+        """The settings that shape what a model learns (MODEL_SECTIONS less MODEL_DIGEST_SKIPS, and
+        MODEL_DIGEST_PARTS):
+        `train` keeps a model trained under the same ones, so a change of heap, paths, ingest or
+        watch settings does not retrain every model and make `score` predict the lake again."""
+        conf = dataclasses.asdict(self)
+        kept = {name: conf[name] for name in MODEL_SECTIONS}
+        for section, key in MODEL_DIGEST_SKIPS:
+            kept[section].pop(key)
+        for section, key in MODEL_DIGEST_PARTS:
+            kept[f"{section}.{key}"] = conf[section][key]
+        return _digest(kept)
 
     def with_overrides(self, **changes) -> Config:
         return dataclasses.replace(self, **changes)
+
+
+# what a model sees (feature and tier rules, which logs are suspect, the site's tiers) and how it is
+# trained, labelled and registered
+MODEL_SECTIONS = ("features", "suspect", "models", "site")
+# models settings that change how fast or when it trains, not what it learns
+MODEL_DIGEST_SKIPS = (("models", "cv_jobs"), ("models", "retrain_growth"))
+# settings of other sections a model depends on: the application key groups its splits
+MODEL_DIGEST_PARTS = (("watch", "key_parts"), ("watch", "nprocs_buckets"))
+
+
+def _digest(settings: dict) -> str:
+    blob = json.dumps(settings, sort_keys=True, default=str).encode()
+    return hashlib.sha256(blob).hexdigest()[:12]
 
 
 CHOICES = {

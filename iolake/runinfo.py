@@ -1,4 +1,5 @@
-"""Identity of a run: its id, the code's git sha, the config digest — stamped on every commit."""
+"""Identity of a run: its id, the code's git sha, the config digest — stamped on every commit — and
+the digest of the settings that shape models (`Config.model_digest`), which `train` keys on."""
 
 from __future__ import annotations
 
@@ -29,8 +30,9 @@ class RunInfo:
     run_id: str
     git_sha: str
     config_digest: str
+    model_digest: str
 
     @classmethod
     def new(cls, conf) -> RunInfo:
         stamp = dt.datetime.now(dt.UTC).strftime("%Y%m%dT%H%M%SZ")
-        return cls(f"{stamp}-{uuid.uuid4().hex[:8]}", git_sha(), conf.digest())
+        return cls(f"{stamp}-{uuid.uuid4().hex[:8]}", git_sha(), conf.digest(), conf.model_digest())

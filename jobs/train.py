@@ -59,7 +59,7 @@ def _already_trained(exp_id: str, version, digest: str) -> bool:
     runs = mlflow.search_runs(
         [exp_id],
         filter_string=f"tags.`iolake.training_version` = '{version}' and "
-        f"tags.`iolake.config_digest` = '{digest}' and "
+        f"tags.`iolake.model_digest` = '{digest}' and "
         f"attributes.status = 'FINISHED'",
         max_results=1,
     )
@@ -74,7 +74,7 @@ def _lake_rows_seen(exp_id: str, table_id: str, digest: str) -> int | None:
     runs = mlflow.search_runs(
         [exp_id],
         filter_string=f"tags.`iolake.training_version` LIKE '{table_id}@%' and "
-        f"tags.`iolake.config_digest` = '{digest}' and attributes.status = 'FINISHED'",
+        f"tags.`iolake.model_digest` = '{digest}' and attributes.status = 'FINISHED'",
         order_by=["attributes.start_time DESC"],
         max_results=1,
     )
@@ -104,7 +104,7 @@ def lake_growth_holds(
     models = models or (conf.models.bandwidth_model, conf.models.job_bandwidth_model)
     then = []
     for name in models:
-        rows = _lake_rows_seen(tracking.experiment(conf, name), table_id, ctx.info.config_digest)
+        rows = _lake_rows_seen(tracking.experiment(conf, name), table_id, ctx.info.model_digest)
         if rows is None or rows_now >= rows * (1 + growth):
             return None
         then.append(rows)
@@ -740,7 +740,7 @@ def _train_placement_stage(ctx, out: dict) -> None:
     labels_id = delta_id(ctx.spark, ctx.spec(labels_t, "input").path(conf.lake.root))
     lv = f"{labels_id}@{ctx.version(labels_t)}"
     exp = tracking.experiment(conf, conf.models.placement_model)
-    if _already_trained(exp, lv, info.config_digest):
+    if _already_trained(exp, lv, info.model_digest):
         echo(f"[train] placement: already trained on gold/placement_labels version {lv}")
         return
     # Spark returns rows in no fixed order and the splits are positional: sort, so the same
@@ -933,7 +933,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         if rows is None:
             continue
         exp = tracking.experiment(conf, name)
-        if _already_trained(exp, ver, info.config_digest):
+        if _already_trained(exp, ver, info.model_digest):
             echo(f"[train] bandwidth/{level}: already trained on {ver}")
         else:
             out["bandwidth"] = train_bandwidth(
@@ -981,7 +981,7 @@ def _train_bandwidth_stage(ctx, out: dict) -> None:
         )
         return
     exp = tracking.experiment(conf, m.job_bandwidth_model)
-    if _already_trained(exp, j_ver, info.config_digest):
+    if _already_trained(exp, j_ver, info.model_digest):
         echo(f"[train] bandwidth/job: already trained on {j_ver}")
     else:
         out["job_bandwidth"] = train_bandwidth(

@@ -2,7 +2,7 @@
 
 One experiment per model (named like the registered model). Each run logs params, metrics,
 signature + input example, the Delta version of its training table, plots (matplotlib Agg) and
-tags: git sha, iolake run id, config digest.
+tags: git sha, iolake run id, config digest, model digest.
 """
 
 from __future__ import annotations
@@ -124,6 +124,7 @@ def tags(run_info) -> dict:
         "iolake.git_sha": run_info.git_sha,
         "iolake.run_id": run_info.run_id,
         "iolake.config_digest": run_info.config_digest,
+        "iolake.model_digest": run_info.model_digest,
         "mlflow.source.git.commit": run_info.git_sha,
     }
 

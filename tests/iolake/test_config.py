@@ -153,6 +153,36 @@ def test_config_lake_override_wins_over_base_and_overlay(tmp_path):
     assert conf.digest() != load_config("cluster").digest()
 
 
+def test_config_model_digest_follows_what_models_learn_not_how_they_run(tmp_path):
+    """A heap, a lake path, cv_jobs or retrain_growth leave the model digest (train's key) as it
+    was, while the whole digest changes; a feature rule, a seed, the application key (the splits'
+    groups) or a site tier change it."""
+    base = load_config("local")
+    same = {
+        "spark": {"properties": {"spark.driver.memory": "9g"}},
+        "lake": {"root": str(tmp_path / "elsewhere")},
+        "models": {"cv_jobs": base.models.cv_jobs + 3, "retrain_growth": 0.5},
+        "watch": {"short_window": base.watch.short_window + 1},
+    }
+    for section, change in same.items():
+        conf = load_config("local", overrides={section: change})
+        assert conf.digest() != base.digest(), section
+        assert conf.model_digest() == base.model_digest(), section
+    differ = {
+        "models": {"seed": base.models.seed + 1},
+        "features": {"random_fraction": base.features.random_fraction / 2},
+        "suspect": {"max_counter": base.suspect.max_counter // 2},
+        "watch": {"nprocs_buckets": [1, 1024]},
+    }
+    for section, change in differ.items():
+        conf = load_config("local", overrides={section: change})
+        assert conf.model_digest() != base.model_digest(), section
+    site = tmp_path / "site"
+    site.mkdir()
+    _conf_dir(site, "site:\n  name: other\n  tiers:\n    - {name: pfs, kind: parallel_fs}\n")
+    assert load_config("local", site).model_digest() != base.model_digest()
+
+
 def test_config_lake_override_of_the_cli(tmp_path):
     from iolake.cli import _conf, parser
 

@@ -28,7 +28,7 @@ FEATURES = Stage(
 
 def _ctx(tmp_path, stage=FEATURES):
     conf = load_config("local", overrides={"lake": {"root": str(tmp_path / "lake")}})
-    return StageContext(None, conf, stage, RunInfo("r", "sha", "digest"))
+    return StageContext(None, conf, stage, RunInfo("r", "sha", "digest", "models"))
 
 
 def test_runner_refuses_a_read_the_stage_does_not_declare(tmp_path):

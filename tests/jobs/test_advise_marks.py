@@ -61,7 +61,7 @@ def _advice(jobs: list[dict], champion: str) -> list[dict]:
 def ctx(spark, tmp_path):
     """A lake of 4 months x 2 jobs, every job advised by champion 1, the mark set as a run would."""
     conf = load_config("local", overrides={"lake": {"root": str(tmp_path / "lake")}})
-    c = StageContext(spark, conf, stage_by_name("advise"), RunInfo("r", "sha", "digest"))
+    c = StageContext(spark, conf, stage_by_name("advise"), RunInfo("r", "sha", "digest", "models"))
     jobs = [j for m in ("2025-01", "2025-02", "2025-03", "2025-04") for j in _jobs(m, 2)]
     _append(spark, JF, conf.lake.root, jobs)
     _append(spark, OUT, conf.lake.root, _advice(jobs, "1"))

@@ -332,17 +332,28 @@ def _add_runs(spark, lake: Path, runs: list[tuple[int, int]]) -> None:
 def test_a_small_drop_keeps_the_lake_models_a_large_one_retrains(spark, lake_run):
     """models.retrain_growth 0.1 (the default): the models saw 48 jobs + 144 files = 192 rows. One
     more run (49 + 147 = 196 rows, +2.1%) keeps both champions; four more (53 + 159 = 212 rows,
-    >= 192 x 1.1 = 211.2) retrain both. Runs last in this module: it adds to the lake."""
+    >= 192 x 1.1 = 211.2) retrain both. The first night runs with another heap and cv_jobs: a
+    tuning change keeps the models too. Runs last in this module: it adds to the lake."""
+    import dataclasses
+
     from jobs import train, watch
 
     lake, conf = lake_run["lake"], lake_run["conf"]
     assert conf.models.retrain_growth == 0.1
+    tuned = dataclasses.replace(
+        conf,
+        spark=dataclasses.replace(
+            conf.spark, properties={**conf.spark.properties, "spark.driver.memory": "5g"}
+        ),
+        models=dataclasses.replace(conf.models, cv_jobs=conf.models.cv_jobs + 1),
+    )
+    assert tuned.digest() != conf.digest()
     models = (conf.models.bandwidth_model, conf.models.job_bandwidth_model)
     before = {m: len(_runs(conf, m)) for m in models}
     _add_runs(spark, lake, [(0, RUNS)])
     lines: list[str] = []
-    watch.run(spark, conf, echo=lines.append)
-    out = train.run(spark, conf, echo=lines.append)
+    watch.run(spark, tuned, echo=lines.append)
+    out = train.run(spark, tuned, echo=lines.append)
     text = "\n".join(lines)
     assert (
         "[train] bandwidth: the lake's models were trained on 192 rows; the lake holds 196 (+2.1%), "

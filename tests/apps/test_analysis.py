@@ -502,6 +502,30 @@ def test_busy_seconds_splits_intervals_over_the_bins_they_span():
     assert np.allclose(got, [0.5, 1.25, 0.5])
 
 
+def test_busy_grid_is_each_ranks_overlap_with_each_bin():
+    """Every rank's row at once equals the overlap of each of its intervals with each bin, summed
+    interval by interval; rank -1 (Darshan's reduced records) and ranks past the grid are left
+    out, an end before its start counts as no time."""
+    from apps.analysis.timeline import busy_grid
+
+    rng = np.random.default_rng(7)
+    n, nranks = 3000, 97
+    ranks = rng.integers(-1, nranks + 3, n)
+    starts = rng.uniform(-2, 100, n)
+    ends = starts + rng.exponential(4, n) * (rng.random(n) > 0.1) - 3 * (rng.random(n) < 0.05)
+    edges = np.linspace(0, 110, 51)
+    expected = np.zeros((nranks, 50))
+    for r, s, e in zip(ranks, starts, ends):
+        if 0 <= r < nranks:
+            expected[r] += np.clip(
+                np.minimum(max(e, s), edges[1:]) - np.maximum(s, edges[:-1]), 0, None
+            )
+    assert np.allclose(busy_grid(ranks, starts, ends, edges, nranks), expected, atol=1e-9)
+    # hand-worked: rank 1's [0.5, 2.5) over bins [0, 1, 2, 3]; rank 0 idle; rank -1 ignored
+    got = busy_grid([1, -1], [0.5, 0.0], [2.5, 3.0], [0, 1, 2, 3], 2)
+    assert np.allclose(got, [[0, 0, 0], [0.5, 1.0, 0.5]])
+
+
 def test_timeline_of_more_ranks_than_rows_draws_rank_groups_with_marginals(tmp_path):
     """200 ranks: no longer one 0.3-inch row per rank (a 20-inch image), but the matrix figure of a
     fixed size, rank groups of 4."""

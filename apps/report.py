@@ -98,6 +98,9 @@ REPORT_TABLES = (
     "app_runs",
     "regressions",
 )
+# the tables a decode writes (bronze, the ledger aside): ingest counts each log's rows of them in
+# its ledger row (`row_counts`), and nothing else writes them
+DECODED = frozenset(n for n in REPORT_TABLES if TABLES[n].layer == "bronze")
 
 
 class JobNotFound(LookupError):
@@ -122,6 +125,7 @@ class LakeReader:
         self._tables: dict[str, object] = {}  # name -> its DeltaTable snapshot (None: absent)
         self._months: dict[str, dict[str, str | None]] = {}
         self._logs: dict[tuple[str, str], pa.Table] = {}  # (table, log_id) -> every column
+        self._absent: dict[str, frozenset[str]] = {}  # log_id -> `none_at_ingest`
 
     def exists(self, name: str) -> bool:
         if name not in self._exists:
@@ -182,12 +186,29 @@ class LakeReader:
             )
         return self._months[log_id]
 
+    def none_at_ingest(self, log_id: str) -> frozenset[str]:
+        """The decoded tables (`DECODED`) ingest wrote no row of for the log, as its ledger row's
+        `row_counts` says (every table a decode gave rows, since the first ingest): a log without
+        HDF5 or DXT has no rows there, so its report opens no snapshot of them. Empty when the
+        ledger has no counts for it (quarantined, or no ledger)."""
+        if log_id not in self._absent:
+            self._absent[log_id] = frozenset()
+            if self.exists("logs"):
+                ledger = self.log_rows("logs", log_id)
+                counts = ledger.column("row_counts").to_pylist() if ledger.num_rows else []
+                if len(counts) == 1 and counts[0] is not None:
+                    wrote = {name for name, n in counts[0] if n}
+                    self._absent[log_id] = frozenset(DECODED - wrote)
+        return self._absent[log_id]
+
     def log_rows(self, name: str, log_id: str) -> pa.Table:
         """Every column of the log's rows of an existing table, read once per report (only its
         month partition: `arrow.read_logs`): the sections and the IOFrame share them, so no table
         is read twice. One job's rows are few, except a large DXT trace's `io_ops`, which the
         IOFrame reads whole anyway."""
         key = (name, log_id)
+        if key not in self._logs and name in self.none_at_ingest(log_id):
+            self._logs[key] = arrow.empty(TABLES[name])  # nothing to open: no snapshot read
         if key not in self._logs:
             self._logs[key] = arrow.read_logs(
                 self.lake,

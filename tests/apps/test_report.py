@@ -275,6 +275,52 @@ def test_report_reads_each_table_once_and_draws_only_for_the_page(lake):
     assert {k: v for k, v in page.sections.items() if not k.endswith("_png")} == facts.sections
 
 
+def test_report_opens_no_table_the_ledger_says_the_log_has_no_rows_in(lake, monkeypatch):
+    """The decoded tables a log's ledger row counts no rows of (`LakeReader.none_at_ingest`)
+    truly hold none of it (counted here through delta-rs for every log of the lake), the page
+    reads none of them, and it is the page that reads every table."""
+    import pyarrow.dataset as ds
+    from deltalake import DeltaTable
+
+    import apps.report as report
+    from iolake.config import load_config
+    from schemas import TABLES
+
+    conf = load_config("local", overrides={"lake": {"root": lake["lake"]}})
+    root = Path(lake["lake"])
+    ledger = DeltaTable(str(root / "bronze" / "logs")).to_pyarrow_table(columns=["log_id"])
+    skipped = 0
+    for log_id in ledger.column("log_id").to_pylist():
+        absent = report.LakeReader(conf).none_at_ingest(log_id)
+        skipped += len(absent)
+        for name in absent:
+            path = root / TABLES[name].layer / name
+            if (path / "_delta_log").is_dir():
+                rows = DeltaTable(str(path)).to_pyarrow_dataset()
+                assert rows.count_rows(filter=ds.field("log_id") == log_id) == 0, (log_id, name)
+    assert skipped, "no log of the lake lacks a decoded table: nothing was checked"
+
+    read: list[str] = []
+    real = report.arrow.read_logs
+    monkeypatch.setattr(
+        report.arrow,
+        "read_logs",
+        lambda lake_, spec, *a, **k: read.append(spec.name) or real(lake_, spec, *a, **k),
+    )
+    reader = report.LakeReader(conf)
+    log_id = report.find_job(reader, lake["dxt"][:10])
+    absent = reader.none_at_ingest(log_id)
+    assert absent and "posix" not in absent
+    page = report.build(reader, log_id, draw=False)
+    assert not absent & set(read)
+    monkeypatch.setattr(report.LakeReader, "none_at_ingest", lambda self, log_id: frozenset())
+    whole = report.LakeReader(conf)
+    every = report.build(whole, log_id, draw=False)
+    held = {name for name in absent if whole.exists(name)}  # tables the lake has, of other logs
+    assert held and held <= set(read)
+    assert every == page
+
+
 def test_resolve_job_prefers_an_exact_log_id():
     from apps.report import JobNotFound, resolve_job
 

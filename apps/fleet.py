@@ -268,26 +268,45 @@ def load_run_tags(
     if not runs or not reader.exists("bottleneck_tags"):
         return {}
     apps = list(runs)
-    keys = pa.table(  # each run's log_id and its application's index in `apps`
-        {
-            "log_id": pa.array(np.concatenate([df["log_id"].to_numpy() for df in runs.values()])),
-            "app_i": np.repeat(
-                np.arange(len(apps), dtype=np.int32), [len(df) for df in runs.values()]
-            ),
-        }
-    )
+    log_ids = np.concatenate([df["log_id"].to_numpy() for df in runs.values()])
+    app_of = np.repeat(np.arange(len(apps), dtype=np.int64), [len(df) for df in runs.values()])
+    codes, uniques = pd.factorize(log_ids)  # a log listed twice for an application counts once
+    first = _first_of_each(app_of * len(uniques) + codes)
+    log_ids, app_of = log_ids[first], app_of[first]
+    keys = pa.table({"log_id": pa.array(log_ids), "run": np.arange(len(log_ids))})
     expr = pc.field("tag") != pa.scalar(NO_ISSUE)
     months = _month_filter(since, until, "job_month")
     if months is not None:
         expr = expr & months
     tags = reader.read("bottleneck_tags", ["log_id", "tag"], filter=expr)
-    # one hash join, not a read per application nor an is_in over every run's log_id; the
-    # duplicates a log listed twice (or a tag row written twice) would make are dropped
-    tags = tags.join(keys, "log_id", join_type="inner").to_pandas().drop_duplicates()
+    # one hash join, not a read per application nor an is_in over every run's log_id; then the
+    # distinct (run, tag) pairs as integers (a tag row written twice counts once), and only
+    # those pairs become strings
+    joined = tags.join(keys, "log_id", join_type="inner")
+    if not joined.num_rows:
+        return {}
+    coded = pc.dictionary_encode(joined.column("tag")).combine_chunks()
+    names = np.asarray(coded.dictionary.to_pylist(), dtype=object)
+    pairs = np.sort(
+        joined.column("run").to_numpy() * len(names) + coded.indices.to_numpy().astype(np.int64)
+    )
+    pairs = pairs[np.concatenate([[True], pairs[1:] != pairs[:-1]])]
+    run, tag = pairs // len(names), pairs % len(names)
+    order = np.argsort(app_of[run], kind="stable")
+    run, tag = run[order], tag[order]
+    cuts = np.searchsorted(app_of[run], np.arange(len(apps) + 1))
     return {
-        apps[i]: g.drop(columns="app_i").reset_index(drop=True)
-        for i, g in tags.groupby("app_i", sort=False)
+        apps[i]: pd.DataFrame({"log_id": log_ids[run[lo:hi]], "tag": names[tag[lo:hi]]})
+        for i, (lo, hi) in enumerate(zip(cuts[:-1], cuts[1:]))
+        if hi > lo
     }
+
+
+def _first_of_each(keys: np.ndarray) -> np.ndarray:
+    """The positions of each value's first occurrence in `keys`, in order (a sort, not a hash)."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    return np.sort(order[np.concatenate([[True], ordered[1:] != ordered[:-1]])])
 
 
 # ---- what the page shows: pure functions of the marts' frames -------------------------------

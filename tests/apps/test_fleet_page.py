@@ -422,6 +422,44 @@ def test_fleet_page_loads_nothing_from_the_network(page):
                     assert value.startswith("data:image/png;base64,")
 
 
+def test_fleet_page_run_tags_are_the_distinct_pairs_of_each_applications_runs():
+    """`load_run_tags` on hand-made rows: a run listed twice and a tag row written twice count
+    once, no_issue is no tag, a log of no plotted application is left out."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from apps.fleet import load_run_tags
+
+    tags = pa.table(
+        {
+            "log_id": ["a1", "a1", "a1", "a2", "b1", "b1", "x9", "a2"],
+            "tag": ["slow", "slow", "meta", "no_issue", "slow", "rank0", "slow", "meta"],
+        }
+    )
+
+    class Reader:
+        def exists(self, name):
+            return name == "bottleneck_tags"
+
+        def read(self, name, columns, filter=None):
+            return tags.select(columns).filter(filter)
+
+    runs = {
+        "alpha": pd.DataFrame({"log_id": ["a1", "a2", "a1"]}),
+        "beta": pd.DataFrame({"log_id": ["b1"]}),
+        "gamma": pd.DataFrame({"log_id": ["g1"]}),
+        "empty": pd.DataFrame({"log_id": pd.Series([], dtype=object)}),
+    }
+    got = {
+        app: sorted(map(tuple, df[["log_id", "tag"]].to_numpy().tolist()))
+        for app, df in load_run_tags(Reader(), runs).items()
+    }
+    assert got == {
+        "alpha": [("a1", "meta"), ("a1", "slow"), ("a2", "meta")],
+        "beta": [("b1", "rank0"), ("b1", "slow")],
+    }
+
+
 def test_fleet_page_trends_have_every_month_between():
     # a trend's x axis runs through the months without runs (over a year's end)
     assert month_range(["2025-11", "2026-02"]) == ["2025-11", "2025-12", "2026-01", "2026-02"]

@@ -947,7 +947,7 @@ def draw_app(rows: list[dict]) -> str:
     )
     ax.set_ylabel("I/O core-hours", fontsize=9)
     ax.yaxis.set_major_formatter(_thousands())
-    ax.set_xticks(x, [r["month"] for r in rows], fontsize=8)
+    _month_ticks(ax, [r["month"] for r in rows])  # at most 12 labels: 24 months overlapped
     ax.tick_params(axis="y", labelsize=8)
     ax.set_xlim(-0.6, len(rows) - 0.4)
     tp = ax.twinx()

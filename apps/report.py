@@ -195,7 +195,11 @@ class LakeReader:
             self._absent[log_id] = frozenset()
             if self.exists("logs"):
                 ledger = self.log_rows("logs", log_id)
-                counts = ledger.column("row_counts").to_pylist() if ledger.num_rows else []
+                counts = (
+                    ledger.column("row_counts").to_pylist()
+                    if "row_counts" in ledger.column_names
+                    else []
+                )
                 if len(counts) == 1 and counts[0] is not None:
                     wrote = {name for name, n in counts[0] if n}
                     self._absent[log_id] = frozenset(DECODED - wrote)

@@ -325,10 +325,10 @@ class Config:
         return _digest(dataclasses.asdict(self))
 
     def model_digest(self) -> str:
-        """The settings that shape what a model learns (MODEL_SECTIONS less MODEL_DIGEST_SKIPS, and
-        MODEL_DIGEST_PARTS):
-        `train` keeps a model trained under the same ones, so a change of heap, paths, ingest or
-        watch settings does not retrain every model and make `score` predict the lake again."""
+        """The settings that shape what a model learns (MODEL_SECTIONS less MODEL_DIGEST_SKIPS,
+        and MODEL_DIGEST_PARTS): `train` keeps a model trained under the same ones, so a change of
+        heap, paths, ingest or the watch's detectors does not retrain every model and make `score`
+        predict the lake again."""
         conf = dataclasses.asdict(self)
         kept = {name: conf[name] for name in MODEL_SECTIONS}
         for section, key in MODEL_DIGEST_SKIPS:

@@ -131,14 +131,10 @@ def common_bins(heatmap: pd.DataFrame) -> tuple[float, int]:
 
 def busy_seconds(starts, ends, edges) -> np.ndarray:
     """Seconds of the intervals [starts, ends) inside each bin between consecutive `edges`, summed
-    over the intervals (two sorted cumulative sums: no interval-by-bin table)."""
-    s = np.sort(np.asarray(starts, dtype=float))
-    e = np.sort(np.maximum(np.asarray(ends, dtype=float), np.asarray(starts, dtype=float)))
-    edges = np.asarray(edges, dtype=float)
-    cs, ce = np.concatenate([[0.0], np.cumsum(s)]), np.concatenate([[0.0], np.cumsum(e)])
-    ks, ke = np.searchsorted(s, edges), np.searchsorted(e, edges)
-    covered = ks * edges - cs[ks] - (ke * edges - ce[ke])  # interval time before each edge
-    return np.diff(covered)
+    over the intervals (two sorted cumulative sums: no interval-by-bin table): `busy_grid` with
+    every interval on one rank."""
+    starts = np.asarray(starts, dtype=float)
+    return busy_grid(np.zeros(len(starts), dtype=np.int64), starts, ends, edges, 1)[0]
 
 
 def busy_grid(ranks, starts, ends, edges, nranks: int) -> np.ndarray:
@@ -156,18 +152,16 @@ def busy_grid(ranks, starts, ends, edges, nranks: int) -> np.ndarray:
         return np.zeros((nranks, len(edges) - 1))
     low = min(s.min(), edges.min())
     band = 2.0 * (max(e.max(), edges.max()) - low) + 1.0  # wider than any time's offset
-    rows = np.arange(nranks)
-    queries = (rows[:, None] * band + (edges[None, :] - low)).ravel()
-    first = np.searchsorted(r[np.argsort(r, kind="stable")], np.arange(nranks + 1))
+    queries = (np.arange(nranks)[:, None] * band + (edges[None, :] - low)).ravel()
+    first = np.searchsorted(np.sort(r), np.arange(nranks))  # where each rank's intervals begin
+    lo, at = np.repeat(first, len(edges)), np.tile(edges, nranks)  # per (rank, edge) query
     covered = np.zeros(nranks * len(edges))
     for values, sign in ((s, 1.0), (e, -1.0)):
         key = r * band + (values - low)
         order = np.argsort(key)
-        key = key[order]
         sums = np.concatenate([[0.0], np.cumsum(values[order])])
-        k = np.searchsorted(key, queries)  # intervals before each (rank, edge), all ranks'
-        lo = np.repeat(first[:-1], len(edges))  # where the rank's own intervals begin
-        covered += sign * ((k - lo) * np.tile(edges, nranks) - (sums[k] - sums[lo]))
+        k = np.searchsorted(key[order], queries)  # intervals before each (rank, edge), all ranks'
+        covered += sign * ((k - lo) * at - (sums[k] - sums[lo]))
     return np.diff(covered.reshape(nranks, len(edges)), axis=1)
 
 

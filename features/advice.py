@@ -4,7 +4,8 @@
                   executors (`mapInPandas`) with the registered champions shipped as files, once
                   per distinct model input (`KEY`) and joined back to its files (`iolake/per_key.py`);
 - `stripe_rows`   per Lustre job, DCA-IO's stripe setting (`features/stripe_advice.py`) from the
-                  lake's run history (one row per job: a few numbers, gathered to the driver);
+                  lake's run history: the history before the jobs' earliest start summed up in
+                  Spark (`stripe_prior`), the jobs from there on replayed on the driver;
 - `tag_rows`      per bottleneck tag, its recommendation for the job's file systems
                   (`schemas.bottleneck_tags.recommendation`: Lustre commands only on Lustre) and, where a what-if
                   addresses it (`TAG_DIMENSION`), the best predicted gain of changing that alone.
@@ -239,52 +240,49 @@ def stripe_rows(
 ) -> DataFrame:
     """DCA-IO's stripe setting for every job of `todo` that has Lustre files, from the history in `jobs`
     (silver/job_features, whole) and `ff` (silver/file_features, whole); the command is the site
-    profile's (`site`, conf `site:`: the stripe template of the job's tier, `features/site.py`)."""
+    profile's (`site`, conf `site:`: the stripe template of the job's tier, `features/site.py`).
+
+    The replay (`stripe_advice.advise_runs`) starts at the earliest start time of the jobs to advise
+    (the cut): what the jobs before it taught DCA-IO is summed up in Spark (`stripe_prior`), so a
+    night's advice replays the night, not the lake, and equals the whole replay's. Jobs with a null
+    start time come last in DCA-IO's order: they are replayed only when one of them is advised."""
     import pandas as pd
 
     from features import stripe_advice
+    from features.precedents import OUT_COLUMNS
     from features.site import stripe_command
     from iolake.spark import local_frame
 
-    key = list(aconf.stripe_key)
-    # Only jobs with a stripe value count in DCA-IO's sums and run lists; the others (most of a lake
-    # not on Lustre) are each one skipped run of their application, counted here in Spark instead
-    # of gathered: the driver takes the Lustre jobs, not the lake.
-    has_stripe = F.col("stripe_count").isNotNull() | F.col("stripe_size").isNotNull()
-    earlier = (
-        Window.partitionBy(*key)
-        .orderBy(F.asc_nulls_last("start_time"), F.asc("log_id"))
-        .rowsBetween(Window.unboundedPreceding, -1)
-    )
-    kept = (
-        jobs.select(
-            "log_id",
-            "job_month",
-            *[k for k in key if k != "log_id"],
-            "start_time",
-            "nprocs",
-            "stripe_count",
-            "stripe_size",
-            "throughput_mib_s",
-            "tiers",
-        )
-        .withColumn(
-            stripe_advice.SKIPPED_BEFORE,
-            F.coalesce(F.sum((~has_stripe).cast("long")).over(earlier), F.lit(0)),
-        )
-        .where(has_stripe)
-    )
-    # the semi join's side needs no window: the same logs, without sorting the lake twice
-    lustre = jobs.where(has_stripe).select("log_id")
-    hist = kept.join(io_procs(ff.join(lustre, "log_id", "left_semi")), "log_id", "left").toPandas()
-    from features.precedents import OUT_COLUMNS
-
     empty = spark.createDataFrame([], OUT.struct).drop("advised_with", "advised_at", *OUT_COLUMNS)
+    key = list(aconf.stripe_key)
+    asked = jobs.join(todo.select("log_id"), "log_id", "left_semi").where(
+        F.col("stripe_count").isNotNull()
+    )
+    span = asked.agg(
+        F.min("start_time").alias("cut"),
+        F.count(F.lit(1)).alias("n"),
+        F.count("start_time").alias("timed"),
+    ).first()
+    if not span.n:  # no job to advise has a stripe count: no stripe advice (DCA-IO's rows below)
+        return empty
+    start = F.col("start_time")
+    if span.cut is None:  # every job to advise lacks a start time: they come after the whole lake
+        before, later = start.isNotNull(), start.isNull()
+    else:
+        before = start < F.lit(span.cut)
+        later = (start >= F.lit(span.cut)) | (
+            start.isNull() if span.timed < span.n else F.lit(False)
+        )
+    prior = stripe_prior(jobs.where(before), ff, key)
+    hist = _stripe_replay_rows(jobs.where(later), ff, key)
     if hist.empty:
         return empty
-    hist["shared"] = hist["shared"].astype("boolean").fillna(False).astype(bool)
     adv = stripe_advice.advise_runs(
-        hist, key=key, max_osts=aconf.lustre_osts or None, growth=aconf.stripe_growth
+        hist,
+        key=key,
+        max_osts=aconf.lustre_osts or None,
+        growth=aconf.stripe_growth,
+        prior=prior,
     )
     wanted = set(todo.select("log_id").toPandas().log_id)
     adv = adv[adv.log_id.isin(wanted) & adv.current_count.notna()].merge(
@@ -328,6 +326,115 @@ def stripe_rows(
     return local_frame(
         spark, [tuple(r[c] for c in empty.schema.fieldNames()) for r in rows], empty.schema
     )
+
+
+STRIPE_JOB_COLUMNS = (
+    "log_id",
+    "job_month",
+    "start_time",
+    "nprocs",
+    "stripe_count",
+    "stripe_size",
+    "throughput_mib_s",
+)
+
+
+def _with_io_procs(runs, ff: DataFrame):
+    """`runs` (pandas, a log_id and job_month per row) with each log's `shared` (null: False, as
+    DCA-IO's rule phase takes a log with no shared data file) and `io_procs` (`io_procs`), read from
+    `ff` (silver/file_features) in those logs' months only."""
+    import pandas as pd
+
+    from iolake.lake.delta import month_filter
+    from iolake.spark import local_frame
+
+    if runs.empty:
+        return runs.assign(shared=pd.Series(dtype=bool), io_procs=pd.Series(dtype="float64"))
+    ids = sorted(set(runs["log_id"]))
+    logs = local_frame(
+        ff.sparkSession,
+        [(i,) for i in ids],
+        T.StructType([T.StructField("log_id", T.StringType(), False)]),
+    )
+    months = sorted(set(runs["job_month"].where(runs["job_month"].notna(), None)), key=str)
+    io = io_procs(
+        ff.where(month_filter(list(months))).join(F.broadcast(logs), "log_id", "left_semi")
+    ).toPandas()
+    out = runs.merge(io, on="log_id", how="left")
+    out["shared"] = out["shared"].astype("boolean").fillna(False).astype(bool)
+    return out
+
+
+def stripe_prior(jobs: DataFrame, ff: DataFrame, key: list):
+    """DCA-IO's replay state after the jobs of `jobs` (silver/job_features rows that started before
+    the cut): `stripe_advice.Prior`, aggregated in Spark, so only a few rows per application reach
+    the driver: the per-(application, nprocs, stripe count, stripe size) counts and throughput sums
+    (Procedure 1's sums and each application's run and skipped counts), and each application's
+    first, previous and latest usable run (a throughput and a stripe count; in start_time, log_id
+    order), the first with its file sharing from `ff` (the rule phase's input)."""
+    import pandas as pd
+
+    from features import stripe_advice
+
+    cells = (
+        jobs.groupBy(*key, "nprocs", "stripe_count", "stripe_size")
+        .agg(
+            F.count(F.lit(1)).alias("jobs"),
+            F.count("throughput_mib_s").alias("tp_n"),
+            F.sum("throughput_mib_s").alias("tp_sum"),
+        )
+        .toPandas()
+    )
+    own = [c for c in STRIPE_JOB_COLUMNS if c not in key]
+    usable = jobs.where(
+        F.col("stripe_count").isNotNull() & F.col("throughput_mib_s").isNotNull()
+    ).select(*key, *own)
+    order = F.struct("start_time", "log_id")
+    rec = F.struct(*own)
+    ends = usable.groupBy(*key).agg(
+        F.min_by(rec, order).alias("first"), F.max_by(rec, order).alias("latest")
+    )
+    ends = ends.localCheckpoint()
+    latest_ids = ends.select(F.col("latest.log_id").alias("log_id"))
+    previous = (
+        usable.join(F.broadcast(latest_ids), "log_id", "left_anti")
+        .groupBy(*key)
+        .agg(F.max_by(rec, order).alias("previous"))
+    )
+    picked = []
+    for which, frame in (("first", ends), ("latest", ends), ("previous", previous)):
+        picked.append(frame.select(*key, F.lit(which).alias("which"), f"{which}.*").toPandas())
+    runs = pd.concat(picked, ignore_index=True)
+    runs = _with_io_procs(runs, ff)
+    return stripe_advice.Prior(
+        cells[[*key, *stripe_advice.CELL_COLUMNS]],
+        runs[[*key, *stripe_advice.RUN_COLUMNS]],
+    )
+
+
+def _stripe_replay_rows(jobs: DataFrame, ff: DataFrame, key: list):
+    """The jobs of `jobs` (silver/job_features rows from the cut on) that DCA-IO's replay reads, in
+    pandas: those with a stripe value, each with how many of its application's jobs among `jobs`
+    before it had none (`SKIPPED_BEFORE`: counted here, not gathered), its `tiers`, and its file
+    sharing from `ff`."""
+    from features import stripe_advice
+
+    has_stripe = F.col("stripe_count").isNotNull() | F.col("stripe_size").isNotNull()
+    earlier = (
+        Window.partitionBy(*key)
+        .orderBy(F.asc_nulls_last("start_time"), F.asc("log_id"))
+        .rowsBetween(Window.unboundedPreceding, -1)
+    )
+    kept = (
+        jobs.select(*STRIPE_JOB_COLUMNS, *[k for k in key if k not in STRIPE_JOB_COLUMNS], "tiers")
+        .withColumn(
+            stripe_advice.SKIPPED_BEFORE,
+            F.coalesce(F.sum((~has_stripe).cast("long")).over(earlier), F.lit(0)),
+        )
+        .where(has_stripe)
+        .toPandas()
+    )
+    return _with_io_procs(kept, ff)
 
 
 def fs_flags(ff: DataFrame, jobs: DataFrame | None = None) -> DataFrame:

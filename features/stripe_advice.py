@@ -12,7 +12,10 @@ DCA-IO sets `lfs setstripe -c <count> -S <size>` before each execution of an app
   and throughput still rises, the stripe size doubles; otherwise the latest setting is kept.
 
 `advise_runs` replays this over a lake: for every job, what DCA-IO would have set for it from what
-was known before it started. Each advice carries `evidence`, the facts the decision used.
+was known before it started. Each advice carries `evidence`, the facts the decision used. A night's
+jobs need not replay the lake: `Prior` holds what the replay knows before a time (each application's
+run counts, first and last two usable runs, Procedure 1's sums), and `advise_runs(later, prior=...)`
+gives the later jobs the advice the whole replay gives them.
 """
 
 from __future__ import annotations
@@ -262,6 +265,86 @@ def _advise(
     )
 
 
+class _Runs:
+    """An application's usable runs as the replay reads them: how many, the first (the rule phase's
+    start) and the last two (the heuristic phase's comparison). Indexes 0, -1 and -2 only."""
+
+    __slots__ = ("n", "first", "last")
+
+    def __init__(self, n: int = 0, first=None, last=()):
+        self.n, self.first, self.last = n, first, tuple(last)
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int):
+        if i == 0:
+            return self.first
+        if i in (-1, -2) and -i <= len(self.last):
+            return self.last[i]
+        raise IndexError(i)
+
+    def append(self, run) -> None:
+        if not self.n:
+            self.first = run
+        self.last = (*self.last, run)[-2:]
+        self.n += 1
+
+
+#: Prior.cells: one row per application (the key's columns), nprocs, stripe count and stripe size of
+#: the jobs before the cut, with `jobs` (rows), `tp_n` (rows with a throughput) and `tp_sum`.
+CELL_COLUMNS = ["nprocs", "stripe_count", "stripe_size", "jobs", "tp_n", "tp_sum"]
+#: What the replay reads of a run.
+RECORD_COLUMNS = [
+    "log_id",
+    "nprocs",
+    "stripe_count",
+    "stripe_size",
+    "throughput_mib_s",
+    "shared",
+    "io_procs",
+]
+#: Prior.runs: the first, previous and latest usable run of each application (`which`), as rows.
+RUN_COLUMNS = ["which", *RECORD_COLUMNS]
+
+
+@dataclass(frozen=True)
+class Prior:
+    """What `advise_runs` knows before the first job it replays: `cells` (CELL_COLUMNS after the key's
+    columns) and `runs` (RUN_COLUMNS after the key's columns), from every job that started before
+    the cut, jobs without a stripe value included (they are skipped runs). `history_prior` builds
+    one from those jobs; features/advice.py builds it in Spark without gathering them."""
+
+    cells: pd.DataFrame
+    runs: pd.DataFrame
+
+
+def history_prior(jobs: pd.DataFrame, key: Sequence[str] = ("program",)) -> Prior:
+    """The `Prior` of the jobs in `jobs` (all of them before the cut), gathered in pandas."""
+    key = list(key)
+    df = jobs.sort_values(["start_time", "log_id"], kind="stable", na_position="last")
+    tp = pd.to_numeric(df["throughput_mib_s"], errors="coerce")
+    cells = (
+        df.assign(_tp=tp, _n=tp.notna().astype("int64"), _one=1)
+        .groupby([*key, "nprocs", "stripe_count", "stripe_size"], dropna=False, sort=False)
+        .agg(jobs=("_one", "sum"), tp_n=("_n", "sum"), tp_sum=("_tp", "sum"))
+        .reset_index()
+    )
+    usable = df[tp.notna() & df["stripe_count"].notna()]
+    g = usable.groupby(key, dropna=False, sort=False)
+    picks = [
+        g.head(1).assign(which="first"),
+        g.nth(-2).assign(which="previous"),
+        g.tail(1).assign(which="latest"),
+    ]
+    runs = pd.concat([p for p in picks if len(p)], ignore_index=True) if len(usable) else None
+    if runs is None or runs.empty:
+        runs = pd.DataFrame(columns=[*key, *RUN_COLUMNS])
+    else:
+        runs = runs.assign(**{c: runs.get(c) for c in ("shared", "io_procs") if c not in runs})
+    return Prior(cells[[*key, *CELL_COLUMNS]], runs[[*key, *RUN_COLUMNS]].reset_index(drop=True))
+
+
 def _usable(run: Mapping) -> bool:
     return not (pd.isna(run.get("throughput_mib_s")) or pd.isna(run.get("stripe_count")))
 
@@ -289,11 +372,52 @@ def for_run(
     )
 
 
+def _seed(
+    prior: Prior, apps: pd.DataFrame, key: list, runs: dict, skipped: dict, sums: dict
+) -> None:
+    """`advise_runs`' state from `prior`: every application's run list and skipped count, and
+    Procedure 1's sums, for the applications of `apps` (the key's columns and their `_app` code);
+    the other applications' jobs count in the per-nprocs totals only."""
+    apps = apps.rename(columns={"_app": "app_code"})
+    cells = prior.cells.merge(apps, on=key, how="left")
+    usable = cells["stripe_count"].notna()
+    per_app = (
+        cells[cells["app_code"].notna()]
+        .assign(_usable=cells["tp_n"].where(usable, 0))
+        .groupby("app_code")
+        .agg(jobs=("jobs", "sum"), usable=("_usable", "sum"))
+    )
+    for app, c in per_app.iterrows():
+        if c.jobs > c.usable:
+            skipped[int(app)] = int(c.jobs - c.usable)
+    known = cells[cells["nprocs"].notna() & (cells["tp_n"] > 0)]
+    for c in known.itertuples(index=False):
+        app = None if pd.isna(c.app_code) else int(c.app_code)
+        for col in ("stripe_count", "stripe_size"):
+            v = getattr(c, col)
+            if pd.isna(v):
+                continue
+            keys = [(col, c.nprocs)] + ([(col, c.nprocs, app)] if app is not None else [])
+            for k in keys:
+                cell = sums.setdefault(k, {}).setdefault(int(v), [0.0, 0])
+                cell[0] += float(c.tp_sum)
+                cell[1] += int(c.tp_n)
+    picks = prior.runs.merge(apps, on=key)
+    for app, rows in picks.groupby("app_code"):
+        got = {r["which"]: r for r in rows.to_dict("records")}
+        n = int(per_app.loc[app, "usable"]) if app in per_app.index else 0
+        if not n or "first" not in got:
+            continue
+        last = [got[w] for w in ("previous", "latest") if w in got][-min(n, 2) :]
+        runs[int(app)] = _Runs(n, got["first"], last)
+
+
 def advise_runs(
     jobs: pd.DataFrame,
     key: Sequence[str] = ("program",),
     max_osts: int | None = None,
     growth: str = "double",
+    prior: Prior | None = None,
 ) -> pd.DataFrame:
     """For every job, what DCA-IO would have set for that execution from what was known before it.
 
@@ -306,23 +430,18 @@ def advise_runs(
     skipped runs, so a caller may leave such jobs out and give each job it keeps, in the optional
     column `SKIPPED_BEFORE`, how many of its application's earlier jobs (in the same order) it left
     out: the advice, run numbers and evidence are then those of the whole history.
+
+    `prior`: what was known before these jobs (`Prior`, of every job that started before the
+    earliest of them; `SKIPPED_BEFORE` then counts the left-out jobs among these only): the advice
+    of these jobs is then that of the replay over the prior jobs and these together. Its throughput
+    sums may be added in another order than the whole replay's, so a mean can differ from it in the
+    last bits of a double.
     """
     _check(growth)
     df = jobs.reset_index(drop=True)
     df = df.assign(_app=df.groupby(list(key), dropna=False, sort=False).ngroup())
     df = df.sort_values(["start_time", "log_id"], kind="stable", na_position="last")
-    recs = df[
-        [
-            "log_id",
-            "_app",
-            "nprocs",
-            "stripe_count",
-            "stripe_size",
-            "throughput_mib_s",
-            "shared",
-            "io_procs",
-        ]
-    ].to_dict("records")
+    recs = df[[*RECORD_COLUMNS, "_app"]].to_dict("records")
     before = (
         df[SKIPPED_BEFORE].fillna(0).astype("int64").tolist()
         if SKIPPED_BEFORE in df.columns
@@ -331,7 +450,7 @@ def advise_runs(
     group = pd.factorize(df["start_time"])[
         0
     ].tolist()  # equal start times (and all null ones) share a code
-    runs: dict[int, list] = {}
+    runs: dict[int, _Runs] = {}
     skipped: dict[int, int] = {}
     sums: dict[
         tuple, dict
@@ -361,6 +480,9 @@ def advise_runs(
             stats.append({v: tn for v, tn in less.items() if tn[1]})
         return _from_stats(*stats, r["nprocs"])
 
+    if prior is not None:
+        _seed(prior, df[[*key, "_app"]].drop_duplicates(key), list(key), runs, skipped, sums)
+
     start = 0
     for i, r in enumerate(recs):
         if group[i] != group[start]:  # a new start time: the jobs before it become known
@@ -368,7 +490,7 @@ def advise_runs(
                 add(recs[j])
             start = i
         app = r["_app"]
-        app_runs, n_left = runs.setdefault(app, []), skipped.get(app, 0)
+        app_runs, n_left = runs.setdefault(app, _Runs()), skipped.get(app, 0)
         n_skipped = n_left + before[i]
         # `_advise` calls the closure before the loop moves on; `r=r` binds this job's record anyway
         a = _advise(app_runs, n_skipped, lambda r=r: first_advice(r), r["nprocs"], max_osts, growth)

@@ -1,11 +1,11 @@
 """advise: what to change in each job, by how much it should help, and the evidence -> gold/tuning_advice.
 
-Reads:  silver/file_features, silver/job_features (whole: DCA-IO's run history, the measured
-        per-tier bandwidths, the precedents' settings; the jobs to advise and the months they are
-        in: their files, tags and jobs), silver/bottleneck_tags (those months),
-        gold/tuning_advice (what was advised already), gold/app_runs (whole, then only the runs of
-        the advised jobs' applications: their precedents, features/precedents.py);
-        `models:/iolake-bandwidth@ALIAS` and
+Reads:  silver/file_features, silver/job_features (whole: DCA-IO's run history, summed up in
+        Spark before the jobs' earliest start, the measured per-tier bandwidths, the precedents'
+        settings; the jobs to advise and the months they are in: their files, tags and jobs),
+        silver/bottleneck_tags (those months), gold/tuning_advice (what was advised already),
+        gold/app_runs (whole, then only the runs of the advised jobs' applications: their
+        precedents, features/precedents.py); `models:/iolake-bandwidth@ALIAS` and
         `models:/iolake-placement@ALIAS` (ALIAS: `models.alias`).
 Writes: gold/tuning_advice, insert-only: every job not yet advised with the bandwidth champion's
         current version gets its rows once (anti-join on (log_id, advised_with)); a re-run adds

@@ -13,6 +13,7 @@ from features.stripe_advice import (
     advise_runs,
     for_run,
     heuristic_phase,
+    history_prior,
     initial,
     rule_phase,
 )
@@ -514,3 +515,88 @@ def test_advise_runs_without_the_jobs_that_have_no_stripe_value():
         mine = whole.loc[whole.index.isin(kept["log_id"])]
         assert len(part) > 0 and (whole["evidence"].map(lambda e: "skipped" in e[-1])).any()
         pd.testing.assert_frame_equal(part.sort_index(), mine.sort_index())
+
+
+def _random_lake(rng, n, programs="abcd", bare_share=0.3):
+    bare = rng.random(n) < bare_share  # not on Lustre: no stripe value at all
+    return pd.DataFrame(
+        {
+            "log_id": [f"j{i:03d}" for i in range(n)],
+            "program": rng.choice(list(programs), n),
+            "start_time": np.where(
+                rng.random(n) < 0.05, np.nan, rng.integers(0, 40, n).astype(float)
+            ),
+            "nprocs": rng.choice([1, 4, 8], n),
+            "stripe_count": pd.array(
+                np.where(bare | (rng.random(n) < 0.1), None, rng.choice([1, 2, 4], n)),
+                dtype="Int64",
+            ),
+            "stripe_size": pd.array(
+                np.where(bare | (rng.random(n) < 0.2), None, rng.choice([M, 4 * M], n)),
+                dtype="Int64",
+            ),
+            "throughput_mib_s": np.where(
+                rng.random(n) < 0.1, np.nan, rng.integers(1, 6, n) * 100.0
+            ),  # ties; whole numbers, so sums in any order are exact
+            "shared": rng.random(n) < 0.5,
+            "io_procs": rng.integers(1, 8, n),
+        }
+    )
+
+
+def test_advise_runs_from_a_prior_gives_the_later_jobs_the_whole_replays_advice():
+    """A cut at a start time: the jobs before it summed up (`history_prior`), the jobs from it on
+    replayed (the jobs with no stripe value left out and counted as in a night's replay): every
+    later job's advice, run number and evidence equal the replay of the whole history's."""
+    rng = np.random.default_rng(17)
+    checked = 0
+    for trial in range(12):
+        jobs = _random_lake(rng, 80)
+        whole = advise_runs(jobs, max_osts=6).set_index("log_id")
+        cut = float(rng.integers(1, 40)) if trial else 0.0
+        start = jobs["start_time"]
+        later = jobs[~(start < cut)]  # from the cut on, and the jobs with no start time
+        prior = history_prior(jobs[start < cut])
+        order = later.sort_values(["start_time", "log_id"], na_position="last").reset_index(
+            drop=True
+        )
+        left_out = order["stripe_count"].isna() & order["stripe_size"].isna()
+        before = [
+            int((left_out[:i] & (order["program"][:i] == order["program"][i])).sum())
+            for i in range(len(order))
+        ]
+        kept = order.assign(**{SKIPPED_BEFORE: before})[~left_out]
+        part = advise_runs(kept, max_osts=6, prior=prior).set_index("log_id")
+        mine = whole.loc[whole.index.isin(kept["log_id"])]
+        pd.testing.assert_frame_equal(part.sort_index(), mine.sort_index())
+        checked += len(part)
+    assert checked > 300
+    assert set(whole["phase"]) == {"initial", "rule", "heuristic"}
+
+
+def test_history_prior_counts_runs_and_keeps_the_first_and_last_two():
+    jobs = pd.DataFrame(
+        {
+            "log_id": ["a1", "a2", "a3", "a4", "b1"],
+            "program": ["a", "a", "a", "a", "b"],
+            "start_time": [1.0, 2.0, 3.0, 4.0, 2.0],
+            "nprocs": [4, 4, 4, 4, 8],
+            "stripe_count": pd.array([1, None, 2, 4, 8], dtype="Int64"),
+            "stripe_size": pd.array([M, M, None, M, M], dtype="Int64"),
+            "throughput_mib_s": [100.0, 50.0, 200.0, np.nan, 300.0],
+            "shared": [True, False, True, True, False],
+            "io_procs": [4, 1, 4, 4, 1],
+        }
+    )
+    p = history_prior(jobs)
+    runs = {(r.program, r.which): r.log_id for r in p.runs.itertuples()}
+    # a2 has no stripe count, a4 no throughput: a's usable runs are a1 and a3
+    assert runs == {
+        ("a", "first"): "a1",
+        ("a", "previous"): "a1",
+        ("a", "latest"): "a3",
+        ("b", "first"): "b1",
+        ("b", "latest"): "b1",
+    }
+    a = p.cells[p.cells["program"] == "a"]
+    assert a["jobs"].sum() == 4 and a["tp_n"].sum() == 3 and a["tp_sum"].sum() == 350.0

@@ -3,6 +3,7 @@
     python -m bench.transform_ab --stage tags|features|covering --lake LAKE [--base REV] [--rounds 2]
     python -m bench.transform_ab --stage tags --lab     # the tags lab: every rule's case and near miss
     python -m bench.transform_ab --quick                # --stage tags --lab --rounds 1
+    python -m bench.transform_ab --precedents 1000000 [--base REV] [--rounds 2]
 
 Loads the stage's feature module of `--base` (default HEAD, from git, as a module of its own,
 shipped to the Python workers by value) and of this tree:
@@ -17,6 +18,12 @@ lake does not fire, and runs both transforms on them: checks the collected rows 
 (build + cache + count, as the runner does; best of `--rounds`, base and this alternating), the
 ratio this/base and, for tags and features, the Exchange nodes of each physical plan. Reads the
 lake only. Exit code 1 when the rows differ.
+
+`--precedents N` times the driver's half of the precedents instead (features/precedents.py
+`precedents`, no Spark): a seeded synthetic history of N runs of 51 applications with random
+settings, as the advise stage gathers for a night whose jobs span every application, and the asks
+of N/100 of its jobs (a what-if, two tags and a stripe row each). CPU seconds of each side, best
+of `--rounds`, alternating; the answers must be equal, floats exactly.
 """
 
 from __future__ import annotations
@@ -149,6 +156,87 @@ def verdict(problems: list[str]) -> int:
     return 0
 
 
+def synthetic_history(n: int, seed: int = 0):
+    """(runs, asks, key parts) for `precedents`: n runs of 51 applications, random settings and
+    throughputs, 10% of stripe counts known; the asks of n // 100 of the runs."""
+    import numpy as np
+    import pandas as pd
+
+    rng = np.random.default_rng(seed)
+    app = rng.integers(0, 51, n)
+    runs = pd.DataFrame(
+        {
+            "log_id": [f"L{i:09d}" for i in range(n)],
+            "exe": [f"exe{a}" for a in app],
+            "uid": app.astype("int64"),
+            "nprocs_bucket": "17-64",
+            "fs": rng.choice(["/lus", "/gpfs", "/bb"], n),
+            "direction": rng.choice(["read", "write"], n),
+            "layout": rng.choice(["shared", "fpp"], n),
+            "tier": rng.choice(["pfs", "bb"], n),
+            "transfer_class": rng.choice([1 << 10, 1 << 12, 1 << 14, 1 << 16, 1 << 20, 4 << 20], n),
+            "api": rng.choice(["POSIX", "MPI-IO", "MPI-IO collective"], n),
+            "file_layout": rng.choice(["shared file", "file per process"], n),
+            "stripe_count": pd.array(
+                np.where(rng.random(n) < 0.9, None, rng.choice([1, 4], n)), dtype="Int64"
+            ),
+            "throughput": rng.random(n) * 1000,
+        }
+    )
+    jobs = runs["log_id"].sample(max(1, n // 100), random_state=seed).to_numpy()
+    kinds = [
+        (
+            "what_if",
+            "f",
+            "POSIX, shared file, 4 KiB transfers, on pfs",
+            "MPI-IO collective, shared file, 4 MiB transfers, on bb",
+        ),
+        ("tag", "small_reads", None, None),
+        ("tag", "metadata_heavy", None, None),
+        ("stripe", "job", "stripe count 1, stripe size 1M", "stripe count 4, stripe size 1M"),
+    ]
+    asks = pd.DataFrame(
+        [
+            {"log_id": j, "kind": k, "item": i, "current": c, "advised": a}
+            for j in jobs
+            for k, i, c, a in kinds
+        ]
+    )
+    return runs, asks, ["exe", "uid", "nprocs_bucket", "fs", "direction", "layout"]
+
+
+def precedents_ab(n: int, base: str, rounds: int) -> int:
+    """`--precedents N`: base's and this tree's `precedents` on one synthetic history."""
+    import pandas as pd
+
+    from features.advice import TAG_DIMENSION
+
+    mods = modules(base, "features/precedents.py", Path(tempfile.mkdtemp(prefix="iolake-prec-ab-")))
+    runs, asks, key = synthetic_history(n)
+
+    def run(way):
+        t0 = time.process_time()
+        out = mods[way].precedents(runs, asks, key, TAG_DIMENSION)
+        return time.process_time() - t0, out
+
+    best, rows = alternate(rounds, run)
+    ratio = best["this"] / best["base"]
+    print(f"{n:,} runs, {len(asks):,} asks, {len(rows['this']):,} precedents")
+    print(f"base {best['base']:.1f} s CPU, this {best['this']:.1f} s CPU, this/base {ratio:.2f}")
+    try:
+        pd.testing.assert_frame_equal(rows["base"], rows["this"], check_exact=True)
+        problems = []
+    except AssertionError as e:
+        problems = [str(e)]
+    code = verdict(problems)
+    result(
+        "transform_ab",
+        f"precedents on {n:,} synthetic runs, this / {base}: {ratio:.2f}x the CPU time, answers "
+        f"{'identical' if not problems else 'DIFFER'} ({len(rows['this']):,})",
+    )
+    return code
+
+
 def main(argv=None) -> int:
     ap = parser(__spec__.name, __doc__)
     ap.add_argument(
@@ -164,7 +252,15 @@ def main(argv=None) -> int:
     ap.add_argument("--base", default="HEAD", help="git revision of the base implementation")
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--quick", action="store_true", help="--stage tags --lab --rounds 1")
+    ap.add_argument(
+        "--precedents",
+        type=int,
+        metavar="N",
+        help="the precedents' driver-side matching on N synthetic runs instead of a stage",
+    )
     args = ap.parse_args(argv)
+    if args.precedents:
+        return precedents_ab(args.precedents, args.base, args.rounds)
     if args.quick:
         args.stage, args.lab, args.lake, args.rounds = "tags", True, None, 1
     if not args.stage or not (args.lake or args.lab):

@@ -56,8 +56,10 @@ the busiest file's setting; one precedent run is reported as such (n = 1), never
 
 Cost: the advise stage reads the precedent history only for the applications of the jobs it
 advises (`history_for`: gold/app_runs rows sharing the key parts every dimension keeps), then
-matches in pandas on the driver (`precedents`), as DCA-IO's stripe history does, and sends the
-matches back in slices (`iolake.spark.local_frame`, decision 0040).
+matches in pandas on the driver (`precedents`), and sends the matches back in slices
+(`iolake.spark.local_frame`, decision 0040). On the driver a job's candidate runs are looked up
+by key (`_Buckets`), and each bucket is read once per dimensions into its runs' sorted
+throughputs per setting (`_Groups`): an answer costs the bucket's settings, not its runs.
 """
 
 from __future__ import annotations
@@ -256,6 +258,73 @@ class _Buckets:
         return ix.get((tuple(j[p] for p in app), tuple(j[d] for d in others)), _NO_RUNS)
 
 
+def _median(ordered: list[float], scale: float = 1.0) -> float:
+    """np.median of [x / scale for x in ordered] (`ordered` sorted, scale > 0), from its middle
+    values only: dividing by a positive number keeps the order, so the middle of the quotients is
+    the quotient of the middle, and np.median of the middle is np.median of the whole, bit for bit."""
+    m = len(ordered)
+    mid = ordered[(m - 1) // 2 : m // 2 + 1]
+    return float(np.median([x / scale for x in mid]))
+
+
+class _Groups:
+    """`one` on a bucket (`_Buckets.of`), the bucket read once per dimensions: its measured runs'
+    throughputs by their values in those dimensions, sorted. Every run of a bucket shares the job's
+    key parts and its other dimensions, so `one`'s comparable runs are the group of the job's own
+    values and its precedents' groups are those differing from them in every dimension: per job
+    the cost is the bucket's number of groups, not its runs. Equal to `one` on the same runs, bit
+    for bit (`_median`)."""
+
+    def __init__(self):
+        self.groups: dict[tuple, dict[tuple, list[float]]] = {}
+
+    def of(self, bucket: list[dict], dims: tuple) -> dict[tuple, list[float]]:
+        k = (id(bucket), dims)
+        if k not in self.groups:
+            g: dict[tuple, list[float]] = {}
+            for r in bucket:
+                if _measured(r):
+                    g.setdefault(tuple(r[d] for d in dims), []).append(r["throughput"])
+            for v in g.values():
+                v.sort()
+            self.groups[k] = g
+        return self.groups[k]
+
+    def one(self, bucket: list[dict], j: dict, dims: tuple, target: dict | None) -> dict:
+        none = dict.fromkeys((*OUT_COLUMNS, "baseline_runs", "baseline"))
+        if not dims or not all(not _null(j[d]) for d in dims):
+            return none
+        groups = self.of(bucket, dims)
+        mine = tuple(j[d] for d in dims)
+        comparable = groups.get(mine)
+        if not comparable:
+            return none
+        base = _median(comparable)
+        found = {
+            vals: ts
+            for vals, ts in groups.items()
+            if all(v is not None and v != w for v, w in zip(vals, mine))
+        }
+        if not found:
+            return none
+        medians = {vals: _median(ts, base) for vals, ts in found.items()}
+        want = tuple(target[d] for d in dims) if target else None
+        if want is not None and want in found:
+            pick = want
+        else:
+            pick = max(found, key=lambda k: (medians[k], len(found[k]), str(k)))
+        ts = found[pick]
+        return {
+            "precedent_speedup": medians[pick],
+            "precedent_runs": len(ts),
+            "precedent_low": float(ts[0] / base),
+            "precedent_high": float(ts[-1] / base),
+            "precedent_setting": ", ".join(describe(d, v) for d, v in zip(dims, pick)),
+            "baseline_runs": len(comparable),
+            "baseline": base,
+        }
+
+
 def precedents(
     runs: pd.DataFrame, asks: pd.DataFrame, key_parts, tag_dimension: dict
 ) -> pd.DataFrame:
@@ -275,7 +344,7 @@ def precedents(
     ]
     recs = [{k: (None if _null(v) else v) for k, v in r.items()} for r in runs.to_dict("records")]
     by_id = {r["log_id"]: r for r in recs}
-    candidates = _Buckets(recs, key_parts)
+    candidates, grouped = _Buckets(recs, key_parts), _Groups()
     # Within a bucket, `one` depends on the job only through its values of the dimensions (its
     # own run never counts as a precedent: those differ from it there), so runs of one
     # application with one setting share the answer: computed once per bucket and values.
@@ -295,7 +364,7 @@ def precedents(
             tuple(target[d] for d in dims) if target else None,
         )
         if key not in memo:
-            memo[key] = one(bucket, j, dims, target, key_parts)
+            memo[key] = grouped.one(bucket, j, dims, target)
         p = dict(memo[key])
         if p["precedent_speedup"] is None:
             continue

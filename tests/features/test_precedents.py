@@ -208,8 +208,9 @@ def test_parse_setting_reads_the_what_if_words():
 
 def test_bucketed_lookup_equals_a_scan_of_every_run():
     """`precedents` looks a job's candidate runs up by key instead of scanning its application's
-    runs (a night's asks must not cost the lake), and answers runs sharing a bucket and setting
-    once: on 600 random runs of 3 applications with nulls in every setting, each run's asks get
+    runs (a night's asks must not cost the lake), reads each bucket once per dimensions (its runs'
+    throughputs grouped by their values there, `_Groups`) and answers runs sharing a bucket and
+    setting once: on 600 random runs of 3 applications with nulls in every setting, each run's asks get
     what `one` gives when handed every run."""
     import random
 
@@ -262,10 +263,21 @@ def test_bucketed_lookup_equals_a_scan_of_every_run():
             continue
         found += 1
         g = got[key]
-        assert (g.precedent_speedup, g.precedent_runs, g.precedent_setting, g.baseline_runs) == (
+        assert (
+            g.precedent_speedup,
+            g.precedent_runs,
+            g.precedent_low,
+            g.precedent_high,
+            g.precedent_setting,
+            g.baseline_runs,
+            g.baseline,
+        ) == (
             want["precedent_speedup"],
             want["precedent_runs"],
+            want["precedent_low"],
+            want["precedent_high"],
             want["precedent_setting"],
             want["baseline_runs"],
+            want["baseline"],
         ), key
     assert found > 150, found

@@ -8,7 +8,9 @@ Writes: gold/placement_predictions, gold/bandwidth_predictions (per file: its ti
         gold/job_bandwidth_predictions (the same per job), insert-only on (log, [record,] model
         name, model version): every log not yet scored by that model version is scored once
         (anti-join on (log_id, model_version)), so a re-run scores nothing twice and a newly
-        promoted version rescores everything.
+        promoted version rescores everything. Where unscored rows can be is read from a mark on
+        each table (`months_to_score`): with the same model version, a night scores in the months
+        committed since the last run, not across the lake.
 Models run in Spark through `mlflow.pyfunc.spark_udf`; every row names the model, version and alias
 and what it was trained on (`models/provenance.py`). The
 per-file models run once per distinct row of their signature columns, joined back to the files.
@@ -151,7 +153,44 @@ def efficiency_col(prov):
     return F.when((measured > 0) & (predicted > 0), measured / predicted)
 
 
-def _score_one(ctx, name, table, candidates, per_key: bool = True) -> int:
+def months_to_score(ctx, source: str, table: str, version: str) -> tuple[list | None, dict]:
+    """(months, mark): the job_months where rows of `source` (silver/file_features or
+    silver/job_features) can lack a prediction of model `version` in `table` (None: every month;
+    []: none), and the mark to set on `table` once they are scored.
+
+    As advise finds its jobs (decision 0051): the mark (table property `iolake.newLogs.score.NAME`)
+    holds the versions of `source` and `table` the last successful scoring started from and the
+    model version it scored with. With the same version, only the months committed to `source`
+    since, or removed from `table` since, can hold work; another version scores every month again,
+    and so does every case the mark cannot tell (no mark, a rebuilt table, commits gone from the
+    log)."""
+    from iolake.lake import changes
+    from iolake.runner import PRUNE_MONTHS_MAX
+    from schemas import OPS
+
+    spark, root = ctx.spark, ctx.conf.lake.root
+    src, out = ctx.spec(source, "input"), ctx.spec(table, "input")
+    stage = mark_name(table)
+    old = changes.read_mark(spark, out, root, stage)
+    months, mark = changes.months_to_check(
+        spark, src, out, OPS["empty_logs"], root, stage, PRUNE_MONTHS_MAX, old=old
+    )
+    mark["model_version"] = version
+    if (old or {}).get("model_version") != version:
+        months = None
+    return months, mark
+
+
+def mark_name(table: str) -> str:
+    """The name `table`'s scoring mark is kept under (`iolake.lake.changes.mark_key`)."""
+    return "score." + table.split("/")[-1]
+
+
+def _score_one(ctx, name, table, candidates, per_key: bool = True, source: str = FF):
+    """Score the rows of `candidates` (rows of `source`) that `table` lacks for the champion of
+    `name`; (rows scored, the months looked in: None for every month)."""
+    from iolake.lake.delta import month_filter
+    from iolake.runner import set_mark
     from models import provenance
     from models.registry import version_by_alias
 
@@ -159,15 +198,26 @@ def _score_one(ctx, name, table, candidates, per_key: bool = True) -> int:
     spec = ctx.spec(table, "output")
     mv = version_by_alias(name, conf.models.alias)
     uri = f"models:/{name}/{mv.version}"
-    new = todo(candidates, ctx.read(table), str(mv.version)).cache()
+    what = "jobs" if table.endswith("job_bandwidth_predictions") else "files"
+    months, mark = months_to_score(ctx, source, table, str(mv.version))
+    if months == []:  # nothing committed since the mark, the same version: it still holds
+        ctx.echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): every {what[:-1]} scored")
+        return 0, months
+    done = ctx.read(table)
+    if months is not None:
+        candidates, done = candidates.where(month_filter(months)), done.where(month_filter(months))
+    new = todo(candidates, done, str(mv.version)).cache()
     n = new.count()
     if n:
         prov = provenance.of_version(mv, conf.models.alias)
         ctx.write(table, predict(ctx.spark, new, uri, name, str(mv.version), spec, per_key, prov))
     new.unpersist()
-    what = "jobs" if table.endswith("job_bandwidth_predictions") else "files"
-    ctx.echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} {what} scored")
-    return n
+    set_mark(ctx.spark, conf, mark_name(table), spec, mark)
+    where = (
+        "" if months is None else f" (looked for in {', '.join(m or 'no month' for m in months)})"
+    )
+    ctx.echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} {what} scored{where}")
+    return n, months
 
 
 def _job_candidates(ctx):
@@ -224,28 +274,39 @@ def execute(ctx) -> dict:
             False,
         ),
     )
+    placement_months = None
     for key, name, table, rows, per_key in jobs:
         try:
             df = rows()
-            summary[key] = 0 if df is None else _score_one(ctx, name, table, df, per_key)
+            if df is None:
+                summary[key] = 0
+                continue
+            source = "silver/job_features" if key == "job_bandwidth" else FF
+            summary[key], months = _score_one(ctx, name, table, df, per_key, source)
+            if key == "placement":
+                placement_months = months
         except ModelAliasMissing as e:
             ctx.echo(f"[score] skipped {name}: {e}")
             summary[key] = 0
     try:
-        summary["lake_check"] = lake_check(ctx)
+        if placement_months != []:
+            summary["lake_check"] = lake_check(ctx, placement_months)
     except ModelAliasMissing:
         pass
     return summary
 
 
-def lake_check(ctx) -> dict | None:
+def lake_check(ctx, months: list | None = None) -> dict | None:
     """The champion's predictions against the tier gaps the lake itself measured (PrismIO §VII:
     train on a benchmark, apply to the lake): every scored data file whose feature group was traced
-    on both tiers has a lake label (features/placement_labels.transform); accuracy over those files
-    beside the best constant answer. None when the lake measured no tier gap."""
+    on both tiers has a lake label (features/placement_labels.transform, over the whole lake);
+    accuracy over those files beside the best constant answer. `months`: the scored files of those
+    job_months only (the months this run scored in); None: every scored file. None when the lake
+    measured no tier gap."""
     import pyspark.sql.functions as F
 
     from features import placement_labels
+    from iolake.lake.delta import month_filter
     from models.registry import version_by_alias
     from schemas.placement_labels import FEATURES
 
@@ -253,14 +314,13 @@ def lake_check(ctx) -> dict | None:
     name = conf.models.placement_model
     mv = version_by_alias(name, conf.models.alias)
     lake = placement_labels.transform(ctx.read(FF), ctx.read("bronze/logs"), conf.models)
-    pred = (
-        ctx.read("gold/placement_predictions")
-        .where(F.col("model_version") == str(mv.version))
-        .select("log_id", "record_id", "predicted_tier")
+    pred, ff = ctx.read("gold/placement_predictions"), ctx.read(FF)
+    if months is not None:
+        pred, ff = pred.where(month_filter(months)), ff.where(month_filter(months))
+    pred = pred.where(F.col("model_version") == str(mv.version)).select(
+        "log_id", "record_id", "predicted_tier"
     )
-    files = (
-        ctx.read(FF).select("log_id", "record_id", *FEATURES).join(pred, ["log_id", "record_id"])
-    )
+    files = ff.select("log_id", "record_id", *FEATURES).join(pred, ["log_id", "record_id"])
     cond = [files[c].eqNullSafe(lake[c]) for c in FEATURES]
     both = files.join(lake.select(*FEATURES, F.col("best_tier").alias("lake_tier")), cond).select(
         "predicted_tier", "lake_tier"
@@ -281,9 +341,10 @@ def lake_check(ctx) -> dict | None:
         "accuracy": facts.hits / facts.n,
         "best_constant": max(facts.bb, facts.n - facts.bb) / facts.n,
     }
+    scope = "" if months is None else f" of {', '.join(m or 'no month' for m in months)}"
     ctx.echo(
-        f"[score] {name} v{mv.version} on the {out['files']} scored files whose tier gap the lake measured "
-        f"(feature groups traced on both tiers): accuracy {out['accuracy']:.3f} "
+        f"[score] {name} v{mv.version} on the {out['files']} scored files{scope} whose tier gap the "
+        f"lake measured (feature groups traced on both tiers): accuracy {out['accuracy']:.3f} "
         f"(best constant answer {out['best_constant']:.3f})"
     )
     return out

@@ -11,7 +11,7 @@ from iolake.runinfo import RunInfo
 from iolake.runner import StageContext, set_mark, stage_by_name
 from jobs.score import FF, mark_name, months_to_score
 from schemas import GOLD, SILVER
-from tests.jobs.test_advise_marks import _append, _jobs
+from tests.support.frames import append_rows, month_jobs
 
 PRED = "gold/placement_predictions"
 FILES, OUT = SILVER["file_features"], GOLD["placement_predictions"]
@@ -33,9 +33,9 @@ def ctx(spark, tmp_path):
     """A lake of 3 months x 2 files, every file scored by version 1, the mark set as a run would."""
     conf = load_config("local", overrides={"lake": {"root": str(tmp_path / "lake")}})
     c = StageContext(spark, conf, stage_by_name("score"), RunInfo("r", "sha", "digest", "models"))
-    jobs = [j for m in ("2025-01", "2025-02", "2025-03") for j in _jobs(m, 2)]
-    _append(spark, FILES, conf.lake.root, _files(jobs))
-    _append(spark, OUT, conf.lake.root, _scored(jobs, "1"))
+    jobs = [j for m in ("2025-01", "2025-02", "2025-03") for j in month_jobs(m, 2)]
+    append_rows(spark, FILES, conf.lake.root, _files(jobs))
+    append_rows(spark, OUT, conf.lake.root, _scored(jobs, "1"))
     months, mark = months_to_score(c, FF, PRED, "1")
     assert months is None and mark["model_version"] == "1"  # no mark yet: every month
     set_mark(spark, conf, mark_name(PRED), OUT, mark)
@@ -47,7 +47,12 @@ def test_the_same_version_with_nothing_committed_looks_nowhere(ctx):
 
 
 def test_a_night_is_scored_in_its_months_only(spark, ctx):
-    _append(spark, FILES, ctx.conf.lake.root, _files(_jobs("2025-02", 1, 5) + _jobs("2025-04", 3)))
+    append_rows(
+        spark,
+        FILES,
+        ctx.conf.lake.root,
+        _files(month_jobs("2025-02", 1, 5) + month_jobs("2025-04", 3)),
+    )
     assert months_to_score(ctx, FF, PRED, "1")[0] == ["2025-02", "2025-04"]
 
 

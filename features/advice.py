@@ -405,7 +405,13 @@ def stripe_prior(jobs: DataFrame, ff: DataFrame, key: list):
     for which, frame in (("first", ends), ("latest", ends), ("previous", previous)):
         picked.append(frame.select(*key, F.lit(which).alias("which"), f"{which}.*").toPandas())
     runs = pd.concat(picked, ignore_index=True)
-    runs = _with_io_procs(runs, ff)
+    # only the first run's sharing is read (the rule phase's input): the file table is read in the
+    # first runs' months, not also in the latest runs'
+    first = runs["which"] == "first"
+    runs = pd.concat(
+        [_with_io_procs(runs[first], ff), runs[~first].assign(shared=False, io_procs=None)],
+        ignore_index=True,
+    )
     return stripe_advice.Prior(
         cells[[*key, *stripe_advice.CELL_COLUMNS]],
         runs[[*key, *stripe_advice.RUN_COLUMNS]],

@@ -333,16 +333,17 @@ def history_prior(jobs: pd.DataFrame, key: Sequence[str] = ("program",)) -> Prio
     usable = df[tp.notna() & df["stripe_count"].notna()]
     g = usable.groupby(key, dropna=False, sort=False)
     picks = [
-        g.head(1).assign(which="first"),
-        g.nth(-2).assign(which="previous"),
-        g.tail(1).assign(which="latest"),
+        p
+        for p in (
+            g.head(1).assign(which="first"),
+            g.nth(-2).assign(which="previous"),
+            g.tail(1).assign(which="latest"),
+        )
+        if len(p)
     ]
-    runs = pd.concat([p for p in picks if len(p)], ignore_index=True) if len(usable) else None
-    if runs is None or runs.empty:
-        runs = pd.DataFrame(columns=[*key, *RUN_COLUMNS])
-    else:
-        runs = runs.assign(**{c: runs.get(c) for c in ("shared", "io_procs") if c not in runs})
-    return Prior(cells[[*key, *CELL_COLUMNS]], runs[[*key, *RUN_COLUMNS]].reset_index(drop=True))
+    runs = pd.concat(picks, ignore_index=True) if picks else pd.DataFrame()
+    # a column the jobs lack (a history without file sharing) comes back empty
+    return Prior(cells[[*key, *CELL_COLUMNS]], runs.reindex(columns=[*key, *RUN_COLUMNS]))
 
 
 def _usable(run: Mapping) -> bool:
@@ -372,6 +373,20 @@ def for_run(
     )
 
 
+def _add_to_sums(sums: dict, values: Mapping, nprocs, app, tp: float, n: int) -> None:
+    """Procedure 1's sums: `n` jobs of throughput sum `tp` with `nprocs` processes and the stripe
+    count and size in `values`, added per (column, nprocs) and, unless `app` is None, per
+    (column, nprocs, app)."""
+    for col in ("stripe_count", "stripe_size"):
+        v = values[col]
+        if pd.isna(v):
+            continue
+        for k in ((col, nprocs),) + (((col, nprocs, app),) if app is not None else ()):
+            cell = sums.setdefault(k, {}).setdefault(int(v), [0.0, 0])
+            cell[0] += tp
+            cell[1] += n
+
+
 def _seed(
     prior: Prior, apps: pd.DataFrame, key: list, runs: dict, skipped: dict, sums: dict
 ) -> None:
@@ -391,17 +406,9 @@ def _seed(
         if c.jobs > c.usable:
             skipped[int(app)] = int(c.jobs - c.usable)
     known = cells[cells["nprocs"].notna() & (cells["tp_n"] > 0)]
-    for c in known.itertuples(index=False):
-        app = None if pd.isna(c.app_code) else int(c.app_code)
-        for col in ("stripe_count", "stripe_size"):
-            v = getattr(c, col)
-            if pd.isna(v):
-                continue
-            keys = [(col, c.nprocs)] + ([(col, c.nprocs, app)] if app is not None else [])
-            for k in keys:
-                cell = sums.setdefault(k, {}).setdefault(int(v), [0.0, 0])
-                cell[0] += float(c.tp_sum)
-                cell[1] += int(c.tp_n)
+    for c in known.to_dict("records"):
+        app = None if pd.isna(c["app_code"]) else int(c["app_code"])
+        _add_to_sums(sums, c, c["nprocs"], app, float(c["tp_sum"]), int(c["tp_n"]))
     picks = prior.runs.merge(apps, on=key)
     for app, rows in picks.groupby("app_code"):
         got = {r["which"]: r for r in rows.to_dict("records")}
@@ -460,12 +467,7 @@ def advise_runs(
     def add(r: dict):
         if pd.isna(r["throughput_mib_s"]) or pd.isna(r["nprocs"]):
             return
-        for col in ("stripe_count", "stripe_size"):
-            if not pd.isna(r[col]):
-                for k in ((col, r["nprocs"]), (col, r["nprocs"], r["_app"])):
-                    cell = sums.setdefault(k, {}).setdefault(int(r[col]), [0.0, 0])
-                    cell[0] += float(r["throughput_mib_s"])
-                    cell[1] += 1
+        _add_to_sums(sums, r, r["nprocs"], r["_app"], float(r["throughput_mib_s"]), 1)
 
     def first_advice(r: dict) -> StripeAdvice | None:
         if pd.isna(r["nprocs"]):

@@ -36,7 +36,7 @@ import importlib
 import time
 from dataclasses import dataclass, field
 
-from iolake.lake.delta import month_filter, sorted_months
+from iolake.lake.delta import month_filter, months_text, sorted_months
 from iolake.pipeline import Stage, load_pipeline, table_spec
 from iolake.runinfo import RunInfo
 
@@ -304,8 +304,10 @@ def new_log_months(spark, conf, stage: str, source, done, echo) -> tuple[list | 
         spark, source, done, OPS["empty_logs"], conf.lake.root, stage, PRUNE_MONTHS_MAX
     )
     if months:
-        shown = ", ".join(m or "no month" for m in months)
-        echo(f"[{stage}] new logs looked for in {shown}: the months committed since its last run")
+        echo(
+            f"[{stage}] new logs looked for in {months_text(months)}: the months committed since "
+            "its last run"
+        )
     if months == []:
         # no data committed since the mark: it still holds, and a new one would be a commit to
         # `done` each run that the next run would read past

@@ -139,7 +139,7 @@ def months_to_look_in(ctx, advised_with: str, readvise: int) -> tuple[list | Non
 
 def execute(ctx) -> dict:
     from features import advice, suspect
-    from iolake.lake.delta import month_filter
+    from iolake.lake.delta import month_filter, months_text
     from iolake.runner import set_mark
 
     conf, spark = ctx.conf, ctx.spark
@@ -157,9 +157,9 @@ def execute(ctx) -> dict:
         return none
     jobs, advised = ctx.read(JF), ctx.read(OUT)
     if months is not None:
-        shown = ", ".join(m or "no month" for m in months)
         ctx.echo(
-            f"[advise] jobs to advise looked for in {shown}: the months committed since its last run"
+            f"[advise] jobs to advise looked for in {months_text(months)}: the months committed "
+            "since its last run"
         )
         jobs, advised = jobs.where(month_filter(months)), advised.where(month_filter(months))
     todo = todo_jobs(jobs, advised, advised_with, readvise, ctx.echo, lake_months).cache()

@@ -189,7 +189,7 @@ def mark_name(table: str) -> str:
 def _score_one(ctx, name, table, candidates, per_key: bool = True, source: str = FF):
     """Score the rows of `candidates` (rows of `source`) that `table` lacks for the champion of
     `name`; (rows scored, the months looked in: None for every month)."""
-    from iolake.lake.delta import month_filter
+    from iolake.lake.delta import month_filter, months_text
     from iolake.runner import set_mark
     from models import provenance
     from models.registry import version_by_alias
@@ -213,9 +213,7 @@ def _score_one(ctx, name, table, candidates, per_key: bool = True, source: str =
         ctx.write(table, predict(ctx.spark, new, uri, name, str(mv.version), spec, per_key, prov))
     new.unpersist()
     set_mark(ctx.spark, conf, mark_name(table), spec, mark)
-    where = (
-        "" if months is None else f" (looked for in {', '.join(m or 'no month' for m in months)})"
-    )
+    where = "" if months is None else f" (looked for in {months_text(months)})"
     ctx.echo(f"[score] {name}@{conf.models.alias} (v{mv.version}): {n} {what} scored{where}")
     return n, months
 
@@ -306,7 +304,7 @@ def lake_check(ctx, months: list | None = None) -> dict | None:
     import pyspark.sql.functions as F
 
     from features import placement_labels
-    from iolake.lake.delta import month_filter
+    from iolake.lake.delta import month_filter, months_text
     from models.registry import version_by_alias
     from schemas.placement_labels import FEATURES
 
@@ -341,7 +339,7 @@ def lake_check(ctx, months: list | None = None) -> dict | None:
         "accuracy": facts.hits / facts.n,
         "best_constant": max(facts.bb, facts.n - facts.bb) / facts.n,
     }
-    scope = "" if months is None else f" of {', '.join(m or 'no month' for m in months)}"
+    scope = "" if months is None else f" of {months_text(months)}"
     ctx.echo(
         f"[score] {name} v{mv.version} on the {out['files']} scored files{scope} whose tier gap the "
         f"lake measured (feature groups traced on both tiers): accuracy {out['accuracy']:.3f} "

@@ -351,6 +351,11 @@ def sorted_months(months) -> list:
     return sorted(months, key=lambda m: (m is None, m or ""))
 
 
+def months_text(months: list) -> str:
+    """`months` as a run's log shows them: "2024-01, 2024-02", a log without one as "no month"."""
+    return ", ".join(m or "no month" for m in months)
+
+
 def month_filter(months: list):
     """`job_month IN (months)` (or null, when a new log has none): on a table partitioned by
     job_month, Delta reads only those partitions' files. A nightly drop holds a month or two of

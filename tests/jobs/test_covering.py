@@ -1021,6 +1021,13 @@ def test_month_filter_keeps_the_listed_months_and_null(spark):
     assert kept([]) == []
 
 
+def test_months_text_names_a_log_without_a_month():
+    from iolake.lake.delta import months_text
+
+    assert months_text(["2024-01", None]) == "2024-01, no month"
+    assert months_text([None]) == "no month"
+
+
 @pytest.mark.slow
 def test_runner_records_new_logs_left_without_a_row_and_does_not_redo_them(
     spark, sample_lake, tmp_path, monkeypatch

@@ -6,9 +6,7 @@ import importlib.util
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
-from iolake.config import ConfigError
+from iolake.config import ConfigError, safe_load
 
 PIPELINE_FILE = Path(__file__).resolve().parents[1] / "pipeline.yaml"
 STAGE_KEYS = {"name", "module", "inputs", "outputs", "new_logs", "depends_on", "params"}
@@ -46,7 +44,7 @@ class Stage:
 
 def load_pipeline(path: Path | str = PIPELINE_FILE) -> list[Stage]:
     path = Path(path)
-    data = yaml.safe_load(path.read_text()) or {}
+    data = safe_load(path.read_text()) or {}
     stages: list[Stage] = []
     seen: set[str] = set()
     for i, raw in enumerate(data.get("stages", [])):

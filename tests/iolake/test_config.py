@@ -33,6 +33,18 @@ def test_config_base_yaml_gives_every_value():
     assert conf.models.alias == BASE["models"]["alias"]
 
 
+def test_safe_load_reads_every_shipped_yaml_as_pyyaml_does(tmp_path):
+    from iolake.config import safe_load
+
+    shipped = [*sorted(CONF_DIR.glob("*.yaml")), CONF_DIR.parent / "pipeline.yaml"]
+    assert len(shipped) >= 4
+    for path in shipped:
+        assert safe_load(path.read_text()) == yaml.safe_load(path.read_text()), path
+    d = _conf_dir(tmp_path, "ingest: [decoder: native\n")
+    with pytest.raises(ConfigError, match=r"(?s)local\.yaml: not valid YAML.*line 1, column 9"):
+        load_config("local", d)
+
+
 def test_config_overlay_merges_key_by_key(tmp_path):
     assert BASE["ingest"]["decoder"] != "pydarshan" and BASE["ingest"]["task_bytes"] != 4096
     d = _conf_dir(

@@ -17,6 +17,7 @@ and round by round, each run on a fresh copy of its layout without silver/gold. 
 against the first layout, measured in the same run. Reads LAKE only; copies go to `--work`.
 
     python -m bench.layout_cost LAKE --point-reads [--base-rev REV] [--lookups 3] [--rounds 3]
+        [--fleet]
 
 `--point-reads`: what one job costs to read from LAKE as it is (no copy, no Spark): for
 `--lookups` logs, `iolake report PREFIX` (a 12-character log_id prefix; wall seconds and peak RSS
@@ -24,6 +25,8 @@ of the process), `IOFrame.from_lake(LAKE, log_id=...)` (seconds in the process) 
 code of `--base-rev` (a `git archive` of it) and of this tree, alternating, best of `--rounds` —
 and a DuckDB count of the log's `bronze/io_ops` rows, the whole table registered (`WHERE log_id =
 ?`) against the documented month-pruned query (docs/querying.md), alternating in one process.
+`--fleet` also times `iolake fleet` (the whole dashboard into a scratch folder; wall seconds and
+peak RSS) for both trees, alternating, best of `--rounds`.
 
     python -m bench.layout_cost WORK --ingest-ab CORPUS... [--base-rev REV] [--rounds-ingest 2]
         [--task-max-logs N] [--lookups 3] [--rounds-reads 3]
@@ -182,6 +185,23 @@ def report_run(tree: Path, lake: Path, job: str, out: Path) -> tuple[float, int]
     return float(wall), int(rss)
 
 
+def fleet_run(tree: Path, lake: Path, out: Path) -> tuple[float, int]:
+    """`iolake fleet` of `tree`'s code into `out` (emptied first): (wall seconds, peak RSS in KiB)."""
+    shutil.rmtree(out, ignore_errors=True)
+    p = subprocess.run(
+        ["/usr/bin/time", "-f", "%e %M", *iolake_cmd("fleet", "--lake", str(lake))]
+        + ["--out", str(out)],
+        capture_output=True,
+        text=True,
+        cwd=tree,
+        env=tree_env(tree),
+    )
+    if p.returncode != 0:
+        raise SystemExit(f"fleet ({tree}) exited {p.returncode}:\n{p.stderr[-2000:]}")
+    wall, rss = p.stderr.strip().splitlines()[-1].split()
+    return float(wall), int(rss)
+
+
 def frame_seconds(tree: Path, lake: Path, log_id: str) -> tuple[float, str]:
     p = subprocess.run(
         [sys.executable, "-c", FRAME_PROBE, str(lake), log_id],
@@ -218,6 +238,17 @@ def point_reads(args) -> int:
     out = work / "page.html"
     print(f"{'log':<14} {'probe':<10} {'base':>8} {'this':>8} {'x':>6}", flush=True)
     ratios = {"report": [], "from_lake": [], "duckdb": []}
+    if args.fleet:
+        best, rss = alternate(
+            args.rounds, lambda name: fleet_run(trees[name], lakes[name], work / f"fleet-{name}")
+        )
+        ratios["fleet"] = [best["this"] / best["base"]]
+        print(
+            f"{'(lake)':<14} {'fleet':<10} {best['base']:8.2f} {best['this']:8.2f} "
+            f"{best['this'] / best['base']:6.3f}  peak RSS (last round) {rss['base'] // 1024} -> "
+            f"{rss['this'] // 1024} MiB",
+            flush=True,
+        )
     for log_id in ids:
         best, rss = alternate(
             args.rounds,
@@ -423,6 +454,7 @@ def main(argv=None) -> int:
         help="time one job's report, IOFrame.from_lake and DuckDB count on LAKE as it is",
     )
     ap.add_argument("--base-rev", default="main", help="--point-reads: the code to compare with")
+    ap.add_argument("--fleet", action="store_true", help="--point-reads: time `iolake fleet` too")
     ap.add_argument("--this-rev", help="--point-reads: measure this revision, not the work tree")
     ap.add_argument(
         "--other-lake",

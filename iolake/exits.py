@@ -7,6 +7,9 @@
 4  a shared service is busy, unreachable or refused the credentials: another run holds the S3
    lake's writer lease, the object store or the MLflow tracking server cannot be reached or
    refused us (the message names the service; nothing was written; retry, or fix credentials)
+130 interrupted (Ctrl-C)
+141 the reader of the command's output went away (a closed pipe: `iolake report J | head`), as
+    for a program a shell's SIGPIPE ends
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from __future__ import annotations
 import sys
 
 OK, FAILED, USAGE, GATE, SERVICE = 0, 1, 2, 3, 4
+PIPE_CLOSED = 141
 
 
 def exit_code_for(exc: BaseException | None) -> int:

@@ -374,7 +374,8 @@ def test_report_reads_a_table_with_deletion_vectors_without_spark(spark, lake, t
 
 def test_report_runs_with_no_java_reachable(lake, tmp_path):
     """`iolake report` reads through delta-rs: with no java on PATH and a JAVA_HOME that does not
-    exist, it still writes the page."""
+    exist, it still writes the page, whole, through the console script (which ends the process
+    without the interpreter's teardown once the page is written)."""
     env = {
         "PATH": "/nonexistent",
         "JAVA_HOME": str(tmp_path / "no-java"),
@@ -385,7 +386,7 @@ def test_report_runs_with_no_java_reachable(lake, tmp_path):
         [
             sys.executable,
             "-c",
-            "import sys; from iolake.cli import main; sys.exit(main(sys.argv[1:]))",
+            "import sys; from iolake.cli import console_main; sys.exit(console_main())",
             "report",
             lake["dxt"][:10],
             "--lake",
@@ -400,7 +401,9 @@ def test_report_runs_with_no_java_reachable(lake, tmp_path):
         cwd=tmp_path,
     )
     assert run.returncode == 0, run.stderr[-3000:]
-    page = Page((tmp_path / "out.html").read_text())
+    text = (tmp_path / "out.html").read_text()
+    assert text.rstrip().endswith("</html>")
+    page = Page(text)
     assert lake["dxt"][:12] in page.title and page.all("img") and page.evidence
 
 

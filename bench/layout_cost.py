@@ -169,37 +169,30 @@ def stage_seconds(stage: str, lake: Path) -> float:
     return found[-1]
 
 
-def report_run(tree: Path, lake: Path, job: str, out: Path) -> tuple[float, int]:
-    """`iolake report JOB` of `tree`'s code: (wall seconds, peak RSS in KiB) by GNU time."""
+def timed_command(tree: Path, *args: str) -> tuple[float, int]:
+    """`iolake ARGS` of `tree`'s code: (wall seconds, peak RSS in KiB) by GNU time."""
     p = subprocess.run(
-        ["/usr/bin/time", "-f", "%e %M", *iolake_cmd("report", job, "--lake", str(lake))]
-        + ["--out", str(out)],
+        ["/usr/bin/time", "-f", "%e %M", *iolake_cmd(*args)],
         capture_output=True,
         text=True,
         cwd=tree,
         env=tree_env(tree),
     )
     if p.returncode != 0:
-        raise SystemExit(f"report {job} ({tree}) exited {p.returncode}:\n{p.stderr[-2000:]}")
+        raise SystemExit(f"{' '.join(args)} ({tree}) exited {p.returncode}:\n{p.stderr[-2000:]}")
     wall, rss = p.stderr.strip().splitlines()[-1].split()
     return float(wall), int(rss)
+
+
+def report_run(tree: Path, lake: Path, job: str, out: Path) -> tuple[float, int]:
+    """`iolake report JOB` of `tree`'s code: (wall seconds, peak RSS in KiB)."""
+    return timed_command(tree, "report", job, "--lake", str(lake), "--out", str(out))
 
 
 def fleet_run(tree: Path, lake: Path, out: Path) -> tuple[float, int]:
     """`iolake fleet` of `tree`'s code into `out` (emptied first): (wall seconds, peak RSS in KiB)."""
     shutil.rmtree(out, ignore_errors=True)
-    p = subprocess.run(
-        ["/usr/bin/time", "-f", "%e %M", *iolake_cmd("fleet", "--lake", str(lake))]
-        + ["--out", str(out)],
-        capture_output=True,
-        text=True,
-        cwd=tree,
-        env=tree_env(tree),
-    )
-    if p.returncode != 0:
-        raise SystemExit(f"fleet ({tree}) exited {p.returncode}:\n{p.stderr[-2000:]}")
-    wall, rss = p.stderr.strip().splitlines()[-1].split()
-    return float(wall), int(rss)
+    return timed_command(tree, "fleet", "--lake", str(lake), "--out", str(out))
 
 
 def frame_seconds(tree: Path, lake: Path, log_id: str) -> tuple[float, str]:

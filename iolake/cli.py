@@ -297,7 +297,7 @@ def main(argv=None) -> int:
 # Commands that only read the lake through delta-rs and write a page or print: once their output
 # is written and flushed, the console script ends the process without the interpreter's teardown
 # (freeing every Arrow and pandas object, stopping delta-rs's runtime threads), which adds
-# noticeably to a short command's time and saves nothing (docs/benchmarks.md, report_reads).
+# noticeably to a short command's time and saves nothing (docs/benchmarks.md, layout_cost).
 QUICK_EXIT = frozenset({"report", "fleet"})
 
 

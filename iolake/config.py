@@ -460,8 +460,8 @@ def _check(value, tp, key: str, origin: dict, item: bool = False):
 
 def safe_load(text: str):
     """`yaml.safe_load` through libyaml's C parser where PyYAML was built with it (the same
-    constructors, about ten times faster on conf/ and pipeline.yaml, which every command reads
-    at start-up), else the pure-Python one."""
+    constructors, far faster on conf/ and pipeline.yaml, which every command reads at start-up:
+    docs/benchmarks.md, layout_cost), else the pure-Python one."""
     return yaml.load(text, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 

@@ -1,6 +1,7 @@
-"""The whole pipeline on a real standalone cluster at scale, with 1 and with 2 workers.
+"""The whole pipeline on a real standalone cluster at scale, with 1 and with 2 workers, beside
+local[2].
 
-    python -m bench.cluster_scale CORPUS --logs 100000 [--workers 2 1] [--keep DIR]
+    python -m bench.cluster_scale CORPUS --logs 100000 [--workers 2 1 0] [--keep DIR]
                                   [--driver-memory 2g] [--worker-memory 2g]
 
 CORPUS is a folder of distinct Darshan logs (`python -m bench.make_corpus`). For each worker count, in
@@ -12,12 +13,15 @@ which gets its own seconds (the runner's) and its own peak RSS, sampled from /pr
 - the driver: spark-submit's JVM and the Python driver under it;
 - the executors: every `CoarseGrainedExecutorBackend` JVM with PySpark's Python workers under it
   (summed over the workers: the peak of their sum).
-The standalone master and worker daemons are left out of both.
+The standalone master and worker daemons are left out of both. Worker count 0 is the same logs
+through `iolake run` on local[2] (no cluster: `bench.pipeline_scale`'s run, the driver and its
+Python workers measured the same way), the embedded default the cluster is compared with.
 
-It prints a table of seconds per stage for each worker count and the ratio of the 2-worker run to
-the 1-worker run, both measured here, the same way. On this 2-core machine the driver shares the
-cores with the workers, so 2 workers cannot reach half the time of 1; the ratio says how much
-of the pipeline the second executor actually shortens.
+It prints a table of seconds per stage for each worker count, each against the first column (local
+[2] when 0 is among the counts, else the fewest workers), all measured here, the same way, one
+after the other. On this 2-core machine the driver shares the cores with the workers, so 2
+workers cannot reach half the time of 1; the ratio says how much of the pipeline the second
+executor actually shortens, and what the cluster's overheads cost against local[2].
 """
 
 from __future__ import annotations
@@ -31,9 +35,14 @@ import time
 from pathlib import Path
 
 from bench.common import MIB, ROOT, STAGE_DONE, StageRSS, children, parser, procs, result
-from bench.pipeline_scale import pick_inputs
+from bench.pipeline_scale import pick_inputs, run_pipeline
 
 DAEMONS = ("deploy.master.Master", "deploy.worker.Worker")
+LOCAL = 0  # the worker count that means local[2], no cluster
+
+
+def label(workers: int) -> str:
+    return "local[2]" if workers == LOCAL else f"{workers} worker(s)"
 
 
 def split_cluster_rss(root: int) -> tuple[int, int]:
@@ -126,7 +135,11 @@ def main(argv=None) -> int:
     ap.add_argument("corpus", type=Path)
     ap.add_argument("--logs", type=int, default=100_000)
     ap.add_argument(
-        "--workers", type=int, nargs="+", default=[2, 1], help="worker counts, run in this order"
+        "--workers",
+        type=int,
+        nargs="+",
+        default=[2, 1],
+        help="worker counts, run in this order (0: local[2], no cluster)",
     )
     ap.add_argument("--driver-memory", default="2g")
     ap.add_argument("--worker-memory", default="2g")
@@ -145,11 +158,15 @@ def main(argv=None) -> int:
             lake = base / f"lake-w{w}"
             if lake.exists():
                 raise SystemExit(f"{lake} exists: give an empty place for the lake")
-            print(f"== {args.logs:,} logs, {w} worker(s) of 1 core -> {lake}", flush=True)
-            wall, stages = run_cluster(inputs, lake, w, args)
+            what = "local[2], no cluster" if w == LOCAL else f"{w} worker(s) of 1 core"
+            print(f"== {args.logs:,} logs, {what} -> {lake}", flush=True)
+            if w == LOCAL:
+                wall, stages = run_pipeline(inputs, lake)
+            else:
+                wall, stages = run_cluster(inputs, lake, w, args)
             results[w] = (wall, stages)
             print(
-                f"   {w} worker(s): {wall:,.0f} s wall, {args.logs / wall:,.1f} logs/s through every stage",
+                f"   {label(w)}: {wall:,.0f} s wall, {args.logs / wall:,.1f} logs/s through every stage",
                 flush=True,
             )
             if not args.keep:
@@ -157,37 +174,36 @@ def main(argv=None) -> int:
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
-    ws = sorted(results)
+    ws = sorted(results)  # local[2] (0) first when run, then 1, 2 workers
     names = [s[0] for s in results[ws[-1]][1]]
     print(f"\nseconds per stage, {args.logs:,} logs (peak RSS driver / executors, MiB)")
-    print(
-        "| stage | "
-        + " | ".join(f"{w} worker(s)" for w in ws)
-        + (" | ratio |" if len(ws) > 1 else " |")
-    )
-    print("|---|" + "---|" * len(ws) + ("---|" if len(ws) > 1 else ""))
+    if len(ws) > 1:
+        print(f"each column's ratio is against {label(ws[0])}, measured in this run")
+    print("| stage | " + " | ".join(label(w) for w in ws) + " |")
+    print("|---|" + "---|" * len(ws))
+
+    def cell(r, base) -> str:
+        if r is None:
+            return "—"
+        text = f"{r[1]:,.0f} s ({r[2] / MIB:,.0f} / {r[3] / MIB:,.0f})"
+        return text + (f", {r[1] / base[1]:.2f}×" if base and base is not r and base[1] else "")
+
     for name in names:
         rows = [next((s for s in results[w][1] if s[0] == name), None) for w in ws]
-        cells = [
-            f"{r[1]:,.0f} s ({r[2] / MIB:,.0f} / {r[3] / MIB:,.0f})" if r else "—" for r in rows
-        ]
-        ratio = (
-            f" | {rows[-1][1] / rows[0][1]:.2f} |"
-            if len(ws) > 1 and rows[0] and rows[-1] and rows[0][1]
-            else " |"
-        )
-        print(f"| {name} | " + " | ".join(cells) + ratio)
+        print(f"| {name} | " + " | ".join(cell(r, rows[0]) for r in rows) + " |")
     walls = [results[w][0] for w in ws]
-    cells = " | ".join(f"{t:,.0f} s ({args.logs / t:,.1f} logs/s)" for t in walls)
-    print(
-        f"| wall, whole run | {cells}"
-        + (f" | {walls[-1] / walls[0]:.2f} |" if len(ws) > 1 else " |")
-    )
+    cells = [f"{t:,.0f} s ({args.logs / t:,.1f} logs/s)" for t in walls]
+    cells[1:] = [f"{c}, {t / walls[0]:.2f}×" for c, t in zip(cells[1:], walls[1:])]
+    print("| wall, whole run | " + " | ".join(cells) + " |")
+    if 1 in results and 2 in results and ws[0] != 1:  # the scale-out ratio itself
+        print(f"2 workers / 1 worker: {results[2][0] / results[1][0]:.2f} of the wall time")
     result(
         "cluster_scale",
         f"{args.logs:,} logs: "
-        + ", ".join(f"{w} worker(s) {t:,.0f} s" for w, t in zip(ws, walls))
-        + (f"; ratio {walls[-1] / walls[0]:.2f}" if len(ws) > 1 else ""),
+        + ", ".join(f"{label(w)} {t:,.0f} s" for w, t in zip(ws, walls))
+        + "".join(
+            f"; {label(w)} / {label(ws[0])} {t / walls[0]:.2f}" for w, t in zip(ws[1:], walls[1:])
+        ),
     )
     return 0
 

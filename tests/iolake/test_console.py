@@ -29,11 +29,8 @@ def _console(*args: str, close_stdout: bool = False, cwd: Path = ROOT):
     )
     if close_stdout:
         proc.stdout.close()  # the reader goes away before the command writes
-        out = ""
-    else:
-        out = proc.stdout.read()
-    err = proc.stderr.read()
-    return proc.wait(timeout=120), out, err
+    out, err = proc.communicate(timeout=120)  # both pipes at once: neither can fill and block
+    return proc.returncode, out or "", err
 
 
 def test_a_closed_pipe_ends_the_command_quietly():

@@ -19,7 +19,11 @@ the scheduled run, are two drivers. So every writing command on an S3 lake (`iol
   takes it over with `If-Match: <the stale ETag>`, so of two runs taking over, one wins. A killed
   run therefore delays the next by at most the TTL and never leaves the lake stuck;
 - a holder whose heartbeat finds the lease taken over (it stalled past the TTL) stops at the next
-  stage boundary (`LeaseLost`) rather than commit beside the new holder.
+  stage boundary (`LeaseLost`) rather than commit beside the new holder;
+- a run whose conditional write succeeded reads the lease back `SETTLE_S` later and holds it only
+  if it reads its own write: a server that checks a condition and then writes (S3Proxy does, and
+  other S3-compatible stores may) can answer 200 to two runs creating or taking over the lease in
+  the same instant. The last write stands, its writer holds the lease, the others go on waiting.
 
 A local lake needs none of this: Delta's local LogStore creates commit files with an atomic
 rename, so concurrent runs are safe there and are not serialised.
@@ -42,6 +46,9 @@ LOCK_KEY = "_lock/writer.json"
 # Last-Modified and Date are HTTP dates (RFC 9110 section 5.6.7), in whole seconds: their
 # difference can overstate a lease's age by up to this much.
 CLOCK_STEP_S = 1.0
+# How long a run that wrote the lease waits before reading it back: longer than a server takes
+# between checking a conditional write's precondition and storing the object.
+SETTLE_S = 1.0
 
 
 class LakeBusy(RuntimeError):
@@ -154,35 +161,59 @@ class WriterLease:
         now = parsedate_to_datetime(r["ResponseMetadata"]["HTTPHeaders"]["date"])
         return r["ETag"], (now - r["LastModified"]).total_seconds(), holder
 
-    def acquire(self) -> None:
+    def _write(self) -> tuple[str, tuple | None]:
+        """One try at the lease: ("wrote", None) when this run created it, ("wrote", (age,
+        holder)) when it took a dead holder's over, ("busy", (age, holder)) when a live holder
+        has it, ("again", None) when it changed under us (released, or taken over first)."""
         from botocore.exceptions import ClientError
 
+        try:
+            self.etag = self._put(IfNoneMatch="*")
+            return "wrote", None
+        except ClientError as e:
+            if not _refused(e):
+                raise
+        held = self._holder()
+        if held is None:
+            return "again", None  # released between our write and our read
+        etag, age, holder = held
+        if age <= self.ttl_s + CLOCK_STEP_S:
+            return "busy", (age, holder)
+        try:
+            self.etag = self._put(IfMatch=etag)
+        except ClientError as e:
+            if not _refused(e):
+                raise
+            return "again", None  # another run took it over first
+        return "wrote", (age, holder)
+
+    def _confirmed(self) -> bool:
+        """Whether the lease read back `SETTLE_S` after our write is still our write."""
+        time.sleep(SETTLE_S)
+        held = self._holder()
+        return held is not None and held[0] == self.etag
+
+    def acquire(self) -> None:
         deadline = time.monotonic() + self.wait_s
         told = False
         while True:
-            try:
-                self.etag = self._put(IfNoneMatch="*")
-                break
-            except ClientError as e:
-                if not _refused(e):
-                    raise
-            held = self._holder()
-            if held is None:
-                continue  # released between our write and our read: try again at once
-            etag, age, holder = held
-            if age > self.ttl_s + CLOCK_STEP_S:
-                try:
-                    self.etag = self._put(IfMatch=etag)
-                    self.echo(
-                        f"[lock] took over the writer lease of run {holder.get('run_id', '?')} "
-                        f"(host {holder.get('host', '?')}, pid {holder.get('pid', '?')}), not "
-                        f"renewed for {age:.0f} s > lake.lock_ttl_s {self.ttl_s:g} s"
-                    )
+            outcome, found = self._write()
+            if outcome == "wrote":
+                if self._confirmed():
+                    if found is not None:
+                        age, holder = found
+                        self.echo(
+                            f"[lock] took over the writer lease of run "
+                            f"{holder.get('run_id', '?')} (host {holder.get('host', '?')}, pid "
+                            f"{holder.get('pid', '?')}), not renewed for {age:.0f} s > "
+                            f"lake.lock_ttl_s {self.ttl_s:g} s"
+                        )
                     break
-                except ClientError as e:
-                    if not _refused(e):
-                        raise
-                    continue  # another run took it over first
+                self.etag = None  # another run's write of the same instant came last: it holds
+                continue
+            if outcome == "again":
+                continue
+            age, holder = found
             who = (
                 f"run {holder.get('run_id', '?')} (host {holder.get('host', '?')}, "
                 f"pid {holder.get('pid', '?')}, renewed {age:.0f} s ago)"

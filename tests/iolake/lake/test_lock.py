@@ -102,3 +102,46 @@ def test_refused_credentials_name_the_store(s3, env, monkeypatch):
     assert f"the object store at {s3.url}" in str(e.value) and "AWS_SECRET_ACCESS_KEY" in str(
         e.value
     )
+
+
+def _take(lease, start: threading.Barrier, outcome: dict) -> None:
+    """Acquire `lease` once every thread is ready; record "held" or "busy" by its run id."""
+    start.wait()
+    try:
+        lease.acquire()
+        outcome[lease.run_id] = "held"
+    except LakeBusy:
+        outcome[lease.run_id] = "busy"
+
+
+@pytest.mark.parametrize("before", ["a dead lease", "no lease"])
+def test_of_runs_writing_the_lease_at_once_exactly_one_holds_it(s3, env, before):
+    """Several runs create the lease, or take the same dead lease over, in the same instant: one
+    holds it, the others go on waiting and give up naming that one. (S3Proxy checks a
+    conditional write's precondition and then writes, so two such writes can both be answered
+    200; the lease must still have one holder, as on a store whose conditional writes are
+    atomic.)"""
+    for round_ in range(2):
+        name = f"race-{before.split()[0]}-{round_}"
+        lake = f"s3://locks/{name}"
+        if before == "a dead lease":
+            dead = _lease(lake, "dead", ttl=2)
+            dead.acquire()
+            dead._stop.set()
+            time.sleep(3.5)  # past the TTL and the clock's second: every taker finds it expired
+        runs = [_lease(lake, f"taker-{i}", ttl=2, wait=3, said=[]) for i in range(4)]
+        start = threading.Barrier(len(runs))
+        outcome: dict[str, str] = {}
+
+        threads = [threading.Thread(target=_take, args=(r, start, outcome)) for r in runs]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=60)
+        try:
+            held = [r for r, o in outcome.items() if o == "held"]
+            holder = _holder(s3, f"{name}/_lock/writer.json")["run_id"]
+            assert len(outcome) == len(runs) and held == [holder], outcome
+        finally:
+            for r in runs:
+                r.release()

@@ -1,7 +1,7 @@
 """The whole `iolake run` at scale: seconds and peak RSS per stage, and the fit to 1,000,000 logs.
 
     python -m bench.pipeline_scale CORPUS --sizes 10000 100000 [--keep DIR] [--conf-dir DIR]
-    python -m bench.pipeline_scale CORPUS [CORPUS ...] --grow LAKE
+    python -m bench.pipeline_scale CORPUS [CORPUS ...] --grow LAKE [--output FILE]
 
 
 CORPUS is a folder of distinct Darshan logs in dNNNN/ sub-folders (`python -m bench.make_corpus`).
@@ -20,8 +20,10 @@ a lake too big for one run is built (and the way a centre adds a night): the sam
 table per step, with the rows each stage added to its output tables (their row counts after the
 step less before, from the Parquet footers of the Delta snapshots' files), the logs the lake
 held before and after and its size on disk. A step that stops can be run again: logs already
-in the ledger are skipped. The figures are for this machine only; compare stages with each
-other, and runs with runs made the same way.
+in the ledger are skipped. `--output FILE` appends every line `iolake run` printed to FILE, each
+after the seconds since the run started (`+ 81.3 `), to see where a stage's time went.
+The figures are for this machine only; compare stages with each other, and runs with runs made
+the same way.
 """
 
 from __future__ import annotations
@@ -67,17 +69,22 @@ BATCH_OR_SORT = re.compile(r"\[\w+\] (batch \d+/\d+|\S+ new logs over \d+ months
 
 
 def run_pipeline(
-    inputs: list[str], lake: Path, conf_dir: Path | None = None
+    inputs: list[str], lake: Path, conf_dir: Path | None = None, output: Path | None = None
 ) -> tuple[float, list[tuple[str, float, int, int]]]:
-    """Wall seconds of `iolake run`, and per stage: (name, seconds, peak driver, peak workers)."""
+    """Wall seconds of `iolake run`, and per stage: (name, seconds, peak driver, peak workers);
+    with `output`, every line of the run appended there after its second since the start."""
     cmd = iolake_cmd("run", *inputs, "--lake", str(lake))
     if conf_dir:
         cmd += ["--conf-dir", str(conf_dir)]
     t0 = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=ROOT)
     rss, stages, tail = StageRSS(p.pid), [], []
+    out = open(output, "a") if output else None  # noqa: SIM115 (closed below)
     for line in p.stdout:
         tail = (tail + [line])[-80:]
+        if out:
+            out.write(f"+ {time.perf_counter() - t0:8.1f} {line}")
+            out.flush()
         m = STAGE_DONE.match(line)
         if m:
             d, w = rss.cut()
@@ -92,6 +99,8 @@ def run_pipeline(
             print("    " + line.rstrip()[:160], flush=True)
     p.wait()
     rss.stop()
+    if out:
+        out.close()
     if p.returncode != 0:
         sys.stdout.write("".join(tail))
         raise SystemExit(f"iolake run failed with exit code {p.returncode}")
@@ -130,13 +139,13 @@ def lake_bytes(lake: Path) -> int:
     return sum(p.stat().st_size for p in lake.rglob("*") if p.is_file())
 
 
-def grow(corpora: list[Path], lake: Path, conf_dir: Path | None) -> int:
+def grow(corpora: list[Path], lake: Path, conf_dir: Path | None, output: Path | None = None) -> int:
     """Each corpus as one `iolake run` step into `lake`: stage table, logs and bytes after it."""
     for corpus in corpora:
         rows_before = table_rows(lake)
         before = rows_before.get(LEDGER, 0)
         print(f"== step {corpus} -> {lake} (holds {before:,} logs)", flush=True)
-        wall, stages = run_pipeline([str(corpus)], lake, conf_dir)
+        wall, stages = run_pipeline([str(corpus)], lake, conf_dir, output)
         rows_after = table_rows(lake)
         after, added = rows_after.get(LEDGER, 0), rows_added(rows_before, rows_after)
         print(
@@ -168,9 +177,12 @@ def main(argv=None) -> int:
     ap.add_argument(
         "--conf-dir", type=Path, help="configuration folder for `iolake run` (default: conf/)"
     )
+    ap.add_argument(
+        "--output", type=Path, help="append every line of each run here, timed from its start"
+    )
     args = ap.parse_args(argv)
     if args.grow:
-        return grow(args.corpus, args.grow, args.conf_dir)
+        return grow(args.corpus, args.grow, args.conf_dir, args.output)
     if len(args.corpus) > 1:
         raise SystemExit("give one CORPUS (several only with --grow)")
     args.corpus = args.corpus[0]
@@ -184,7 +196,7 @@ def main(argv=None) -> int:
                 raise SystemExit(f"{lake} exists: give an empty place for the lake")
             inputs = pick_inputs(args.corpus, n, scratch)
             print(f"== {n:,} logs ({len(inputs)} input folders) -> {lake}", flush=True)
-            wall, stages = run_pipeline(inputs, lake, args.conf_dir)
+            wall, stages = run_pipeline(inputs, lake, args.conf_dir, args.output)
             results[n] = (wall, stages)
             print(
                 f"   {n:,} logs: {wall:,.0f} s wall, {n / wall:,.1f} logs/s through every stage",

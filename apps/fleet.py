@@ -81,6 +81,7 @@ TEMPLATE_DIR = Path(__file__).parent / "templates"
 NO_USER = "(no user in the key)"
 REGRESSIONS_SHOWN = 100  # regression rows the main page lists (newest first), then "and N more"
 RUNS_LISTED = 10  # runs an application page lists as recent and as slowest
+RUNS_WINDOW = 5_000  # runs an application page reads at least: its newest months holding them
 RUN_TAGS_SHOWN = 5  # tags marked under an application's runs plot: its most frequent
 EFFICIENCY_SHOWN = 15  # application-months the efficiency table lists (least efficient first)
 EFFICIENCY_MIN_RUNS = 3  # runs with an efficiency an application-month needs to be listed
@@ -234,21 +235,47 @@ def load_regressions(
     )
 
 
-def load_runs(
-    reader: FleetReader, apps, since: str | None = None, until: str | None = None
-) -> dict[str, pd.DataFrame]:
-    """Each application's runs of [since, until] from gold/app_runs (RUN_COLUMNS), newest first
-    (ties by log_id): one read of the table's months of [since, until] filtered to `apps` (the
-    table is z-ordered by (app, start) and partitioned by job_month, so delta-rs' file statistics
-    skip files of other applications and months), split per application. Empty when the lake has
-    no gold/app_runs."""
-    if not apps or not reader.exists("app_runs"):
+def run_window(am: pd.DataFrame, apps, window: int | None = None) -> dict[str, list[str]]:
+    """The months of each application of `apps` whose runs its page reads: its newest months in
+    `am` (gold/fleet_app_month rows of the period) until their runs (less the suspect ones, which
+    gold/app_runs leaves out) reach `window`, whole months, every month when they never do. So a
+    page reads about `window` runs of an application however long the lake's history, and every
+    run of an application with fewer; the months table and plot show every month."""
+    window = RUNS_WINDOW if window is None else window
+    rows = am[am["app"].isin(list(apps))]
+    out = {}
+    for app, g in rows.groupby("app", sort=True):
+        g = g.sort_values("month", ascending=False)
+        have = np.cumsum((g["runs"] - g["suspect_runs"]).to_numpy())
+        out[app] = sorted(g["month"].iloc[: int(np.searchsorted(have, window)) + 1])
+    return out
+
+
+def _window_filter(window: dict[str, list[str]]):
+    """`job_month = M AND app IN (the applications whose window holds M)`, OR-ed over the
+    months: the partition values prune the other months' files."""
+    by_month: dict[str, list[str]] = {}
+    for app, months in window.items():
+        for m in months:
+            by_month.setdefault(m, []).append(app)
+    expr = None
+    for m, apps in sorted(by_month.items()):
+        e = (pc.field("job_month") == pa.scalar(m)) & pc.field("app").isin(
+            pa.array(sorted(apps), pa.string())
+        )
+        expr = e if expr is None else expr | e
+    return expr
+
+
+def load_runs(reader: FleetReader, window: dict[str, list[str]]) -> dict[str, pd.DataFrame]:
+    """Each application's runs from gold/app_runs (RUN_COLUMNS) in the months of its `window`
+    (`run_window`), newest first (ties by log_id): one read of those months' files (the table is
+    partitioned by job_month) filtered to the applications, split per application. Empty when
+    the lake has no gold/app_runs."""
+    window = {app: months for app, months in window.items() if months}
+    if not window or not reader.exists("app_runs"):
         return {}
-    expr = pc.field("app").isin(pa.array(sorted(apps), pa.string()))
-    months = _month_filter(since, until, "job_month")
-    if months is not None:
-        expr = expr & months
-    runs = reader.read("app_runs", RUN_COLUMNS, filter=expr)
+    runs = reader.read("app_runs", RUN_COLUMNS, filter=_window_filter(window))
     # sorted in Arrow (pandas' sort factorizes every log_id): the same order every read, so the
     # same pixels where runs overlap
     runs = runs.sort_by(
@@ -258,12 +285,13 @@ def load_runs(
 
 
 def load_run_tags(
-    reader: FleetReader, runs: dict[str, pd.DataFrame], since=None, until=None
+    reader: FleetReader, runs: dict[str, pd.DataFrame], months: list[str] | None = None
 ) -> dict[str, pd.DataFrame]:
     """The tags that fired (silver/bottleneck_tags: distinct log_id, tag pairs, `no_issue` left
     out as the fleet marts leave it out) on the runs `load_runs` read, per application: one read
-    of the tags table's months of [since, until], joined in Arrow to those runs' log_ids. Empty
-    when the lake has no silver/bottleneck_tags or there is no run."""
+    of the tags table's `months` (those of the runs' windows; every month when None; a log's
+    tags are in its run's job_month), joined in Arrow to those runs' log_ids. Empty when the
+    lake has no silver/bottleneck_tags or there is no run."""
     runs = {app: df for app, df in runs.items() if len(df)}
     if not runs or not reader.exists("bottleneck_tags"):
         return {}
@@ -275,9 +303,8 @@ def load_run_tags(
     log_ids, app_of = log_ids[first], app_of[first]
     keys = pa.table({"log_id": pa.array(log_ids), "run": np.arange(len(log_ids))})
     expr = pc.field("tag") != pa.scalar(NO_ISSUE)
-    months = _month_filter(since, until, "job_month")
     if months is not None:
-        expr = expr & months
+        expr = expr & pc.field("job_month").isin(pa.array(sorted(set(months)), pa.string()))
     tags = reader.read("bottleneck_tags", ["log_id", "tag"], filter=expr)
     # one hash join, not a read per application nor an is_in over every run's log_id; then the
     # distinct (run, tag) pairs as integers (a tag row written twice counts once), and only
@@ -1278,12 +1305,14 @@ def app_page(
     runs: pd.DataFrame | None = None,
     tagged: pd.DataFrame | None = None,
     drawings: Drawings | None = None,
+    window: list[str] | None = None,
 ) -> dict:
     """What an application's page shows: its months (its `app_months` rows), its totals, its
     tags' cost (its `app_ledgers` rows), its regressions (`regression_rows` of the app); the
     plots only when `plot`; its runs over time and the lists of its recent and slowest runs when
     `runs` (its gold/app_runs rows, `load_runs`) is given, with its most frequent tags marked
-    under the plot from `tagged` (its runs' tags, `load_run_tags`). The plots are added to
+    under the plot from `tagged` (its runs' tags, `load_run_tags`); `window`: the months those
+    runs were read from (`run_window`; None: every month of `rows`). The plots are added to
     `drawings` (in the page once it is rendered); without it, drawn here."""
     own = drawings is None
     drawings = Drawings(workers=1) if own else drawings
@@ -1295,9 +1324,18 @@ def app_page(
         if runs is not None
         else None
     )
+    months = sorted(r["month"] for r in rows)
+    window = sorted(window) if window else months
     page = {
         "regs": regs,
         "runs": listed,
+        "runs_window": {
+            "first": window[0] if window else None,
+            "last": window[-1] if window else None,
+            "every_month": set(window) >= set(months),
+            "in_period": sum(int(r["runs"]) - int(r["suspect_runs"]) for r in rows),
+            "at_least": RUNS_WINDOW,
+        },
         "runs_png": None,
         "run_tags": [{k: t[k] for k in ("tag", "runs")} for t in marked],
         "app": app,
@@ -1313,7 +1351,9 @@ def app_page(
         "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
     }
     if plot and runs is not None and len(runs):
-        _later(drawings, page, "runs_png", draw_runs, runs, regs, marked)
+        shown = set(window)  # the flagged runs of the months drawn: the x axis is the window's
+        drawn = [r for r in regs if pd.Timestamp(r["start"]).strftime("%Y-%m") in shown]
+        _later(drawings, page, "runs_png", draw_runs, runs, drawn, marked)
     if plot:
         _later(drawings, page, "png", draw_app, rows)
     if own:
@@ -1347,8 +1387,9 @@ def write(
     am, tc = data[REQUIRED], data["fleet_tag_cost"]
     costs = app_ledgers(tc, am.groupby("app")["io_core_hours"].sum().to_dict())
     plotted = linked(page)
-    runs = load_runs(reader, plotted, since, until)
-    tagged = load_run_tags(reader, runs, since, until)
+    window = run_window(am, plotted)
+    runs = load_runs(reader, window)
+    tagged = load_run_tags(reader, runs, sorted({m for ms in window.values() for m in ms}))
     regs_by_app: dict[str, list[dict]] = {}
     for r in regression_rows(data.get("regressions")):
         regs_by_app.setdefault(r["app"], []).append(r)
@@ -1362,6 +1403,7 @@ def write(
             runs=runs.get(app),
             tagged=tagged.get(app),
             drawings=drawings,
+            window=window.get(app),
         )
         for app, rows in app_months(am).items()
     ]
@@ -1414,6 +1456,7 @@ __all__ = [
     "load_regressions",
     "load_runs",
     "load_run_tags",
+    "run_window",
     "run_tags",
     "main",
     "regression_rows",

@@ -9,6 +9,14 @@ machine the wall time is mostly waiting for a core). `--quick`: 40
 applications over 3 months.
 
     python -m bench.fleet_page [--apps 2000] [--months 12] [--top 15] [--keep DIR]
+    python -m bench.fleet_page --from-lake LAKE --times 10 --base-rev REV [--rounds 3] [--keep DIR]
+
+`--from-lake`: the tables the page reads, from an ingested lake, with every run there `--times`
+times (gold/app_runs and silver/bottleneck_tags rows repeated under new log_ids, each copy's
+start a microsecond later; gold/fleet_app_month's run counts multiplied alike; the other marts and
+gold/regressions as they are): a lake of N logs stands in for one of N x times, for what the page
+reads and draws, without running the pipeline on it. Then `iolake fleet` of `--base-rev` and of
+this tree on it, alternating (`bench.layout_cost`'s `fleet_run`: wall seconds and peak RSS).
 """
 
 from __future__ import annotations
@@ -59,6 +67,88 @@ def apps(n: int, seed: int = 7) -> list[tuple]:
     return out
 
 
+REPEATED = ("gold/app_runs", "silver/bottleneck_tags")  # the per-run tables the page reads
+AS_THEY_ARE = ("gold/regressions",)  # and the marts
+
+
+def scaled_copy(lake: Path, dest: Path, times: int) -> dict[str, int]:
+    """The tables `iolake fleet` reads from `lake`, with every run `times` times, into `dest`
+    (rows written per table)."""
+    import shutil
+
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    from deltalake import DeltaTable, write_deltalake
+
+    import apps.fleet as fleet
+
+    rows = {}
+    for name in REPEATED:
+        dt = DeltaTable(str(lake / name))
+        t = dt.to_pyarrow_table()
+        copies = []
+        for k in range(times):
+            c = t.set_column(
+                t.schema.get_field_index("log_id"),
+                "log_id",
+                pc.binary_join_element_wise(t["log_id"], pa.scalar(f"{k:03d}" if k else ""), ""),
+            )
+            if "start" in c.column_names:
+                i = c.schema.get_field_index("start")
+                c = c.set_column(i, "start", pc.add(c["start"], pa.scalar(k, pa.duration("us"))))
+            copies.append(c.cast(t.schema))
+        out = pa.concat_tables(copies)
+        write_deltalake(str(dest / name), out, partition_by=dt.metadata().partition_columns or None)
+        rows[name] = out.num_rows
+    for name in AS_THEY_ARE + tuple(f"gold/{m}" for m in fleet.MARTS):
+        if (lake / name).is_dir():
+            shutil.copytree(lake / name, dest / name)
+    am = DeltaTable(str(lake / "gold/fleet_app_month"))
+    t = am.to_pyarrow_table()
+    for col in ("runs", "suspect_runs"):
+        i = t.schema.get_field_index(col)
+        t = t.set_column(i, col, pc.multiply(t[col], pa.scalar(times, t[col].type)))
+    write_deltalake(
+        str(dest / "gold/fleet_app_month"),
+        t,
+        mode="overwrite",
+        partition_by=am.metadata().partition_columns or None,
+    )
+    return rows
+
+
+def from_lake(args) -> int:
+    """`--from-lake`: the page on a scaled copy, base against this tree."""
+    from bench.common import ROOT, alternate, checkout
+    from bench.layout_cost import fleet_run
+
+    with scratch("fleet_page", args.keep) as root:
+        t0 = time.monotonic()
+        rows = scaled_copy(args.from_lake, root / "lake", args.times)
+        print(
+            f"scaled copy x{args.times} in {time.monotonic() - t0:.1f} s: "
+            + ", ".join(f"{k} {v:,} rows" for k, v in rows.items()),
+            flush=True,
+        )
+        trees = {"base": checkout(args.base_rev, root / "base"), "this": ROOT}
+        peak = {}
+
+        def timed(name):
+            wall, rss = fleet_run(trees[name], root / "lake", root / f"page-{name}")
+            peak[name] = max(peak.get(name, 0), rss)
+            return wall, None
+
+        best, _ = alternate(args.rounds, timed)
+    for name in ("base", "this"):
+        print(f"{name}: best {best[name]:.2f} s, peak RSS {peak[name] / 1024:,.0f} MiB")
+    result(
+        "fleet_page",
+        f"{args.from_lake.name} x{args.times}: base {best['base']:.2f} s, this "
+        f"{best['this']:.2f} s ({best['this'] / best['base']:.2f}x)",
+    )
+    return 0
+
+
 def main(argv=None) -> int:
     p = parser(__spec__.name, __doc__)
     p.add_argument("--apps", type=int, default=2000, help="applications (default 2000)")
@@ -66,7 +156,13 @@ def main(argv=None) -> int:
     p.add_argument("--top", type=int, default=15, help="rows of each ranking (default 15)")
     p.add_argument("--keep", type=Path, help="write the lake and the pages here, and keep them")
     p.add_argument("--quick", action="store_true", help="40 applications over 3 months")
+    p.add_argument("--from-lake", type=Path, help="scale this ingested lake's page tables instead")
+    p.add_argument("--times", type=int, default=10, help="with --from-lake: each run this often")
+    p.add_argument("--base-rev", default="HEAD", help="with --from-lake: the commit to compare")
+    p.add_argument("--rounds", type=int, default=3, help="with --from-lake: alternating rounds")
     args = p.parse_args(argv)
+    if args.from_lake:
+        return from_lake(args)
     if args.quick:
         args.apps, args.months = 40, 3
     import apps.fleet as fleet

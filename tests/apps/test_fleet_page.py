@@ -549,6 +549,58 @@ def test_fleet_page_application_runs_and_regressions(page):
     assert 'href="../jobs/' not in alpha
 
 
+def test_fleet_page_run_window_is_the_newest_months_holding_enough_runs(lake):
+    """`run_window` on `small`'s fleet_app_month: non-suspect runs per month (runs less suspect)
+    are alpha 2026-01: 3, 2026-02: 2; HOSTILE 2026-01: 1, 2026-03: 3; gamma 2026-02: 5."""
+    from deltalake import DeltaTable
+
+    from apps.fleet import run_window
+
+    am = DeltaTable(str(lake / "gold" / "fleet_app_month")).to_pandas()
+    apps = ["alpha", HOSTILE, "gamma"]
+    assert run_window(am, apps, 2) == {
+        "alpha": ["2026-02"],
+        HOSTILE: ["2026-03"],
+        "gamma": ["2026-02"],
+    }
+    # alpha's newest month holds 2 < 3: the one before it too (2 + 3 >= 3)
+    assert run_window(am, apps, 3) == {
+        "alpha": ["2026-01", "2026-02"],
+        HOSTILE: ["2026-03"],
+        "gamma": ["2026-02"],
+    }
+    # never reached: every month; an application not asked for is not read
+    assert run_window(am, ["alpha", "delta"], 100) == {
+        "alpha": ["2026-01", "2026-02"],
+        "delta": ["2026-03"],
+    }
+
+
+def test_fleet_page_reads_an_applications_runs_of_its_window_only(lake, tmp_path, monkeypatch):
+    """With RUNS_WINDOW 2, alpha's page reads its runs of 2026-02 only (a4, a5 in gold/app_runs)
+    and says so; its tags are those runs' (a4's metadata_heavy)."""
+    import apps.fleet
+
+    monkeypatch.setattr(apps.fleet, "RUNS_WINDOW", 2)
+    out = tmp_path / "out"
+    render(lake, out, "--top", "2")
+    alpha = (out / "apps" / f"{slug('alpha')}.html").read_text(encoding="utf-8")
+    a = Tables(alpha)
+    assert [r[0] for r in a.body("recent-table")] == ["2026-02-10 10:00", "2026-02-03 10:00"]
+    assert [r[0] for r in a.body("slowest-table")] == ["2026-02-03 10:00"]  # a5 has no bandwidth
+    assert "Its slowest runs of those months" in alpha
+    text = " ".join(alpha.split())
+    assert (
+        "its newest months that hold at least 2 runs, 2026-02: 2 of its 5 non-suspect runs" in text
+    )
+    assert '<span id="run-tags">1 most frequent: metadata_heavy on 1 run</span>' in alpha
+    # HOSTILE's newest month, 2026-03, holds 3 of its runs: h1, h2, h3, not 2026-01's h0
+    hostile = Tables((out / "apps" / f"{slug(HOSTILE)}.html").read_text(encoding="utf-8"))
+    assert [r[0] for r in hostile.body("recent-table")] == [
+        "2026-03-07 10:00", "2026-03-06 10:00", "2026-03-05 10:00"
+    ]  # fmt: skip
+
+
 def _job_links(out: Path) -> list[tuple[Path, str]]:
     links = []
     for p in [out / "index.html", *(out / "apps").glob("*.html")]:

@@ -246,7 +246,7 @@ def run_window(am: pd.DataFrame, apps, window: int | None = None) -> dict[str, l
     out = {}
     for app, g in rows.groupby("app", sort=True):
         g = g.sort_values("month", ascending=False)
-        have = np.cumsum((g["runs"] - g["suspect_runs"]).to_numpy())
+        have = np.cumsum((g["runs"].fillna(0) - g["suspect_runs"].fillna(0)).to_numpy())
         out[app] = sorted(g["month"].iloc[: int(np.searchsorted(have, window)) + 1])
     return out
 
@@ -523,6 +523,11 @@ def app_months(am: pd.DataFrame) -> dict[str, list[dict]]:
         r["tags"] = sorted(_as_dict(r.get("tag_runs")).items(), key=lambda kv: (-kv[1], kv[0]))
         out.setdefault(r["app"], []).append(r)
     return out
+
+
+def _nz(v) -> float:
+    """A count cell as a number: 0 for a null."""
+    return 0 if v is None or pd.isna(v) else v
 
 
 def _row_totals(rows: list[dict]) -> dict:
@@ -1326,14 +1331,15 @@ def app_page(
     )
     months = sorted(r["month"] for r in rows)
     window = sorted(window) if window else months
+    every_month = set(window) >= set(months)
     page = {
         "regs": regs,
         "runs": listed,
         "runs_window": {
             "first": window[0] if window else None,
             "last": window[-1] if window else None,
-            "every_month": set(window) >= set(months),
-            "in_period": sum(int(r["runs"]) - int(r["suspect_runs"]) for r in rows),
+            "every_month": every_month,
+            "in_period": int(sum(_nz(r["runs"]) - _nz(r["suspect_runs"]) for r in rows)),
             "at_least": RUNS_WINDOW,
         },
         "runs_png": None,
@@ -1352,7 +1358,11 @@ def app_page(
     }
     if plot and runs is not None and len(runs):
         shown = set(window)  # the flagged runs of the months drawn: the x axis is the window's
-        drawn = [r for r in regs if pd.Timestamp(r["start"]).strftime("%Y-%m") in shown]
+        drawn = (
+            regs
+            if every_month
+            else [r for r in regs if pd.Timestamp(r["start"]).strftime("%Y-%m") in shown]
+        )
         _later(drawings, page, "runs_png", draw_runs, runs, drawn, marked)
     if plot:
         _later(drawings, page, "png", draw_app, rows)

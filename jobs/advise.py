@@ -26,6 +26,7 @@ Logic:  features/advice.py (assembly), features/what_if.py (the model-based what
 from __future__ import annotations
 
 import sys
+import time
 
 from iolake.cli import entry_points
 
@@ -162,6 +163,7 @@ def execute(ctx) -> dict:
             "since its last run"
         )
         jobs, advised = jobs.where(month_filter(months)), advised.where(month_filter(months))
+    started = time.perf_counter()
     todo = todo_jobs(jobs, advised, advised_with, readvise, ctx.echo, lake_months).cache()
     n = todo.count()
     if not n:
@@ -169,6 +171,7 @@ def execute(ctx) -> dict:
         set_mark(spark, conf, "advise", ctx.spec(OUT, "output"), mark)
         ctx.echo(f"[advise] every job already advised (advised_with {advised_with})")
         return none
+    ctx.echo(f"[advise] {n:,} jobs to advise, found in {time.perf_counter() - started:.1f} s")
     # from here the jobs to advise are the stage's work, as an incremental stage's new logs are:
     # the night's files, tags and jobs are read as a night; the history reads say `whole`
     ctx.narrow(todo, n)
@@ -191,8 +194,13 @@ def execute(ctx) -> dict:
         jobs_now=suspect.plausible(ctx.read(JF)),
         ff_now=ctx.read(FF).join(bad, "log_id", "left_anti"),
     )
+    started = time.perf_counter()
     out = advice.finish(rows, advised_with).cache()
     counts = {r.kind: r["count"] for r in out.groupBy("kind").count().collect()}
+    ctx.echo(
+        f"[advise] {sum(counts.values()):,} advice rows computed in "
+        f"{time.perf_counter() - started:.1f} s"
+    )
     if out.count():
         ctx.write(OUT, out)
     out.unpersist()

@@ -525,11 +525,6 @@ def app_months(am: pd.DataFrame) -> dict[str, list[dict]]:
     return out
 
 
-def _nz(v) -> float:
-    """A count cell as a number: 0 for a null."""
-    return 0 if v is None or pd.isna(v) else v
-
-
 def _row_totals(rows: list[dict]) -> dict:
     """`_totals` of a few rows as dicts (an application's months)."""
     t = {c: sum(0 if pd.isna(r[c]) else r[c] for r in rows) for c in SUMS + ("regressions",)}
@@ -1331,7 +1326,9 @@ def app_page(
     )
     months = sorted(r["month"] for r in rows)
     window = sorted(window) if window else months
-    every_month = set(window) >= set(months)
+    shown = set(window)
+    every_month = shown >= set(months)
+    total = _row_totals(rows)
     page = {
         "regs": regs,
         "runs": listed,
@@ -1339,7 +1336,7 @@ def app_page(
             "first": window[0] if window else None,
             "last": window[-1] if window else None,
             "every_month": every_month,
-            "in_period": int(sum(_nz(r["runs"]) - _nz(r["suspect_runs"]) for r in rows)),
+            "in_period": int(total["runs"] - total["suspect_runs"]),
             "at_least": RUNS_WINDOW,
         },
         "runs_png": None,
@@ -1348,7 +1345,7 @@ def app_page(
         "exe_name": first.get("exe_name"),
         "uid": None if pd.isna(first.get("uid")) else int(first["uid"]),
         "rows": rows,
-        "total": _row_totals(rows),
+        "total": total,
         "tags": tags,
         "png": None,
         "plotted": plot,
@@ -1357,7 +1354,7 @@ def app_page(
         "generated": dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M:%S UTC"),
     }
     if plot and runs is not None and len(runs):
-        shown = set(window)  # the flagged runs of the months drawn: the x axis is the window's
+        # the flagged runs of the months drawn: the x axis is the window's
         drawn = (
             regs
             if every_month

@@ -100,7 +100,7 @@ def scaled_copy(lake: Path, dest: Path, times: int) -> dict[str, int]:
         out = pa.concat_tables(copies)
         write_deltalake(str(dest / name), out, partition_by=dt.metadata().partition_columns or None)
         rows[name] = out.num_rows
-    for name in AS_THEY_ARE + tuple(f"gold/{m}" for m in fleet.MARTS):
+    for name in AS_THEY_ARE + tuple(f"gold/{m}" for m in fleet.MARTS if m != fleet.REQUIRED):
         if (lake / name).is_dir():
             shutil.copytree(lake / name, dest / name)
     am = DeltaTable(str(lake / "gold/fleet_app_month"))
@@ -109,10 +109,7 @@ def scaled_copy(lake: Path, dest: Path, times: int) -> dict[str, int]:
         i = t.schema.get_field_index(col)
         t = t.set_column(i, col, pc.multiply(t[col], pa.scalar(times, t[col].type)))
     write_deltalake(
-        str(dest / "gold/fleet_app_month"),
-        t,
-        mode="overwrite",
-        partition_by=am.metadata().partition_columns or None,
+        str(dest / "gold/fleet_app_month"), t, partition_by=am.metadata().partition_columns or None
     )
     return rows
 

@@ -197,11 +197,9 @@ def execute(ctx) -> dict:
     started = time.perf_counter()
     out = advice.finish(rows, advised_with).cache()
     counts = {r.kind: r["count"] for r in out.groupBy("kind").count().collect()}
-    ctx.echo(
-        f"[advise] {sum(counts.values()):,} advice rows computed in "
-        f"{time.perf_counter() - started:.1f} s"
-    )
-    if out.count():
+    n_rows = sum(counts.values())
+    ctx.echo(f"[advise] {n_rows:,} advice rows computed in {time.perf_counter() - started:.1f} s")
+    if n_rows:
         ctx.write(OUT, out)
     out.unpersist()
     todo.unpersist()

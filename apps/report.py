@@ -1047,6 +1047,10 @@ UMAMI_PLACES = (
     "above their third quartile",
 )
 UMAMI_LINE = "#853692"  # pytokio's history line
+# The history plot draws an application's newest runs only: pytokio's UMAMI plots the window its
+# caller gives it (TOKIO-ABC: weeks of daily runs), and thousands of runs are one purple block that
+# costs a second to draw. The quartiles, the box plot and the moving averages keep every earlier run.
+UMAMI_DRAWN = 500
 UMAMI_METRICS = {  # gold/app_runs column -> (label, unit on the plot's axis, formatter of one value)
     "bandwidth_mib_s": ("I/O bandwidth (slowest process)", "MiB/s", lambda v: f"{v:,.1f} MiB/s"),
     "io_time_s": ("I/O time (slowest process)", "s", lambda v: secs(v)),
@@ -1200,6 +1204,8 @@ def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
                 series=series,
                 sma_short_series=d["sma_short"],
                 sma_long_series=d["sma_long"],
+                n_drawn=min(UMAMI_DRAWN, len(series)),
+                drawn_from=_stamp(series["start"].iloc[-min(UMAMI_DRAWN, len(series))]),
             )
             m["sma_short_text"], m["sma_long_text"] = (
                 _fmt(metric, m["sma_short"]),
@@ -1226,10 +1232,11 @@ def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
 
 
 def draw_umami(metrics: list[dict], path: str) -> str:
-    """One row per metric with a placed value: the history over run start (line), the moving
-    averages over the short and long windows, this job's value as a large point coloured by its
-    quartile (red: the worst quarter, in the direction the metric is better), and beside it a box
-    plot of the earlier runs with the same point."""
+    """One row per metric with a placed value: the history over run start (line; its newest
+    `n_drawn` runs, `UMAMI_DRAWN` at most), the moving averages over the short and long windows,
+    this job's value as a large point coloured by its quartile (red: the worst quarter, in the
+    direction the metric is better), and beside it a box plot of every earlier run with the same
+    point."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.dates import AutoDateLocator, ConciseDateFormatter
     from matplotlib.figure import Figure
@@ -1242,12 +1249,24 @@ def draw_umami(metrics: list[dict], path: str) -> str:
         ax = fig.add_subplot(grid[i, 0])
         box = fig.add_subplot(grid[i, 1], sharey=ax)
         s = m["series"]
+        every = s["value"].to_numpy(dtype=float)
+        n = m.get("n_drawn") or len(s)
+        s = s.iloc[-n:]
         x = s["start"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
-        y = s["value"].to_numpy(dtype=float)
-        ax.plot(x, y, color=UMAMI_LINE, lw=1, marker="o", ms=2.5, label="runs of this application")
+        y = every[-n:]
+        newest = f", the newest {n}" if n < len(every) else ""
         ax.plot(
             x,
-            m["sma_short_series"],
+            y,
+            color=UMAMI_LINE,
+            lw=1,
+            marker="o",
+            ms=2.5,
+            label=f"runs of this application{newest}",
+        )
+        ax.plot(
+            x,
+            m["sma_short_series"][-n:],
             color="#222222",
             lw=1.2,
             ls="--",
@@ -1255,7 +1274,7 @@ def draw_umami(metrics: list[dict], path: str) -> str:
         )
         ax.plot(
             x,
-            m["sma_long_series"],
+            m["sma_long_series"][-n:],
             color="#8c8c8c",
             lw=1.6,
             label=f"moving average, {m['long_window']} runs",
@@ -1264,7 +1283,7 @@ def draw_umami(metrics: list[dict], path: str) -> str:
         ax.scatter(
             x[-1:], y[-1:], label=f"this job: quartile {m['quartile']} ({m['verdict']})", **today
         )
-        if y.max() / y.min() > 30:
+        if every.max() / every.min() > 30:
             ax.set_yscale("log")
         ax.set_ylabel(m["unit"], fontsize=9)
         ax.set_title(f"{m['label']} ({m['better']} is better)", fontsize=10, loc="left")
@@ -1274,7 +1293,7 @@ def draw_umami(metrics: list[dict], path: str) -> str:
         ax.tick_params(labelsize=8)
         ax.grid(alpha=0.3)
         ax.legend(loc="best", fontsize=7, framealpha=0.85)
-        past = y[:-1]
+        past = every[:-1]
         box.boxplot(
             past,
             widths=0.6,
@@ -1289,7 +1308,7 @@ def draw_umami(metrics: list[dict], path: str) -> str:
             ),
         )
         box.scatter([1], y[-1:], **today)
-        box.set_xticks([1], [f"{len(past)} earlier"], fontsize=8)
+        box.set_xticks([1], [f"{len(past):,} earlier"], fontsize=8)
         box.tick_params(axis="y", labelleft=False)
         box.grid(axis="y", alpha=0.3)
     height = fig.get_figheight()

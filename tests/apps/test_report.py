@@ -827,6 +827,34 @@ def test_report_umami_panel_in_headless_chromium(umami_lake, tmp_path):
     assert "No regression of this job's I/O time" in dom.body_text
 
 
+def test_report_umami_draws_the_newest_runs_and_places_the_job_among_all(umami_lake, monkeypatch):
+    import datetime as dt
+
+    import apps.report as R
+
+    # a history longer than the plot's window: the plot draws the newest runs, says so, and the
+    # quartile still counts every earlier run (20 here, each a day apart, the job the 21st)
+    monkeypatch.setattr(R, "UMAMI_DRAWN", 8)
+    conf = _umami_conf(umami_lake["lake"])
+    report = R.build(R.LakeReader(conf), umami_lake["dxt"])
+    assert report.umami_png  # the note is the plot's: a page without the plot has none
+    first_drawn = umami_lake["regression"]["start"] - 7 * dt.timedelta(days=1)
+    page = Page(R.render(report))
+    assert ("p", {"class": "note", "id": "umami-drawn"}) in page.elements
+    for label in ("I/O bandwidth (slowest process)", "I/O time (slowest process)"):
+        assert (
+            f"{label}: the newest 8 of its 21 runs, from {first_drawn:%Y-%m-%d %H:%M} UTC"
+            in page.body_text
+        )
+    assert "The box plot and the quartiles count every earlier run." in page.body_text
+    assert "(20 earlier runs)" in page.body_text
+    # a history the window holds whole says nothing of it
+    monkeypatch.setattr(R, "UMAMI_DRAWN", 21)
+    page = Page(R.render(R.build(R.LakeReader(conf), umami_lake["dxt"])))
+    assert ("p", {"class": "note", "id": "umami-drawn"}) not in page.elements
+    assert "the newest" not in page.body_text
+
+
 def test_report_umami_note_without_enough_history(umami_lake, lake, tmp_path):
     from apps.report import LakeReader, build, render
 

@@ -394,9 +394,11 @@ def _series_alarms(g: pd.DataFrame, metric: str, worse: str, rules, p: Params) -
     return rows
 
 
-def normalize_history(df: pd.DataFrame, metrics) -> pd.DataFrame:
+def normalize_history(df: pd.DataFrame, metrics, presorted: bool = False) -> pd.DataFrame:
     """`app`, `start` (UTC timestamps; from epoch seconds or ISO 8601), the metrics, and `fs`,
-    `log_id` when present; sorted by app, start (then log_id) — the order every rule reads."""
+    `log_id` when present; sorted by app, start (then log_id) — the order every rule reads.
+    `presorted`: the caller's rows are in that order already (one application's history, sorted
+    in Arrow), so it is kept as given."""
     missing = [c for c in ("app", "start", *metrics) if c not in df.columns]
     if missing:
         raise ValueError(
@@ -420,6 +422,8 @@ def normalize_history(df: pd.DataFrame, metrics) -> pd.DataFrame:
         if "log_id" in df.columns
         else None
     )
+    if presorted:
+        return out.reset_index(drop=True)
     return out.sort_values(
         ["app", "start", "log_id"], kind="mergesort", na_position="first"
     ).reset_index(drop=True)
@@ -513,6 +517,7 @@ def umami_panel(
     p: Params,
     app: str | None = None,
     at=None,
+    presorted: bool = False,
 ) -> dict:
     """The data an UMAMI panel draws for one application (keynote "Umami": historical
     measurements of the same application, plots showing the variance of current values).
@@ -521,9 +526,10 @@ def umami_panel(
     run), `sma_short` / `sma_long` (trailing means over `short_window` / `long_window` runs), the
     quartiles of the runs before today (`q1`, `median`, `q3`, `min`, `max`), `today` (the last
     run's value) and `today_quartile` (1..4 against those quartiles, as pytokio colours it; 4 =
-    above q3) and `worse` ("lower"/"higher", which quartile is bad).
+    above q3) and `worse` ("lower"/"higher", which quartile is bad). `presorted`: as
+    `normalize_history`'s.
     """
-    h = normalize_history(history, [m for m, _ in metrics])
+    h = normalize_history(history, [m for m, _ in metrics], presorted=presorted)
     if app is None:
         app = h["app"].iloc[-1]
     g = h[h["app"] == app]

@@ -1048,8 +1048,9 @@ UMAMI_PLACES = (
 )
 UMAMI_LINE = "#853692"  # pytokio's history line
 # The history plot draws an application's newest runs only: pytokio's UMAMI plots the window its
-# caller gives it (TOKIO-ABC: weeks of daily runs), and thousands of runs are one purple block that
-# costs a second to draw. The quartiles, the box plot and the moving averages keep every earlier run.
+# caller gives it (TOKIO-ABC: weeks of daily runs), and thousands of runs are one purple block whose
+# drawing grows with the history (decision 0057). The quartiles, the box plot and the moving
+# averages keep every earlier run.
 UMAMI_DRAWN = 500
 UMAMI_METRICS = {  # gold/app_runs column -> (label, unit on the plot's axis, formatter of one value)
     "bandwidth_mib_s": ("I/O bandwidth (slowest process)", "MiB/s", lambda v: f"{v:,.1f} MiB/s"),

@@ -1139,13 +1139,7 @@ def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
             "it was ingested, or the job has no start time)."
         )
     app, at = str(me["app"].iloc[0]), me["start"].iloc[0]
-    # in the order the watch's rules read (start, then log_id), sorted in Arrow, which is much
-    # faster than pandas' sort of the same strings
-    hist = (
-        reader.read("app_runs", cols, filter=pc.field("app") == app)
-        .sort_by([("start", "ascending"), ("log_id", "ascending")])
-        .to_pandas()
-    )
+    hist = reader.read("app_runs", cols, filter=pc.field("app") == app).to_pandas()
     earlier = hist[hist["start"] < at]
     need = int(watch.min_history)
     if len(earlier) < need:
@@ -1156,7 +1150,7 @@ def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
     # the job's history: the runs that started before it, then the job ("today")
     h = pd.concat([earlier, me.iloc[:1]], ignore_index=True)
     p = regressions.Params.from_conf(watch)
-    panel = regressions.umami_panel(h, metrics, p, app=app, presorted=True)  # the job last
+    panel = regressions.umami_panel(h, metrics, p, app=app)
     flagged = (
         _rows(reader.read("regressions", log_id=log_id)) if reader.exists("regressions") else None
     )
@@ -1187,6 +1181,7 @@ def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
             )
         else:
             q = int(d["today_quartile"])
+            drawn = min(UMAMI_DRAWN, len(series))  # the newest runs the plot draws
             rank = q if worse == "lower" else 5 - q  # 1 = the worst quarter .. 4 = the best
             m.update(
                 today=float(d["today"]),
@@ -1211,8 +1206,8 @@ def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
                 series=series,
                 sma_short_series=d["sma_short"],
                 sma_long_series=d["sma_long"],
-                n_drawn=min(UMAMI_DRAWN, len(series)),
-                drawn_from=_stamp(series["start"].iloc[-min(UMAMI_DRAWN, len(series))]),
+                n_drawn=drawn,
+                drawn_from=_stamp(series["start"].iloc[-drawn]),
             )
             m["sma_short_text"], m["sma_long_text"] = (
                 _fmt(metric, m["sma_short"]),
@@ -1257,7 +1252,7 @@ def draw_umami(metrics: list[dict], path: str) -> str:
         box = fig.add_subplot(grid[i, 1], sharey=ax)
         s = m["series"]
         every = s["value"].to_numpy(dtype=float)
-        n = m.get("n_drawn") or len(s)
+        n = m["n_drawn"]
         s = s.iloc[-n:]
         x = s["start"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy()
         y = every[-n:]

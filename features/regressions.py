@@ -60,6 +60,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 MAD_TO_SD = 1.4826
 RULES = ("sma", "robust_z", "cusum", "glr")
@@ -394,11 +396,11 @@ def _series_alarms(g: pd.DataFrame, metric: str, worse: str, rules, p: Params) -
     return rows
 
 
-def normalize_history(df: pd.DataFrame, metrics, presorted: bool = False) -> pd.DataFrame:
+def normalize_history(df: pd.DataFrame, metrics) -> pd.DataFrame:
     """`app`, `start` (UTC timestamps; from epoch seconds or ISO 8601), the metrics, and `fs`,
-    `log_id` when present; sorted by app, start (then log_id) — the order every rule reads.
-    `presorted`: the caller's rows are in that order already (one application's history, sorted
-    in Arrow), so it is kept as given."""
+    `log_id` when present; sorted by app, start (then log_id) — the order every rule reads. The
+    sort is Arrow's stable one, nulls first: the order of pandas' mergesort on the same keys, at a
+    fraction of its time on string keys."""
     missing = [c for c in ("app", "start", *metrics) if c not in df.columns]
     if missing:
         raise ValueError(
@@ -422,11 +424,12 @@ def normalize_history(df: pd.DataFrame, metrics, presorted: bool = False) -> pd.
         if "log_id" in df.columns
         else None
     )
-    if presorted:
-        return out.reset_index(drop=True)
-    return out.sort_values(
-        ["app", "start", "log_id"], kind="mergesort", na_position="first"
-    ).reset_index(drop=True)
+    keys = ["app", "start"] + (["log_id"] if "log_id" in df.columns else [])
+    order = pc.sort_indices(
+        pa.Table.from_pandas(out[keys], preserve_index=False),
+        sort_keys=[(k, "ascending", "at_start") for k in keys],
+    )
+    return out.take(order.to_numpy()).reset_index(drop=True)
 
 
 def find_regressions(
@@ -517,7 +520,6 @@ def umami_panel(
     p: Params,
     app: str | None = None,
     at=None,
-    presorted: bool = False,
 ) -> dict:
     """The data an UMAMI panel draws for one application (keynote "Umami": historical
     measurements of the same application, plots showing the variance of current values).
@@ -526,10 +528,9 @@ def umami_panel(
     run), `sma_short` / `sma_long` (trailing means over `short_window` / `long_window` runs), the
     quartiles of the runs before today (`q1`, `median`, `q3`, `min`, `max`), `today` (the last
     run's value) and `today_quartile` (1..4 against those quartiles, as pytokio colours it; 4 =
-    above q3) and `worse` ("lower"/"higher", which quartile is bad). `presorted`: as
-    `normalize_history`'s.
+    above q3) and `worse` ("lower"/"higher", which quartile is bad).
     """
-    h = normalize_history(history, [m for m, _ in metrics], presorted=presorted)
+    h = normalize_history(history, [m for m, _ in metrics])
     if app is None:
         app = h["app"].iloc[-1]
     g = h[h["app"] == app]

@@ -126,6 +126,7 @@ class LakeReader:
         self._months: dict[str, dict[str, str | None]] = {}
         self._logs: dict[tuple[str, str], pa.Table] = {}  # (table, log_id) -> every column
         self._absent: dict[str, frozenset[str]] = {}  # log_id -> `none_at_ingest`
+        self._history: dict[str, pa.Table | None] = {}  # log_id -> `app_history`
 
     def exists(self, name: str) -> bool:
         if name not in self._exists:
@@ -171,12 +172,32 @@ class LakeReader:
             try:
                 if self.exists(name):
                     self.log_rows(name, log_id)
+                    if name == "app_runs":
+                        self.app_history(log_id)
             except Exception:
                 pass
 
         todo = [n for n in names or REPORT_TABLES if (n, log_id) not in self._logs]
+        todo.sort(key=lambda n: n != "app_runs")  # the longest read (with the history) first
         with ThreadPoolExecutor(PREFETCH_THREADS) as pool:
             list(pool.map(one, todo))
+
+    def app_history(self, log_id: str) -> pa.Table | None:
+        """Every run in gold/app_runs of the log's application (`umami_columns` of them), read once:
+        the UMAMI panel's history, read by `prefetch` beside the log's rows. None when the log has
+        no row there."""
+        if log_id not in self._history:
+            me = self.log_rows("app_runs", log_id)
+            self._history[log_id] = (
+                self.read(
+                    "app_runs",
+                    umami_columns(self.watch),
+                    filter=pc.field("app") == me.column("app")[0].as_py(),
+                )
+                if me.num_rows
+                else None
+            )
+        return self._history[log_id]
 
     def months(self, log_id: str) -> dict[str, str | None]:
         """{log_id: job_month} as bronze/logs holds it ({} when it does not), looked up once."""
@@ -944,7 +965,9 @@ def build(reader: LakeReader, log_id: str, draw: bool = True) -> Report:
             "time_note": time_bound(first),
         }  # null: a row from before the flag
 
-    drawings = Drawings()
+    # each figure starts in a worker when added, drawn while the next one's data is computed:
+    # nothing of this page runs in another thread from here on (the prefetch's threads are done)
+    drawings = Drawings(eager=draw)
     drawn: dict[str, bytes] = {}  # figure -> PNG, once `drawings` is rendered
 
     def keep(name: str, failed: str) -> Callable[[bytes | None, str | None], None]:
@@ -1110,6 +1133,13 @@ def _regression_row(r: dict, metric: str) -> dict:
     }
 
 
+def umami_columns(watch) -> list[str]:
+    """The gold/app_runs columns the UMAMI panel reads: the key, the start and the metrics of conf
+    `watch.metrics` the table has."""
+    known = set(TABLES["app_runs"].columns)
+    return ["log_id", "app", "start", *[m.name for m in watch.metrics if m.name in known]]
+
+
 def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
     """The UMAMI section of the page: ({app, n_earlier, first, last, metrics: [...]}, "") for a job
     whose application has at least `watch.min_history` earlier runs in gold/app_runs, else
@@ -1131,15 +1161,14 @@ def umami(reader: LakeReader, log_id: str) -> tuple[dict | None, str]:
     known = set(TABLES["app_runs"].columns)
     metrics = [(m.name, m.worse) for m in watch.metrics if m.name in known]
     unknown = [m.name for m in watch.metrics if m.name not in known]
-    cols = ["log_id", "app", "start", *[m for m, _ in metrics]]
-    me = reader.read("app_runs", cols, log_id=log_id).to_pandas()
+    me = reader.read("app_runs", umami_columns(watch), log_id=log_id).to_pandas()
     if me.empty:
         return None, (
             "No UMAMI panel: gold/app_runs has no row for this job (the watch stage has not run since "
             "it was ingested, or the job has no start time)."
         )
     app, at = str(me["app"].iloc[0]), me["start"].iloc[0]
-    hist = reader.read("app_runs", cols, filter=pc.field("app") == app).to_pandas()
+    hist = reader.app_history(log_id).to_pandas()
     earlier = hist[hist["start"] < at]
     need = int(watch.min_history)
     if len(earlier) < need:

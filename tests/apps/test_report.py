@@ -855,6 +855,35 @@ def test_report_umami_draws_the_newest_runs_and_places_the_job_among_all(umami_l
     assert "the newest" not in page.body_text
 
 
+def test_report_reads_the_applications_history_beside_the_logs_rows(umami_lake, monkeypatch):
+    """`prefetch` reads the job's application's runs of gold/app_runs with the log's own rows (in
+    its threads); the UMAMI panel then reads no table, and it is the history the panel places the
+    job in (its 20 earlier runs: the run after the job is read, not counted)."""
+    from deltalake import DeltaTable
+
+    import apps.report as R
+
+    conf = _umami_conf(umami_lake["lake"])
+    reader = R.LakeReader(conf)
+    log_id = R.find_job(reader, umami_lake["dxt"])
+    reader.prefetch(log_id)
+    runs = DeltaTable(str(Path(umami_lake["lake"]) / "gold" / "app_runs")).to_pandas()
+    want = set(runs.loc[runs["app"] == umami_lake["app"], "log_id"])
+    assert len(want) >= 22 and set(reader._history[log_id].column("log_id").to_pylist()) == want
+    read: list[str] = []
+    for name in ("read", "read_logs"):
+        real = getattr(R.arrow, name)
+        monkeypatch.setattr(
+            R.arrow,
+            name,
+            lambda lake_, spec, *a, _r=real, **k: (
+                read.append(spec.name) or _r(lake_, spec, *a, **k)
+            ),
+        )
+    panel, note = R.umami(reader, log_id)
+    assert note == "" and read == [] and panel["n_earlier"] == 20
+
+
 def test_report_umami_note_without_enough_history(umami_lake, lake, tmp_path):
     from apps.report import LakeReader, build, render
 

@@ -160,12 +160,12 @@ def orient(values, worse: str = "lower") -> np.ndarray:
     return y
 
 
-def _median(a: np.ndarray) -> float:
+def _median(a: np.ndarray | list) -> float:
     """`np.median` of a short 1-D window without NaN (the rules' windows): the middle value, or the
     mean of the two middle ones, as `np.median` computes it. The detectors take a few medians per
     run of every application's history: `np.median`'s per-call overhead was most of the watch
     stage's time on a large lake (docs/benchmarks.md, night_ab)."""
-    s = sorted(a.tolist())
+    s = sorted(a if isinstance(a, list) else a.tolist())
     n = len(s)
     if not n:
         return math.nan
@@ -174,7 +174,7 @@ def _median(a: np.ndarray) -> float:
 
 
 def _mad_scale(base: np.ndarray, med: float, floor: float) -> float:
-    return max(MAD_TO_SD * _median(np.abs(base - med)), floor)
+    return max(MAD_TO_SD * _median([abs(v - med) for v in base.tolist()]), floor)
 
 
 def _scale_floor(rule: str, p: Params) -> float:
@@ -219,12 +219,17 @@ def _step(
             cusum[1] = None
         return level, c, c <= -p.cusum_h, cusum[1]
     if rule == "glr":
-        z = np.clip((y[lo_short : t + 1] - level) / sd, -p.glr_clip, p.glr_clip)[
-            ::-1
-        ]  # newest first
-        g = np.cumsum(z) / np.sqrt(np.arange(1, len(z) + 1))  # g[w-1]: the change began w runs ago
-        w = int(np.argmin(g))
-        return level, float(g[w]), bool(g[w] <= -p.glr_h), t - w
+        # newest first: z clipped, g[w] = (z[0] + .. + z[w]) / sqrt(w + 1) for a change that began
+        # w runs ago; the smallest g, the first of equal ones. A loop over the short window: numpy's
+        # per-call cost was most of the watch stage on a large lake (the same sums, in the same order)
+        best, w, c = math.inf, 0, 0.0
+        for i, v in enumerate(reversed(y[lo_short : t + 1].tolist())):
+            z = min(max((v - level) / sd, -p.glr_clip), p.glr_clip)
+            c = z if i == 0 else c + z
+            g = c / math.sqrt(i + 1)
+            if g < best:
+                best, w = g, i
+        return level, best, best <= -p.glr_h, t - w
     raise ValueError(f"unknown rule {rule!r} (rules: {', '.join(RULES)})")
 
 
@@ -346,12 +351,15 @@ def detect(y: np.ndarray, rule: str, p: Params, stop: int | None = None) -> list
 
 def trailing_change(y: np.ndarray, p: Params) -> np.ndarray:
     """Each run's change against the median of the up to `long_window` runs before it
-    (exp(y_t - median) - 1; NaN with fewer than `min_history`): whether a run "dropped", for the
-    weather flag. No re-arming: it describes runs, it raises nothing."""
+    (exp(y_t - median) - 1; NaN before run `min_history`): whether a run "dropped", for the
+    weather flag. No re-arming: it describes runs, it raises nothing. The medians are one rolling
+    median over the series (pandas', the middle value or the mean of the two middle ones, as
+    `_median`), not one per run."""
     out = np.full(len(y), np.nan)
-    for t in range(p.min_history, len(y)):
-        base = y[max(0, t - p.long_window) : t]
-        out[t] = math.expm1(y[t] - _median(base))
+    first = max(p.min_history, 1)  # run 0 has no run before it
+    if len(y) > first:
+        med = pd.Series(y).rolling(p.long_window, min_periods=1).median().to_numpy()
+        out[first:] = np.expm1(y[first:] - med[first - 1 : -1])
     return out
 
 
@@ -361,7 +369,7 @@ def _series_alarms(g: pd.DataFrame, metric: str, worse: str, rules, p: Params) -
     g, y = g[ok], y[ok]
     if len(g) == 0:
         return []
-    starts = g["start"].to_numpy()
+    starts = g["start"].array  # Timestamps where an alarm needs one, not an object array of all
     vals = g[metric].to_numpy(dtype=float)
     sign = -1.0 if worse == "higher" else 1.0
     found: dict[int, dict] = {}
@@ -467,7 +475,7 @@ def find_regressions(
                         "metric": metric,
                         "app": app,
                         "fs": sub["fs"].to_numpy(),
-                        "start": sub["start"].to_numpy(),
+                        "t": sub["start"].to_numpy("datetime64[ns]").view("int64"),  # UTC
                         "dropped": ch <= -weather_drop,
                         "known": ~np.isnan(ch),
                     }
@@ -485,25 +493,28 @@ def find_regressions(
     # The peer runs of each (metric, fs) sorted by start: a flagged run's window is two binary
     # searches, not a scan of every run of the lake (watch runs this on whole histories).
     near = {}
+    code = {a: i for i, a in enumerate(pd.unique(wr["app"]))}  # peers counted as integer codes
     for key, g in wr.groupby(["metric", "fs"], sort=False):
-        g = g.sort_values("start", kind="mergesort")
-        t = g["start"].dt.tz_convert("UTC").dt.tz_localize(None).to_numpy("datetime64[ns]")
+        g = g.sort_values("t", kind="mergesort")
         near[key] = (
-            t.view("int64"),
-            g["app"].to_numpy(dtype=object),
+            g["t"].to_numpy(),
+            g["app"].map(code).to_numpy(dtype=np.int64),
             g["dropped"].to_numpy(dtype=bool),
         )
+    empty = (np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, bool))
     for row in out.itertuples(index=False):
         if row.fs is None or (isinstance(row.fs, float) and math.isnan(row.fs)):
             peers.append(None), dropped.append(None), weather.append(None)
             continue
-        t, apps, drop = near.get((row.metric, row.fs), (np.zeros(0, "int64"), (), ()))
+        t, apps, drop = near.get((row.metric, row.fs), empty)
         at = row.start.value
         lo, hi = np.searchsorted(t, at - win, "left"), np.searchsorted(t, at + win, "right")
         # a peer dropped when any of its runs then did
-        seen = {a for a in apps[lo:hi] if a != row.app}
-        fell = {a for a, d in zip(apps[lo:hi], drop[lo:hi]) if d and a != row.app}
-        n, k = len(seen), len(fell)
+        own = code.get(row.app, -1)
+        seen = np.unique(apps[lo:hi])
+        fell = np.unique(apps[lo:hi][drop[lo:hi]])
+        n = len(seen) - int(own in seen)
+        k = len(fell) - int(own in fell)
         peers.append(n), dropped.append(k)
         weather.append(bool(n >= max(weather_min_peers, 1) and k >= weather_share * n and k > 0))
     out["weather_peers"], out["weather_dropped"], out["weather"] = peers, dropped, weather

@@ -141,6 +141,46 @@ def test_glr_statistic_and_start_by_hand():
     assert small[0]["score"] == pytest.approx(-1.6 * np.sqrt(5))
 
 
+def test_glr_statistic_equals_the_vectorised_form_on_random_windows():
+    """`_step`'s GLR loop against the statistic written the vectorised way (newest first, clipped
+    z, cumulative sums over sqrt(w), the first smallest): the same score, alarm and start, exactly,
+    on random windows and levels, ties included (a clipped window repeats its values)."""
+    from features.regressions import _step
+
+    rng = np.random.default_rng(11)
+    p = Params(short_window=7, glr_clip=1.5, glr_h=2.0)
+    for _ in range(2000):
+        y = rng.normal(0, 1, 40) * rng.choice([0.1, 1, 5])
+        t = int(rng.integers(10, 40))
+        lo = max(0, t - int(rng.integers(1, 8)) + 1)
+        level, sd = float(rng.normal(0, 1)), float(rng.uniform(0.05, 2))
+        z = np.clip((y[lo : t + 1] - level) / sd, -p.glr_clip, p.glr_clip)[::-1]
+        g = np.cumsum(z) / np.sqrt(np.arange(1, len(z) + 1))
+        w = int(np.argmin(g))
+        got = _step(
+            "glr", y, t, lo, np.array([level]), p, [0.0, None], scale=sd
+        )  # level: its median
+        assert got[1:] == (float(g[w]), bool(g[w] <= -p.glr_h), t - w)
+
+
+def test_trailing_change_is_the_change_against_the_median_of_the_runs_before():
+    """Each run against `np.median` of the up to `long_window` runs before it, NaN before
+    `min_history` runs; a long window shorter than the minimum history still has its medians."""
+    from features.regressions import trailing_change
+
+    rng = np.random.default_rng(5)
+    for n, long_window, min_history in ((60, 30, 10), (9, 30, 10), (40, 4, 6), (25, 6, 0)):
+        y = np.round(rng.normal(0, 1, n), 1)  # rounded: equal values, medians of ties
+        p = Params(long_window=long_window, min_history=min_history)
+        want = [
+            np.expm1(y[t] - np.median(y[max(0, t - long_window) : t]))
+            if t >= max(min_history, 1)
+            else np.nan
+            for t in range(n)
+        ]
+        np.testing.assert_array_equal(trailing_change(y, p), np.array(want))
+
+
 def test_a_transient_dip_re_arms_the_rule():
     v = wobbly(120)
     v[40:43] *= 0.4  # three bad runs, then back to normal

@@ -48,9 +48,10 @@ def _run(call: _Call) -> tuple[bytes | None, str | None]:
         return None, f"{type(e).__name__}: {e}"
 
 
-def _draw_in_worker(call: _Call, conn) -> None:
-    """In a forked worker: draw one figure and send back what `_run` gives."""
-    conn.send(_run(call))
+def _draw_in_worker(figures: list[tuple[int, _Call]], conn) -> None:
+    """In a forked worker: draw each figure and send back (its index, what `_run` gives)."""
+    for i, call in figures:
+        conn.send((i, _run(call)))
     conn.close()
 
 
@@ -123,11 +124,13 @@ def can_fork() -> bool:
 class Drawings:
     """Figures to draw: `add` each, then `render` once.
 
-    A figure is drawn in a worker forked for it alone (at most `workers` at once), which sends back
-    its PNG bytes. Without `eager`, the workers start at `render`; with it, a figure's worker starts
-    as soon as the figure is added, so it draws while the caller computes the next figure's data
-    (a page whose data is computed after its first figures are ready). An eager caller adds
-    figures only while no other thread of its own runs: a fork copies the calling thread alone."""
+    Figures are drawn in forked workers, at most `workers` at once, each worker sending back the
+    PNG bytes of the figures it was given one by one. Without `eager`, `render` gives every figure
+    to one of `workers` workers forked then (every worker-th figure each). With `eager`, a figure
+    gets a worker of its own as soon as it is added while one is free, so it draws while the
+    caller computes the next figure's data; `render` shares out what is left the same way. An
+    eager caller adds figures only while no other thread of its own runs: a fork copies the
+    calling thread alone."""
 
     workers: int | None = None  # None: usable_cores(); 1 draws in this process
     timeout_s: float = DEFAULT_TIMEOUT_S
@@ -135,15 +138,17 @@ class Drawings:
     calls: list[_Call] = field(default_factory=list)
     parallel: bool = False  # set by `render`: whether the workers drew every figure
     _results: dict[int, tuple[bytes | None, str | None]] = field(default_factory=dict, repr=False)
-    _live: dict = field(default_factory=dict, repr=False)  # pipe end -> (call's index, worker)
+    _live: dict = field(default_factory=dict, repr=False)  # pipe end -> (its figures, worker)
     _started: int = field(default=0, repr=False)  # calls[:_started] went to a worker
     _broken: bool = field(default=False, repr=False)  # a fork failed, a worker died or hung
 
     def add(self, fn: Callable[..., bytes], *args, done: Done) -> None:
         """Draw `fn(*args)` (PNG bytes) later; `done(png, None)` or `done(None, error)` then."""
         self.calls.append(_Call(fn, args, done))
-        if self.eager:
-            self._start_workers()
+        if self.eager and self._slots():
+            self._poll()
+            while len(self._live) < self._slots() and self._started < len(self.calls):
+                self._fork([self._started])  # the figures waiting longest first
 
     def render(self) -> None:
         """Draw every figure added and hand each result to its `done`, in the order added: the
@@ -152,13 +157,18 @@ class Drawings:
         calls = self.calls
         deadline = time.monotonic() + self.timeout_s
         try:
-            while self._start_workers() or self._live:
+            slots = self._slots()
+            rest = list(range(self._started, len(calls))) if slots else []
+            shares = [rest[k::slots] for k in range(slots) if rest[k::slots]]
+            while (shares and not self._broken) or self._live:
+                while shares and len(self._live) < slots and not self._broken:
+                    self._fork(shares.pop(0))
                 ready = wait(list(self._live), timeout=max(0.0, deadline - time.monotonic()))
                 if not ready:  # hung: what the workers have not sent is drawn here
                     self._broken = True
                     break
                 for conn in ready:
-                    self._collect(conn)
+                    self._receive(conn)
         finally:
             self._stop_workers()
         results = [self._results.get(i) or _run(call) for i, call in enumerate(calls)]
@@ -174,45 +184,43 @@ class Drawings:
             n = min(n, len(self.calls))
         return n if n > 1 and can_fork() and not self._broken else 0
 
-    def _start_workers(self) -> bool:
-        """Fork a worker for each figure not yet started, while fewer than `_slots` draw; True
-        while figures wait for a worker."""
-        slots = self._slots()
-        if not slots:
-            return False
-        if self._live:  # results already sent free their workers' slots
-            for conn in wait(list(self._live), timeout=0):
-                self._collect(conn)
-        while len(self._live) < slots and self._started < len(self.calls):
-            if self._started == 0:
-                warm_up()  # once, before the first fork, not in every worker
-            self._fork(self._started)
-            if self._broken:
-                return False
-            self._started += 1
-        return self._started < len(self.calls)
-
-    def _fork(self, i: int) -> None:
-        """Start a worker that draws the i-th figure and sends back what `_run` gives."""
+    def _fork(self, figures: list[int]) -> None:
+        """Start a worker that draws these figures (indices into `calls`) and sends back what
+        `_run` gives for each; matplotlib is warmed up here before the first fork."""
+        if not self._started and not self._live:
+            warm_up()
         ctx = multiprocessing.get_context("fork")
         try:
-            theirs_recv, ours_send = ctx.Pipe(duplex=False)
+            theirs, ours = ctx.Pipe(duplex=False)
             worker = ctx.Process(
-                target=_draw_in_worker, args=(self.calls[i], ours_send), daemon=True
+                target=_draw_in_worker,
+                args=([(i, self.calls[i]) for i in figures], ours),
+                daemon=True,
             )
             worker.start()
         except OSError:
             self._broken = True
             return
-        ours_send.close()
-        self._live[theirs_recv] = (i, worker)
+        ours.close()
+        self._live[theirs] = (figures, worker)
+        self._started = max(self._started, figures[-1] + 1)  # an eager fork: the next in order
 
-    def _collect(self, conn) -> None:
-        """The result a worker sent, or, when it died without one, no more workers."""
-        i, worker = self._live.pop(conn)
+    def _poll(self) -> None:
+        """Take what the workers have sent so far, without waiting."""
+        for conn in wait(list(self._live), timeout=0) if self._live else []:
+            self._receive(conn)
+
+    def _receive(self, conn) -> None:
+        """One figure a worker sent; at its end, the worker joined (when it ended before sending
+        all of its figures, no more workers: the rest are drawn here)."""
         try:
-            self._results[i] = conn.recv()
+            i, result = conn.recv()
+            self._results[i] = result
+            return
         except (EOFError, OSError):
+            pass
+        figures, worker = self._live.pop(conn)
+        if any(i not in self._results for i in figures):
             self._broken = True
         conn.close()
         worker.join()

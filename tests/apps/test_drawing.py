@@ -122,9 +122,9 @@ def test_figures_after_a_preload_are_the_same_and_nothing_draws_before_it_ends(m
     forked = []
     real_fork = drawing.Drawings._fork
 
-    def fork(self, i):
+    def fork(self, figures):
         forked.append(time.monotonic())
-        return real_fork(self, i)
+        return real_fork(self, figures)
 
     monkeypatch.setattr(drawing.Drawings, "_fork", fork)
     there, parallel = _render(2, calls)
@@ -159,14 +159,28 @@ def test_eager_figures_draw_while_the_page_computes_and_are_the_same():
 
 
 @forks
-def test_eager_figures_are_not_drawn_twice_nor_lost_when_many_wait():
-    """More figures than workers: each drawn once, in a worker, in the order added."""
+@pytest.mark.parametrize("eager", [True, False], ids=["eager", "at render"])
+def test_many_figures_are_drawn_once_each_by_few_workers(eager, monkeypatch):
+    """More figures than workers: each drawn once, in a worker, handed back in the order added;
+    at `render` the figures are shared out among `workers` forks, not one fork per figure (a
+    fleet page draws hundreds); an eager page forks one per figure while a worker is free."""
+    forks_made: list[list[int]] = []
+    real_fork = drawing.Drawings._fork
+
+    def fork(self, figures):
+        forks_made.append(list(figures))
+        return real_fork(self, figures)
+
+    monkeypatch.setattr(drawing.Drawings, "_fork", fork)
     got: list = []
-    d = drawing.Drawings(workers=2, timeout_s=60, eager=True)
-    for i in range(7):
+    d = drawing.Drawings(workers=2, timeout_s=60, eager=eager)
+    for i in range(40):
         d.add(_stamp, f"f{i}", done=lambda png, err: got.append((png, err)))
     d.render()
     tags = [png.decode().split() for png, _ in got]
-    assert [t[0] for t in tags] == [f"f{i}" for i in range(7)]
-    assert all(int(t[2]) != PARENT for t in tags) and len({t[2] for t in tags}) == 7
+    assert [t[0] for t in tags] == [f"f{i}" for i in range(40)]
+    assert all(int(t[2]) != PARENT for t in tags)
+    assert sorted(i for f in forks_made for i in f) == list(range(40))
+    if not eager:
+        assert len(forks_made) == 2 and len({t[2] for t in tags}) == 2
     assert d.parallel and multiprocessing.active_children() == []

@@ -216,9 +216,15 @@ def point_reads(args) -> int:
     ledger = arrow.read(
         str(args.lake), TABLES["logs"], ["log_id"], pc_field_equals("status", "ok")
     ).column("log_id")
-    ids = sorted(ledger.to_pylist())
+    ids_all = sorted(ledger.to_pylist())
+    ids = list(ids_all)
     random.Random(7).shuffle(ids)
     ids = ids[: args.lookups]
+    if args.log_ids:  # these jobs (prefixes of log ids) first, then --lookups random ones
+        found = {p: next((i for i in ids_all if i.startswith(p)), None) for p in args.log_ids}
+        if missing := [p for p, i in found.items() if i is None]:
+            raise SystemExit(f"{args.lake}: no ok log starts with {', '.join(missing)}")
+        ids = list(found.values()) + [i for i in ids if i not in found.values()]
     work = Path(tempfile.mkdtemp(prefix="point_reads-"))
     this_tree = checkout(args.this_rev, work / "this") if args.this_rev else ROOT
     if args.other_lake:  # two layouts of the lake: one tree, or --base-rev on LAKE
@@ -456,6 +462,12 @@ def main(argv=None) -> int:
         "OTHER_LAKE (another layout of the same lake, e.g. a copy after `iolake maintain`)",
     )
     ap.add_argument("--rounds-reads", type=int, default=3, dest="rounds_reads")
+    ap.add_argument(
+        "--log-ids",
+        nargs="+",
+        metavar="PREFIX",
+        help="--point-reads: these logs (log-id prefixes) before the --lookups random ones",
+    )
     ap.add_argument(
         "--ingest-ab",
         nargs="+",

@@ -965,9 +965,7 @@ def build(reader: LakeReader, log_id: str, draw: bool = True) -> Report:
             "time_note": time_bound(first),
         }  # null: a row from before the flag
 
-    # each figure starts in a worker when added, drawn while the next one's data is computed:
-    # nothing of this page runs in another thread from here on (the prefetch's threads are done)
-    drawings = Drawings(eager=draw)
+    drawings = Drawings()
     drawn: dict[str, bytes] = {}  # figure -> PNG, once `drawings` is rendered
 
     def keep(name: str, failed: str) -> Callable[[bytes | None, str | None], None]:

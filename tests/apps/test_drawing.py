@@ -95,7 +95,7 @@ def test_one_figure_or_one_worker_draws_here():
         calls = [(lambda i=i: f"figure {i}".encode(), ()) for i in range(n)]
         got, parallel = _render(workers, calls)
         assert not parallel and got == [(f"figure {i}".encode(), None) for i in range(n)]
-    assert multiprocessing.active_children() == []  # no worker was forked
+    assert drawing._PENDING == []  # nothing kept after a render
 
 
 @forks
@@ -120,67 +120,14 @@ def test_figures_after_a_preload_are_the_same_and_nothing_draws_before_it_ends(m
     drawing.preload()  # a second call starts no second thread
     assert [t.name for t in threading.enumerate()].count("matplotlib-preload") == 1
     forked = []
-    real_fork = drawing.Drawings._fork
+    real_in_workers = drawing.Drawings._in_workers
 
-    def fork(self, figures):
+    def in_workers(self, calls, n):
         forked.append(time.monotonic())
-        return real_fork(self, figures)
+        return real_in_workers(self, calls, n)
 
-    monkeypatch.setattr(drawing.Drawings, "_fork", fork)
+    monkeypatch.setattr(drawing.Drawings, "_in_workers", in_workers)
     there, parallel = _render(2, calls)
     assert parallel and there == here
     assert len(warmed) == 1 and forked and forked[0] >= warmed[0]
     assert drawing._PRELOAD == [] and drawing._WARM == [True]
-
-
-def _stamp(tag: str) -> bytes:
-    return f"{tag} {time.monotonic()!r} {os.getpid()}".encode()
-
-
-@forks
-def test_eager_figures_draw_while_the_page_computes_and_are_the_same():
-    """With `eager`, a figure's worker starts when it is added: it has drawn before `render` is
-    called (the page computing its next data meanwhile), in another process; the figures are the
-    bytes the same calls give without `eager`, handed back in the order added."""
-    calls = [(ss.draw_io_cost, (_cost(2), 10.0)), (_boom, ()), (ss.draw_io_cost, (_cost(1), None))]
-    lazy, _ = _render(2, calls)
-    got: list = []
-    d = drawing.Drawings(workers=2, timeout_s=60, eager=True)
-    d.add(_stamp, "first", done=lambda png, err: got.append((png, err)))
-    time.sleep(1.0)  # the page computing the next figure's data
-    for fn, args in calls:
-        d.add(fn, *args, done=lambda png, err: got.append((png, err)))
-    rendered = time.monotonic()
-    d.render()
-    assert d.parallel and got[1:] == lazy
-    tag, drawn, pid = got[0][0].decode().split()
-    assert tag == "first" and float(drawn) < rendered - 0.5 and int(pid) != PARENT
-    assert multiprocessing.active_children() == []
-
-
-@forks
-@pytest.mark.parametrize("eager", [True, False], ids=["eager", "at render"])
-def test_many_figures_are_drawn_once_each_by_few_workers(eager, monkeypatch):
-    """More figures than workers: each drawn once, in a worker, handed back in the order added;
-    at `render` the figures are shared out among `workers` forks, not one fork per figure (a
-    fleet page draws hundreds); an eager page forks one per figure while a worker is free."""
-    forks_made: list[list[int]] = []
-    real_fork = drawing.Drawings._fork
-
-    def fork(self, figures):
-        forks_made.append(list(figures))
-        return real_fork(self, figures)
-
-    monkeypatch.setattr(drawing.Drawings, "_fork", fork)
-    got: list = []
-    d = drawing.Drawings(workers=2, timeout_s=60, eager=eager)
-    for i in range(40):
-        d.add(_stamp, f"f{i}", done=lambda png, err: got.append((png, err)))
-    d.render()
-    tags = [png.decode().split() for png, _ in got]
-    assert [t[0] for t in tags] == [f"f{i}" for i in range(40)]
-    assert all(int(t[2]) != PARENT for t in tags)
-    assert sorted(i for f in forks_made for i in f) == list(range(40))
-    if not eager:
-        assert len(forks_made) == 2 and len({t[2] for t in tags}) == 2
-    assert d.parallel and multiprocessing.active_children() == []

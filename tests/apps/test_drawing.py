@@ -131,3 +131,22 @@ def test_figures_after_a_preload_are_the_same_and_nothing_draws_before_it_ends(m
     assert parallel and there == here
     assert len(warmed) == 1 and forked and forked[0] >= warmed[0]
     assert drawing._PRELOAD == [] and drawing._WARM == [True]
+
+
+def _stamp(tag: str) -> bytes:
+    return f"{tag} {os.getpid()}".encode()
+
+
+@forks
+def test_many_figures_are_drawn_once_each_by_at_most_workers_processes():
+    """More figures than workers (a fleet page draws hundreds): each drawn once, in a worker, and
+    handed back in the order added, by no more processes than `workers`."""
+    got: list = []
+    d = drawing.Drawings(workers=2, timeout_s=60)
+    for i in range(40):
+        d.add(_stamp, f"f{i}", done=lambda png, err: got.append((png, err)))
+    d.render()
+    tags = [png.decode().split() for png, _ in got]
+    assert [t[0] for t in tags] == [f"f{i}" for i in range(40)]
+    assert all(int(pid) != PARENT for _, pid in tags) and len({pid for _, pid in tags}) <= 2
+    assert d.parallel and drawing._PENDING == []

@@ -15,6 +15,7 @@ from iolake.lake import GateFailed, read_table, table_version
 from jobs.ingest import plan_tasks, run
 from schemas import BRONZE, DECODED_TABLES
 from tests.support.data import ROOT, shared_path
+from tests.support.lakes import conf_dir_with
 
 pytestmark = pytest.mark.slow
 
@@ -466,7 +467,21 @@ def test_point_read_of_one_log_opens_one_staged_file_per_table(spark, corpus_lak
 
 
 def _ingest_cmd(lake: Path, inputs: list[str]) -> list[str]:
-    return [sys.executable, "-m", "jobs.ingest", *inputs, "--lake", str(lake)]
+    """`python -m jobs.ingest INPUTS --lake LAKE` in a JVM of its own, the shipped conf but C1-only
+    (`tests.support.lakes.QUICK_JIT`), written beside the lake."""
+    conf = lake.parent / "conf-quick-jit"
+    if not conf.exists():
+        conf_dir_with(conf, quick_jit=True)
+    return [
+        sys.executable,
+        "-m",
+        "jobs.ingest",
+        *inputs,
+        "--lake",
+        str(lake),
+        "--conf-dir",
+        str(conf),
+    ]
 
 
 def _env(**extra):

@@ -54,7 +54,7 @@ def s3_env(servers, monkeypatch):
 
 
 def _conf(dest: Path, tracking_uri: str, **lake) -> Path:
-    conf = conf_dir_with(dest, FIRST_RUN_MODELS)
+    conf = conf_dir_with(dest, FIRST_RUN_MODELS, quick_jit=True)  # each command a JVM of its own
     local = yaml.safe_load((conf / "local.yaml").read_text()) or {}
     local["mlflow"] = {"tracking_uri": tracking_uri}
     if lake:

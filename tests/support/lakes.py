@@ -41,8 +41,15 @@ FIRST_RUN_MODELS = {
 }
 
 
-def conf_dir_with(dest: Path, models: dict) -> Path:
-    """The project's conf folder with `models` merged into local.yaml."""
+# C1 only: a command's own JVM over a few logs compiles less and ends sooner (ingest-only runs of
+# the sample logs and of test_ingest's logs: docs/benchmarks.md, test-suite timings). Not for
+# the suite's JVM, whose long life repays the optimising compiler, nor for whole pipeline runs.
+QUICK_JIT = "-XX:TieredStopAtLevel=1"
+
+
+def conf_dir_with(dest: Path, models: dict | None = None, quick_jit: bool = False) -> Path:
+    """The project's conf folder with `models` merged into local.yaml; with `quick_jit`, a local
+    run's driver JVM (a command's own process) keeps to the C1 compiler."""
     import yaml
 
     from tests.support.data import ROOT
@@ -51,7 +58,13 @@ def conf_dir_with(dest: Path, models: dict) -> Path:
     for f in (ROOT / "conf").glob("*.yaml"):
         (dest / f.name).write_text(f.read_text())
     local = yaml.safe_load((dest / "local.yaml").read_text()) or {}
-    local["models"] = {**local.get("models", {}), **models}
+    if models:
+        local["models"] = {**local.get("models", {}), **models}
+    if quick_jit:
+        props = local["spark"]["properties"]
+        props["spark.driver.extraJavaOptions"] = (
+            props.get("spark.driver.extraJavaOptions", "") + " " + QUICK_JIT
+        ).strip()
     (dest / "local.yaml").write_text(yaml.safe_dump(local, sort_keys=False))
     return dest
 

@@ -17,6 +17,7 @@ so (a page without one figure beats no page).
 
 from __future__ import annotations
 
+import gc
 import io
 import multiprocessing
 import os
@@ -51,7 +52,11 @@ def _run(call: _Call) -> tuple[bytes | None, str | None]:
 
 
 def _draw_one(i: int) -> tuple[bytes | None, str | None]:
-    """In a forked worker: the i-th call of the figures set before the fork."""
+    """In a forked worker: the i-th call of the figures set before the fork. The worker lives for
+    one page, so its cyclic garbage collector is off: matplotlib's artists are cycles, and the
+    collections they set off take a tenth of a figure's time (docs/benchmarks.md,
+    report_figures); what they would free goes with the worker."""
+    gc.disable()
     return _run(_PENDING[i])
 
 
@@ -83,7 +88,7 @@ def _join_preload() -> None:
 
 def warm_up() -> None:
     """Load what every figure needs (matplotlib's Agg canvas, its default font, the text layout
-    and mathtext parsers) once here, before the fork, rather than once in each worker (or wait
+    and mathtext parsers, Pillow's PNG encoder) once here, before the fork, rather than once in each worker (or wait
     for `preload`'s thread doing it)."""
     _join_preload()
     if not _WARM:
@@ -103,7 +108,7 @@ def _warm_up() -> None:
     ax.set_yscale("log")
     ax.set_ylim(1, 1000)
     ax.set_title("warm")
-    fig.canvas.draw()
+    fig.savefig(io.BytesIO(), format="png")  # draws, and loads Pillow's image plugins
     _WARM.append(True)
 
 

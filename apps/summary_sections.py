@@ -134,8 +134,12 @@ def _bars(ax, labels, series: dict[str, list], colours: dict[str, str]) -> None:
                     rotation=90 if len(labels) * n > 14 else 0,
                 )
     if positive and max(positive) / min(positive) > 1000:
+        from matplotlib.ticker import NullLocator
+
         ax.set_yscale("log")
         ax.set_ylim(0.5, max(positive) * 30)
+        # past 3 decades the minor ticks carry no label; each is an artist to lay out and draw
+        ax.yaxis.set_minor_locator(NullLocator())
     else:
         ax.set_ylim(0, max(positive + [1]) * 1.25)
     ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right", fontsize=8)

@@ -26,7 +26,6 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
 
 from tests.support.compare import compare
 from tests.support.data import ROOT
@@ -54,13 +53,9 @@ def s3_env(servers, monkeypatch):
 
 
 def _conf(dest: Path, tracking_uri: str, **lake) -> Path:
-    conf = conf_dir_with(dest, FIRST_RUN_MODELS, quick_jit=True)  # each command a JVM of its own
-    local = yaml.safe_load((conf / "local.yaml").read_text()) or {}
-    local["mlflow"] = {"tracking_uri": tracking_uri}
-    if lake:
-        local["lake"] = lake
-    (conf / "local.yaml").write_text(yaml.safe_dump(local, sort_keys=False))
-    return conf
+    sections = {"mlflow": {"tracking_uri": tracking_uri}, **({"lake": lake} if lake else {})}
+    # each command a JVM of its own
+    return conf_dir_with(dest, FIRST_RUN_MODELS, quick_jit=True, **sections)
 
 
 def _iolake(args: list[str], env: dict, timeout: float = 1800, **kw):

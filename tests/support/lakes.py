@@ -47,9 +47,12 @@ FIRST_RUN_MODELS = {
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
 
 
-def conf_dir_with(dest: Path, models: dict | None = None, quick_jit: bool = False) -> Path:
+def conf_dir_with(
+    dest: Path, models: dict | None = None, quick_jit: bool = False, **sections
+) -> Path:
     """The project's conf folder with `models` merged into local.yaml; with `quick_jit`, a local
-    run's driver JVM (a command's own process) keeps to the C1 compiler."""
+    run's driver JVM (a command's own process) keeps to the C1 compiler; each other keyword
+    (`mlflow={...}`, `lake={...}`) replaces that section of local.yaml."""
     import yaml
 
     from tests.support.data import ROOT
@@ -65,6 +68,7 @@ def conf_dir_with(dest: Path, models: dict | None = None, quick_jit: bool = Fals
         props["spark.driver.extraJavaOptions"] = (
             props.get("spark.driver.extraJavaOptions", "") + " " + QUICK_JIT
         ).strip()
+    local.update(sections)
     (dest / "local.yaml").write_text(yaml.safe_dump(local, sort_keys=False))
     return dest
 

@@ -53,9 +53,9 @@ def _run(call: _Call) -> tuple[bytes | None, str | None]:
 
 def _draw_one(i: int) -> tuple[bytes | None, str | None]:
     """In a forked worker: the i-th call of the figures set before the fork. The worker lives for
-    one page, so its cyclic garbage collector is off: matplotlib's artists are cycles, and the
-    collections they set off take a tenth of a figure's time (docs/benchmarks.md,
-    report_figures); what they would free goes with the worker."""
+    one page, so its cyclic garbage collector is off: matplotlib's artists are cycles whose
+    collections cost drawing time (docs/benchmarks.md, report_reads), and what they would free
+    goes with the worker."""
     gc.disable()
     return _run(_PENDING[i])
 
@@ -88,8 +88,8 @@ def _join_preload() -> None:
 
 def warm_up() -> None:
     """Load what every figure needs (matplotlib's Agg canvas, its default font, the text layout
-    and mathtext parsers, Pillow's PNG encoder) once here, before the fork, rather than once in each worker (or wait
-    for `preload`'s thread doing it)."""
+    and mathtext parsers, Pillow's PNG encoder) once here, before the fork, rather than once in
+    each worker (or wait for `preload`'s thread doing it)."""
     _join_preload()
     if not _WARM:
         _warm_up()

@@ -27,8 +27,9 @@ cost a snapshot open and the whole report.
    REV (`git archive`) and of this tree alternating, `--rounds` times each: the wall seconds of
    each and the ratio of the bests.
 
-Nothing in the lake is written. Steps 1-3 are not a CLI timing: interpreter start and imports (about a second)
-are outside it; `/usr/bin/time iolake report JOB --lake LAKE` gives the whole command.
+Nothing in the lake is written. Steps 1-3 are not a CLI timing: interpreter start and imports
+(about a second) are outside them; step 4 or `/usr/bin/time iolake report JOB --lake LAKE` gives
+the whole command.
 """
 
 from __future__ import annotations

@@ -52,11 +52,7 @@ def _run(call: _Call) -> tuple[bytes | None, str | None]:
 
 
 def _draw_one(i: int) -> tuple[bytes | None, str | None]:
-    """In a forked worker: the i-th call of the figures set before the fork. The worker lives for
-    one page, so its cyclic garbage collector is off: matplotlib's artists are cycles whose
-    collections cost drawing time (docs/benchmarks.md, report_reads), and what they would free
-    goes with the worker."""
-    gc.disable()
+    """In a forked worker: the i-th call of the figures set before the fork."""
     return _run(_PENDING[i])
 
 
@@ -160,7 +156,12 @@ class Drawings:
         _PENDING[:] = calls
         pool = None
         try:
-            pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("fork"))
+            # A worker lives for one page, so its cyclic garbage collector is off: matplotlib's
+            # artists are cycles whose collections cost drawing time (docs/benchmarks.md,
+            # report_reads), and what they would free goes with the worker.
+            pool = ProcessPoolExecutor(
+                n, mp_context=multiprocessing.get_context("fork"), initializer=gc.disable
+            )
             futures = [pool.submit(_draw_one, i) for i in range(len(calls))]
             results = [f.result(timeout=self.timeout_s) for f in futures]
             pool.shutdown()

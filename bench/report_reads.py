@@ -2,7 +2,7 @@
 cost a snapshot open and the whole report.
 
     python -m bench.report_reads LAKE JOB [--rounds 3] [--stats-table bronze/stdio ...]
-        [--declared-stats [--ghosts N]] [--cli-against REV]
+        [--declared-stats [--ghosts N]]
 
 1. In this process, `--rounds` times (a new `LakeReader` each, as each `iolake report` is): the
    seconds of `find_job`, `build` (the reads, prefetched in threads, and the figures) and
@@ -22,14 +22,8 @@ cost a snapshot open and the whole report.
    job's reads prune them unopened, then a checkpoint (`copy_log`): a larger lake's snapshots
    for the same job's reads.
 
-4. `--cli-against REV`: the whole command, `iolake report JOB --lake LAKE` in a process of its
-   own (interpreter start, imports, the figures' worker processes), the code of git revision
-   REV (`git archive`) and of this tree alternating, `--rounds` times each: the wall seconds of
-   each and the ratio of the bests.
-
-Nothing in the lake is written. Steps 1-3 are not a CLI timing: interpreter start and imports
-(about a second) are outside them; step 4 or `/usr/bin/time iolake report JOB --lake LAKE` gives
-the whole command.
+Nothing in the lake is written. Not a CLI timing: interpreter start and imports (about a second)
+are outside it; `/usr/bin/time iolake report JOB --lake LAKE` gives the whole command.
 """
 
 from __future__ import annotations
@@ -42,7 +36,7 @@ import threading
 import time
 from pathlib import Path
 
-from bench.common import ROOT, alternate, checkout, iolake_cmd, parser, result, scratch, tree_env
+from bench.common import alternate, parser, result, scratch
 
 TIMED = ("open_table", "read_logs", "read")
 
@@ -207,33 +201,6 @@ def _size(folder: Path) -> int:
     return sum(f.stat().st_size for f in folder.glob("*.json"))
 
 
-def cli_against(args) -> int:
-    """Step 4: `iolake report` as a command, the code of `args.cli_against` against this tree."""
-    import subprocess
-
-    with scratch("report_cli") as tmp:
-        trees = {"base": checkout(args.cli_against, tmp / "base"), "this": ROOT}
-        times: dict[str, list[float]] = {k: [] for k in trees}
-
-        def timed(name: str) -> tuple[float, None]:
-            out = tmp / f"{name}.html"
-            cmd = iolake_cmd("report", args.job, "--lake", str(args.lake), "--out", str(out))
-            t0 = time.perf_counter()
-            subprocess.run(cmd, cwd=tmp, env=tree_env(trees[name]), check=True, capture_output=True)
-            times[name].append(time.perf_counter() - t0)
-            return times[name][-1], None
-
-        best, _ = alternate(args.rounds, timed)
-    for k, v in times.items():
-        print(f"iolake report, {k}: " + ", ".join(f"{x:.2f}" for x in v) + " s")
-    result(
-        "report_reads",
-        f"iolake report {best['base']:.2f} s ({args.cli_against}) -> {best['this']:.2f} s "
-        f"(this tree), {best['this'] / best['base']:.2f}x, best of {args.rounds}",
-    )
-    return 0
-
-
 def main(argv=None) -> int:
     p = parser(__spec__.name, __doc__)
     p.add_argument("lake", type=Path)
@@ -247,12 +214,7 @@ def main(argv=None) -> int:
         default=0,
         help="with --declared-stats: N pruned copies of every file's add action",
     )
-    p.add_argument(
-        "--cli-against", metavar="REV", help="the whole CLI command, REV against this tree"
-    )
     args = p.parse_args(argv)
-    if args.cli_against:
-        return cli_against(args)
     rows = report_rounds(str(args.lake), args.job, args.rounds)
     for i, r in enumerate(rows, 1):
         print(
